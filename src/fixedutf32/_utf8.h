@@ -773,30 +773,6 @@ FU32_UTF8_AVX2_FN static inline __m256i fu32_utf8_bswap32_avx2(__m256i v)
     return _mm256_shuffle_epi8(v, m);
 }
 
-FU32_UTF8_AVX2_FN static inline ptrdiff_t fu32_utf8_content_len_avx2(const uint8_t *e, ptrdiff_t width)
-{
-    ptrdiff_t k = width;
-    while (k >= 8) {
-        __m256i v = _mm256_loadu_si256((const __m256i *)(e + 4 * (k - 8)));
-        if (!_mm256_testz_si256(v, v)) {
-            unsigned z = (unsigned)_mm256_movemask_ps(
-                _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, _mm256_setzero_si256())));
-            unsigned nz = (~z) & 0xFFu;
-            return k - 8 + (ptrdiff_t)(32u - _lzcnt_u32(nz));
-        }
-        k -= 8;
-    }
-    while (k > 0) {
-        uint32_t v;
-        memcpy(&v, e + 4 * (k - 1), 4);
-        if (v != 0) {
-            break;
-        }
-        k--;
-    }
-    return k;
-}
-
 /* Encodes the 8 code points in v (native order) at d; returns the new end. Writes
  * up to 32 bytes past d. */
 FU32_UTF8_AVX2_FN static inline uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v)
@@ -853,6 +829,26 @@ FU32_UTF8_AVX2_FN static inline uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i
     return d;
 }
 
+/* Like fu32_utf8_put8_avx2, and moves *content_end to the end of the last
+ * non-zero code point's bytes if the block has one. */
+FU32_UTF8_AVX2_FN static inline uint8_t *fu32_utf8_put8_track_avx2(uint8_t *d, __m256i v, uint8_t **content_end)
+{
+    const unsigned z = (unsigned)_mm256_movemask_ps(
+        _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, _mm256_setzero_si256())));
+    const unsigned nz = (~z) & 0xFFu;
+    d = fu32_utf8_put8_avx2(d, v);
+    if (nz) {
+        /* each trailing zero lane is one 0x00 byte at the end */
+        *content_end = d - (_lzcnt_u32(nz) - 24u);
+    }
+    return d;
+}
+
+/*
+ * Each element is encoded whole, 16 then 8 code units at a time (the last block
+ * masked), padding included; the write position then moves back to the end of the
+ * last non-zero code point, which drops the padding and keeps interior U+0000.
+ */
 FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf32_to_utf8_avx2(const uint8_t *src, ptrdiff_t n,
                                                                    ptrdiff_t width, int swap, int validate,
                                                                    int64_t *offsets, int vlen, uint8_t *dst,
@@ -860,6 +856,8 @@ FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf32_to_utf8_avx2(const uint8_t 
 {
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i kd800 = _mm256_set1_epi32(0xD800);
+    const __m256i notascii = _mm256_set1_epi32((int)0xFFFFFF80u);
+    const __m256i fix = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     __m256i vmax = _mm256_setzero_si256();
     __m256i vmin = _mm256_set1_epi32(-1);
     uint8_t *d = dst;
@@ -873,34 +871,54 @@ FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf32_to_utf8_avx2(const uint8_t 
     }
     for (i = 0; i < n; i++) {
         const uint8_t *e = src + 4 * width * i;
-        ptrdiff_t k = fu32_utf8_content_len_avx2(e, width);
         uint8_t *lenp = d;
-        uint8_t *start;
+        uint8_t *start, *content_end;
         if (vlen) {
             d += 4;
         }
-        start = d;
-        for (j = 0; j + 8 <= k; j += 8) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
+        start = content_end = d;
+        for (j = 0; j + 16 <= width; j += 16) {
+            __m256i v0 = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
+            __m256i v1 = _mm256_loadu_si256((const __m256i *)(e + 4 * j + 32));
+            if (swap) {
+                v0 = fu32_utf8_bswap32_avx2(v0);
+                v1 = fu32_utf8_bswap32_avx2(v1);
+            }
+            if (_mm256_testz_si256(_mm256_or_si256(v0, v1), notascii)) {
+                /* 16 ASCII code points (all below 0x80, so valid): pack to bytes */
+                const __m256i t = _mm256_packus_epi32(v0, v1);
+                const __m256i u = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(t, t), fix);
+                const __m128i b = _mm256_castsi256_si128(u);
+                const unsigned nz =
+                    (~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_setzero_si128()))) & 0xFFFFu;
+                _mm_storeu_si128((__m128i *)d, b);
+                d += 16;
+                if (nz) {
+                    content_end = d - (_lzcnt_u32(nz) - 16u);
+                }
+                continue;
+            }
+            vmax = _mm256_max_epu32(vmax, _mm256_max_epu32(v0, v1));
+            vmin = _mm256_min_epu32(vmin, _mm256_min_epu32(_mm256_xor_si256(v0, kd800), _mm256_xor_si256(v1, kd800)));
+            d = fu32_utf8_put8_track_avx2(d, v0, &content_end);
+            d = fu32_utf8_put8_track_avx2(d, v1, &content_end);
+        }
+        for (; j < width; j += 8) {
+            __m256i v;
+            if (j + 8 <= width) {
+                v = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
+            } else {
+                const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(width - j)), lanes);
+                v = _mm256_maskload_epi32((const int *)(const void *)(e + 4 * j), mask);
+            }
             if (swap) {
                 v = fu32_utf8_bswap32_avx2(v);
             }
             vmax = _mm256_max_epu32(vmax, v);
             vmin = _mm256_min_epu32(vmin, _mm256_xor_si256(v, kd800));
-            d = fu32_utf8_put8_avx2(d, v);
+            d = fu32_utf8_put8_track_avx2(d, v, &content_end);
         }
-        if (j < k) {
-            const ptrdiff_t m = k - j;
-            const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)m), lanes);
-            __m256i v = _mm256_maskload_epi32((const int *)(const void *)(e + 4 * j), mask);
-            if (swap) {
-                v = fu32_utf8_bswap32_avx2(v);
-            }
-            vmax = _mm256_max_epu32(vmax, v);
-            vmin = _mm256_min_epu32(vmin, _mm256_xor_si256(v, kd800));
-            /* the masked-off lanes are zeros, one byte each, at the end */
-            d = fu32_utf8_put8_avx2(d, v) - (8 - m);
-        }
+        d = content_end;
         if (vlen) {
             fu32_utf8_store_le32(lenp, (uint32_t)(d - start));
         }
@@ -1057,46 +1075,80 @@ static inline int fu32_utf8_elem_scalar(const uint8_t *s, ptrdiff_t len, uint8_t
 
 #if FU32_UTF8_HAVE_AVX2
 
+/* 16 bytes of 0xFF then 16 of 0x00: loadu(fu32_utf8_prefix + 16 - r) keeps r bytes. */
+static const uint8_t fu32_utf8_prefix[32] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/* Stores the first `count` lanes of lo (and hi) at dst + 4 * o when fewer than
+ * `lanes` code units are left before width. */
+FU32_UTF8_AVX2_FN static inline void fu32_utf8_store_lanes_avx2(uint8_t *d, __m256i lo, __m256i hi, int two,
+                                                                ptrdiff_t count, ptrdiff_t room)
+{
+    if (room >= (two ? 16 : 8)) {
+        _mm256_storeu_si256((__m256i *)d, lo);
+        if (two) {
+            _mm256_storeu_si256((__m256i *)(d + 32), hi);
+        }
+    } else {
+        uint32_t tmp[16];
+        _mm256_storeu_si256((__m256i *)tmp, lo);
+        _mm256_storeu_si256((__m256i *)(tmp + 8), hi);
+        memcpy(d, tmp, (size_t)(4 * count));
+    }
+}
+
 /*
- * One element with AVX2.  16 bytes at a time: all ASCII -> widen; otherwise the 8
- * byte positions p..p+7 are each read as a possible lead byte with the 3 bytes after
- * it, decoded in parallel, checked, and the lanes that start a code point are
- * compressed and stored.  Any problem sends the whole element to the scalar decoder,
- * which finds and reports the first error.
+ * One element with AVX2, 16 bytes at a time (bytes past the element's end read as
+ * 0x00, from a short copy near the end of values).  All ASCII -> widen.  Otherwise
+ * the byte positions p..p+7 are each read as a possible lead byte with the 3 bytes
+ * after it, decoded in parallel and checked, and the lanes that start a code point
+ * are compressed and stored.  Any problem, or more code points than width, sends
+ * the element to the scalar decoder, which reports exactly as the scalar path does.
+ * `avail` is how many bytes may be read from s (at least len).
  */
-FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdiff_t len, uint8_t *dst,
-                                                        ptrdiff_t width, int swap, ptrdiff_t *errpos,
-                                                        ptrdiff_t *count)
+FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdiff_t len, ptrdiff_t avail,
+                                                        uint8_t *dst, ptrdiff_t width, int swap,
+                                                        ptrdiff_t *errpos, ptrdiff_t *count)
 {
     const __m256i windows = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
                                              4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
     const __m256i kff = _mm256_set1_epi32(0xFF);
     const __m256i k3f = _mm256_set1_epi32(0x3F);
     __m256i errv = _mm256_setzero_si256();
-    ptrdiff_t p = 0, o = 0, nz = 0;
-    int kind;
-    while (len - p >= 16) {
-        const __m128i x = _mm_loadu_si128((const __m128i *)(s + p));
+    ptrdiff_t p = 0, o = 0, clean = 0;
+    while (p < len) {
+        const ptrdiff_t r = len - p < 16 ? len - p : 16;
+        __m128i x;
+        if (avail - p >= 16) {
+            x = _mm_loadu_si128((const __m128i *)(s + p));
+        } else {
+            uint8_t tmp[16] = {0};
+            memcpy(tmp, s + p, (size_t)r);
+            x = _mm_loadu_si128((const __m128i *)tmp);
+        }
+        if (r < 16) {
+            x = _mm_and_si128(x, _mm_loadu_si128((const __m128i *)(fu32_utf8_prefix + 16 - r)));
+        }
         if (_mm_movemask_epi8(x) == 0) {
-            if (o + 16 > width) {
-                break;
+            __m256i lo, hi;
+            if (o + r > width) {
+                goto scalar;
             }
             if (dst) {
-                __m256i lo = _mm256_cvtepu8_epi32(x);
-                __m256i hi = _mm256_cvtepu8_epi32(_mm_srli_si128(x, 8));
+                lo = _mm256_cvtepu8_epi32(x);
+                hi = _mm256_cvtepu8_epi32(_mm_srli_si128(x, 8));
                 if (swap) {
                     lo = fu32_utf8_bswap32_avx2(lo);
                     hi = fu32_utf8_bswap32_avx2(hi);
                 }
-                _mm256_storeu_si256((__m256i *)(dst + 4 * o), lo);
-                _mm256_storeu_si256((__m256i *)(dst + 4 * o + 32), hi);
+                fu32_utf8_store_lanes_avx2(dst + 4 * o, lo, hi, 1, r, width - o);
             }
-            o += 16;
-            p += 16;
+            /* lanes r..15 were zeros: no padding to write below o + 16 */
+            clean = width - o >= 16 ? o + 16 : o + r;
+            o += r;
+            p += r;
             continue;
-        }
-        if (o + 8 > width) {
-            break;
         }
         {
             const __m256i w = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(x), windows);
@@ -1109,8 +1161,9 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
             const __m256i m4 = _mm256_cmpgt_epi32(lead, _mm256_set1_epi32(0xEF));
             const __m256i bad = _mm256_cmpgt_epi32(lead, _mm256_set1_epi32(0xF7));
             const __m256i start = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(0x80), lead), m2);
+            const unsigned real = r >= 8 ? 0xFFu : ((1u << r) - 1u);
             __m256i v, minv, need, e;
-            unsigned S, A, B, C, k, Lk, adv, contbytes;
+            unsigned S, A, B, C, k, Lk, adv, contbytes, cnt;
             v = _mm256_blendv_epi8(
                 lead, _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(lead, _mm256_set1_epi32(0x1F)), 6), c1),
                 m2);
@@ -1126,7 +1179,7 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
                                     _mm256_slli_epi32(c1, 12)),
                     _mm256_or_si256(_mm256_slli_epi32(c2, 6), c3)),
                 m4);
-            /* continuation bytes must be 10xxxxxx */
+            /* the bytes a lead byte claims must be 10xxxxxx */
             need = _mm256_or_si256(_mm256_and_si256(m2, _mm256_set1_epi32(0xFF00)),
                                    _mm256_or_si256(_mm256_and_si256(m3, _mm256_set1_epi32(0xFF0000)),
                                                    _mm256_and_si256(m4, _mm256_set1_epi32((int)0xFF000000u))));
@@ -1142,22 +1195,29 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
             e = _mm256_or_si256(e, _mm256_cmpeq_epi32(_mm256_and_si256(v, _mm256_set1_epi32((int)0xFFFFF800u)),
                                                       _mm256_set1_epi32(0xD800)));
             errv = _mm256_or_si256(errv, _mm256_and_si256(e, start));
-            /* tiling: every continuation byte before adv is claimed by a lead */
-            S = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(start));
-            if (S == 0) {
-                errv = _mm256_set1_epi32(1);
-                break;
+            S = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(start)) & real;
+            if ((S & 1u) == 0) {
+                goto scalar; /* a continuation byte with no lead byte before it */
             }
             A = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m2)) & S;
             B = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m3)) & S;
             C = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m4)) & S;
+            /* Advance to the first byte at or after position 8 that is not a
+             * continuation byte (short dependency chain); then check that the last
+             * lead byte's sequence ends exactly there and that every continuation
+             * byte before it is claimed by a lead byte. */
+            contbytes = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(-64), x));
+            adv = r >= 8 ? _tzcnt_u32(~contbytes & 0xFFFFFF00u) : (unsigned)r;
             k = 31u - _lzcnt_u32(S);
             Lk = 1u + ((A >> k) & 1u) + ((B >> k) & 1u) + ((C >> k) & 1u);
-            adv = k + Lk;
-            contbytes = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(-64), x)) & ((1u << adv) - 1u);
-            if (_mm_popcnt_u32(contbytes) != _mm_popcnt_u32(A) + _mm_popcnt_u32(B) + _mm_popcnt_u32(C)) {
-                errv = _mm256_set1_epi32(1);
-                break;
+            if (k + Lk != adv ||
+                _mm_popcnt_u32(contbytes & ((1u << adv) - 1u)) !=
+                    _mm_popcnt_u32(A) + _mm_popcnt_u32(B) + _mm_popcnt_u32(C)) {
+                goto scalar;
+            }
+            cnt = (unsigned)_mm_popcnt_u32(S);
+            if (o + (ptrdiff_t)cnt > width) {
+                goto scalar;
             }
             if (dst) {
                 const __m256i idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)fu32_utf8_compress8[S]));
@@ -1165,25 +1225,60 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
                 if (swap) {
                     out = fu32_utf8_bswap32_avx2(out);
                 }
-                _mm256_storeu_si256((__m256i *)(dst + 4 * o), out);
+                fu32_utf8_store_lanes_avx2(dst + 4 * o, out, out, 0, cnt, width - o);
             }
-            o += _mm_popcnt_u32(S);
+            o += cnt;
+            clean = o;
             p += adv;
         }
     }
     if (!_mm256_testz_si256(errv, errv)) {
-        return fu32_utf8_elem_scalar(s, len, dst, width, swap, errpos, count);
+        goto scalar;
     }
-    kind = fu32_utf8_decode_scalar(s, p, len, dst, width, swap, &o, &nz, errpos);
-    if (kind != FU32_UTF8_OK) {
-        /* report from the start of the element, exactly as the scalar path does */
-        return fu32_utf8_elem_scalar(s, len, dst, width, swap, errpos, count);
+    *count = o;
+    if (dst && clean < width) {
+        if (clean < o) {
+            clean = o;
+        }
+        memset(dst + 4 * clean, 0, (size_t)(4 * (width - clean)));
     }
-    *count = nz;
-    return fu32_utf8_finish(dst, width, o, nz);
+    return FU32_UTF8_OK;
+scalar:
+    return fu32_utf8_elem_scalar(s, len, dst, width, swap, errpos, count);
 }
 
 #endif /* FU32_UTF8_HAVE_AVX2 */
+
+FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf8_to_utf32_avx2(const int64_t *starts, const int64_t *ends,
+                                                                   ptrdiff_t stride, ptrdiff_t n,
+                                                                   const uint8_t *values, ptrdiff_t values_len,
+                                                                   ptrdiff_t width, int swap, uint8_t *dst)
+{
+    fu32_utf8_result r = fu32_utf8_ok();
+    ptrdiff_t i;
+    for (i = 0; i < n; i++) {
+        const int64_t a = starts[i * stride];
+        const int64_t b = ends[i * stride];
+        ptrdiff_t errpos = 0, count = 0;
+        int kind;
+        if (a < 0 || b < a || b > (int64_t)values_len) {
+            r.error = FU32_UTF8_BAD_OFFSETS;
+            r.index = i;
+            r.value = b;
+            return r;
+        }
+        kind = fu32_utf8_elem_avx2(values + a, (ptrdiff_t)(b - a), (ptrdiff_t)(values_len - a),
+                                   dst ? dst + 4 * width * i : NULL, width, swap, &errpos, &count);
+        if (kind != FU32_UTF8_OK) {
+            r.error = kind;
+            r.index = i;
+            r.position = kind == FU32_UTF8_CAPACITY ? 0 : errpos;
+            r.value = count;
+            return r;
+        }
+    }
+    return r;
+}
 
 /*
  * Decodes n elements: element i is values[starts[i * stride]:ends[i * stride]].
@@ -1197,6 +1292,11 @@ static fu32_utf8_result fu32_utf8_to_utf32(const int64_t *starts, const int64_t 
 {
     fu32_utf8_result r = fu32_utf8_ok();
     ptrdiff_t i;
+#if FU32_UTF8_HAVE_AVX2
+    if (level >= 1) {
+        return fu32_utf8_to_utf32_avx2(starts, ends, stride, n, values, values_len, width, swap, dst);
+    }
+#endif
     (void)level;
     for (i = 0; i < n; i++) {
         const int64_t a = starts[i * stride];
@@ -1211,14 +1311,7 @@ static fu32_utf8_result fu32_utf8_to_utf32(const int64_t *starts, const int64_t 
             r.value = b;
             return r;
         }
-#if FU32_UTF8_HAVE_AVX2
-        if (level >= 1) {
-            kind = fu32_utf8_elem_avx2(values + a, (ptrdiff_t)(b - a), d, width, swap, &errpos, &count);
-        } else
-#endif
-        {
-            kind = fu32_utf8_elem_scalar(values + a, (ptrdiff_t)(b - a), d, width, swap, &errpos, &count);
-        }
+        kind = fu32_utf8_elem_scalar(values + a, (ptrdiff_t)(b - a), d, width, swap, &errpos, &count);
         if (kind != FU32_UTF8_OK) {
             r.error = kind;
             r.index = i;

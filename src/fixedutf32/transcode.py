@@ -1,0 +1,672 @@
+"""Transcoding between fixed_length_utf32 chunks and variable-length UTF-8.
+
+The layouts on the UTF-8 side are the ones engines use:
+
+- *offsets + values* (Apache Arrow's string layout): ``values`` holds every
+  string's UTF-8 bytes back to back and string ``i`` is
+  ``values[offsets[i]:offsets[i + 1]]``;
+- Arrow arrays themselves (``pyarrow.StringArray`` / ``LargeStringArray``);
+- NumPy 2's variable-width ``StringDType``;
+- the chunk layout of the Zarr ``vlen-utf8`` codec (numcodecs ``VLenUTF8``): a
+  little-endian ``uint32`` item count, then for each item a little-endian
+  ``uint32`` byte length followed by that many UTF-8 bytes.
+
+Going to UTF-8, each element's trailing U+0000 padding is dropped and U+0000
+inside a string is kept.  Coming from UTF-8, the bytes are checked strictly
+(overlong forms, encoded surrogates, values above U+10FFFF, truncated
+sequences and stray continuation bytes are all rejected) and each string is
+zero-padded to the element width.
+
+The loops are in ``_utf8.h`` (scalar and AVX2, picked at run time like the
+other kernels) and run with the GIL released; this module checks arguments,
+allocates the outputs and turns kernel statuses into exceptions.
+"""
+
+import sys
+
+import numpy as np
+
+from . import _kernels
+from ._checks import byte_view, check_endian, check_length_bytes, writable_byte_view
+from .errors import (
+    ChunkSizeError,
+    FixedUTF32Error,
+    InvalidCodePointError,
+    InvalidUTF8Error,
+    StringTooLongError,
+)
+
+__all__ = [
+    "to_utf8",
+    "from_utf8",
+    "to_arrow",
+    "from_arrow",
+    "to_string_dtype",
+    "encode_vlen_utf8",
+    "decode_vlen_utf8",
+]
+
+_INT32_MAX = 2**31 - 1
+_UINT32_MAX = 2**32 - 1
+
+_UTF8_REASONS = {
+    _kernels.UTF8_TOO_LARGE: "the sequence encodes a value above U+10FFFF",
+    _kernels.UTF8_SURROGATE: "the sequence encodes a surrogate (U+D800..U+DFFF)",
+    _kernels.UTF8_HEADER_BITS: "this byte never occurs in UTF-8",
+    _kernels.UTF8_TOO_SHORT: "truncated sequence: the lead byte is not followed by enough continuation bytes",
+    _kernels.UTF8_TOO_LONG: "continuation byte without a lead byte",
+    _kernels.UTF8_OVERLONG: "overlong encoding (the value needs fewer bytes)",
+}
+
+
+# ---------------------------------------------------------------------------
+# Argument handling
+# ---------------------------------------------------------------------------
+
+
+def _array_endian(dtype):
+    order = dtype.byteorder
+    if order == "=" or order == "|":
+        return sys.byteorder
+    return "little" if order == "<" else "big"
+
+
+def _chunk_input(data, length_bytes, endian):
+    """Return ``(byte view, width, swap, count, shape)`` for a fixed_length_utf32 chunk.
+
+    ``data`` is a NumPy ``U`` array (its dtype gives the width and byte order)
+    or any C-contiguous buffer holding the chunk's bytes.
+    """
+    if isinstance(data, np.ndarray) and data.dtype.kind == "U":
+        itemsize = data.dtype.itemsize
+        if length_bytes is None:
+            length_bytes = itemsize
+        else:
+            length_bytes = check_length_bytes(length_bytes)
+            if length_bytes != itemsize:
+                raise ValueError(
+                    f"length_bytes {length_bytes} does not match the array's dtype "
+                    f"{data.dtype.str} ({itemsize} bytes per element)"
+                )
+        own = _array_endian(data.dtype)
+        if endian is None:
+            endian = own
+        elif endian != own:
+            check_endian(endian)
+            raise ValueError(
+                f"endian {endian!r} does not match the array's dtype {data.dtype.str} "
+                f"({own} endian); leave endian out for NumPy arrays"
+            )
+        shape = data.shape
+        flat = np.ascontiguousarray(data).reshape(-1)
+        view = flat.view(np.uint8) if flat.size else np.empty(0, np.uint8)
+    else:
+        if length_bytes is None:
+            raise TypeError(
+                "length_bytes is required unless data is a NumPy 'U' array, "
+                f"got data of type {type(data).__name__}"
+            )
+        length_bytes = check_length_bytes(length_bytes)
+        if endian is None:
+            endian = "little"
+        view = byte_view(data, "data")
+        count, rest = divmod(view.nbytes, length_bytes)
+        if rest:
+            raise ChunkSizeError(
+                f"data holds {view.nbytes} bytes, which is not a multiple of "
+                f"length_bytes {length_bytes} ({rest} bytes left over)"
+            )
+        shape = (count,)
+    swap = check_endian(endian)
+    width = length_bytes // 4
+    count = view.nbytes // length_bytes
+    return view, width, swap, count, shape
+
+
+def _raise_code_point(status):
+    error, index, position, value = status[:4]
+    if error in (_kernels.UTF8_TOO_LARGE, _kernels.UTF8_SURROGATE):
+        raise InvalidCodePointError(index, position, value)
+    raise FixedUTF32Error(f"internal error: transcoder status {status}")  # pragma: no cover
+
+
+def _raise_utf8(status, values, starts, width):
+    """Turn a UTF-8 -> UTF-32 kernel status into the matching exception."""
+    error, index, position, value = status
+    if error == _kernels.UTF8_CAPACITY:
+        raise StringTooLongError(index, value, width)
+    if error == _kernels.UTF8_BAD_OFFSETS:
+        raise ValueError(
+            f"offsets of string {index} do not lie inside values "
+            f"({values.nbytes} bytes): expected 0 <= offsets[{index}] <= offsets[{index + 1}] "
+            f"<= {values.nbytes}"
+        )
+    reason = _UTF8_REASONS.get(error)
+    if reason is None:  # pragma: no cover
+        raise FixedUTF32Error(f"internal error: transcoder status {status}")
+    start = int(starts[index]) + position
+    shown = bytes(values[start : start + 4]).hex(" ")
+    raise InvalidUTF8Error(index, position, f"{reason} (bytes there: {shown})")
+
+
+def _check_out(out, nbytes, inputs):
+    view = writable_byte_view(out, "out")
+    if view.nbytes != nbytes:
+        raise ChunkSizeError(f"out holds {view.nbytes} bytes; expected exactly {nbytes}")
+    target = np.frombuffer(view, np.uint8)
+    for name, other in inputs:
+        if other.nbytes and target.size and np.may_share_memory(target, np.frombuffer(other, np.uint8)):
+            raise ValueError(f"out must not overlap {name}")
+    return view
+
+
+def _fixed_dtype(width, endian):
+    return np.dtype(("<U" if endian == "little" else ">U") + str(width))
+
+
+def _shrink(buffer, nbytes):
+    """Give back the unused tail of an output buffer (realloc, no copy)."""
+    buffer.resize(nbytes, refcheck=False)
+    return buffer
+
+
+# ---------------------------------------------------------------------------
+# UTF-32 -> UTF-8
+# ---------------------------------------------------------------------------
+
+
+def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
+    """Transcode a fixed_length_utf32 chunk to UTF-8 in the offsets + values layout.
+
+    Parameters
+    ----------
+    data : buffer or numpy.ndarray
+        The chunk: a C-contiguous buffer of ``n * length_bytes`` bytes (bytes,
+        bytearray, memoryview, mmap, NumPy array), or a NumPy ``U`` array of
+        any shape, byte order and layout (read in C order; a non-contiguous
+        array is copied first).
+    length_bytes : int, optional
+        Bytes per element, a positive multiple of 4.  Required for a raw
+        buffer; for a ``U`` array it defaults to (and must equal) its itemsize.
+    endian : {"little", "big"}, optional
+        Byte order of the chunk.  Defaults to ``"little"``, or to the dtype's
+        byte order for a ``U`` array.
+    validate : bool, default True
+        Check that every code unit is a Unicode scalar value.  With False the
+        output for invalid data is unspecified (but memory safe).
+
+    Returns
+    -------
+    offsets : numpy.ndarray
+        ``int64``, ``n + 1`` entries starting at 0: string ``i`` is
+        ``values[offsets[i]:offsets[i + 1]]``.
+    values : numpy.ndarray
+        ``uint8``, the UTF-8 bytes of every string, without the trailing
+        U+0000 padding (U+0000 inside a string is kept).  Both arrays are new
+        and share no memory with ``data``.
+
+    Raises
+    ------
+    InvalidCodePointError
+        With ``validate``, at the first code unit that is not a scalar value.
+    ChunkSizeError
+        If the buffer's size is not a multiple of ``length_bytes``.
+    ValueError, TypeError
+        For a bad ``length_bytes``, ``endian`` or ``data``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fixedutf32 import to_utf8
+    >>> offsets, values = to_utf8(np.array(["Hi", "", "Я\\x00🎉"], dtype="<U3"))
+    >>> offsets.tolist()
+    [0, 2, 2, 9]
+    >>> bytes(values)
+    b'Hi\\xd0\\xaf\\x00\\xf0\\x9f\\x8e\\x89'
+    >>> to_utf8(b"H\\x00\\x00\\x00i\\x00\\x00\\x00\\x00\\x00\\x00\\x00", 12)[1].tobytes()
+    b'Hi'
+    """
+    view, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
+    offsets = np.empty(count + 1, np.int64)
+    dst = np.empty(view.nbytes + _kernels.UTF8_SLACK, np.uint8)
+    status = _kernels.utf32_to_utf8(view, width, swap, bool(validate), offsets, dst, False)
+    if status[0]:
+        _raise_code_point(status)
+    return offsets, _shrink(dst, status[4])
+
+
+def to_arrow(data, length_bytes=None, *, endian=None, validate=True, large=False):
+    """Transcode a fixed_length_utf32 chunk to a ``pyarrow`` string array.
+
+    Needs pyarrow (``pip install fixedutf32[arrow]``).  The array is built on
+    the buffers :func:`to_utf8` returns, without another copy of the UTF-8
+    bytes.
+
+    Parameters
+    ----------
+    data, length_bytes, endian, validate
+        As for :func:`to_utf8`; the array is flat, in C order.
+    large : bool, default False
+        Return a ``LargeStringArray`` (64-bit offsets, shared as they are)
+        instead of a ``StringArray`` (32-bit offsets, converted).
+
+    Returns
+    -------
+    pyarrow.StringArray or pyarrow.LargeStringArray
+        One string per element, trailing U+0000 padding removed, no nulls.
+
+    Raises
+    ------
+    ImportError
+        If pyarrow is not installed.
+    ValueError
+        If the UTF-8 bytes exceed 2**31 - 1 and ``large`` is False.
+    InvalidCodePointError, ChunkSizeError
+        As for :func:`to_utf8`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fixedutf32 import to_arrow
+    >>> to_arrow(np.array(["Hi", "Привет"])).to_pylist()
+    ['Hi', 'Привет']
+    >>> to_arrow(np.array(["a"]), large=True).type
+    DataType(large_string)
+    """
+    pa = _import_pyarrow("to_arrow")
+    offsets, values = to_utf8(data, length_bytes, endian=endian, validate=validate)
+    count = offsets.size - 1
+    if large:
+        return pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(values))
+    if values.size > _INT32_MAX:
+        raise ValueError(
+            f"the strings take {values.size} bytes of UTF-8, more than a StringArray's "
+            f"32-bit offsets can address ({_INT32_MAX}); pass large=True"
+        )
+    return pa.StringArray.from_buffers(
+        count, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(values)
+    )
+
+
+def to_string_dtype(data, length_bytes=None, *, endian=None, validate=True):
+    """Transcode a fixed_length_utf32 chunk to a NumPy ``StringDType`` array.
+
+    Needs NumPy >= 2.  The UTF-8 is made by this package's kernel; NumPy then
+    builds its variable-width strings from fixed-width UTF-8 bytes (its
+    fastest public route in).
+
+    Parameters
+    ----------
+    data, length_bytes, endian, validate
+        As for :func:`to_utf8`.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new ``StringDType()`` array, shaped like ``data`` for a ``U`` array
+        and flat otherwise, trailing U+0000 padding removed.
+
+    Raises
+    ------
+    ImportError
+        On NumPy < 2, which has no ``StringDType``.
+    InvalidCodePointError, ChunkSizeError
+        As for :func:`to_utf8`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fixedutf32 import to_string_dtype
+    >>> out = to_string_dtype(np.array([["Hi", "Я"], ["", "🎉"]]))
+    >>> out.dtype, out.shape, out.tolist()
+    (StringDType(), (2, 2), [['Hi', 'Я'], ['', '🎉']])
+    """
+    string_dtype = _string_dtype_class("to_string_dtype")
+    view, width, swap, count, shape = _chunk_input(data, length_bytes, endian)
+    offsets, values = to_utf8(view, 4 * width, endian=_endian_of(swap), validate=validate)
+    stride = int(np.diff(offsets).max()) if count else 1
+    stride = max(stride, 1)
+    fixed = np.empty(count, f"S{stride}")
+    if count:
+        _kernels.utf8_scatter_fixed(offsets, values, fixed.view(np.uint8), stride)
+    return fixed.astype(string_dtype()).reshape(shape)
+
+
+def encode_vlen_utf8(data, length_bytes=None, *, endian=None, validate=True):
+    """Transcode a fixed_length_utf32 chunk to a Zarr ``vlen-utf8`` chunk.
+
+    The layout is numcodecs' ``VLenUTF8``: a little-endian ``uint32`` count of
+    items, then for each item a little-endian ``uint32`` byte length and its
+    UTF-8 bytes (trailing U+0000 padding removed).  This turns a Zarr V2
+    ``<U`` chunk into a Zarr V3 ``string`` chunk in one pass.
+
+    Parameters
+    ----------
+    data, length_bytes, endian, validate
+        As for :func:`to_utf8`.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new ``uint8`` array holding the encoded chunk.
+
+    Raises
+    ------
+    ValueError
+        If the chunk has 2**32 or more elements.
+    InvalidCodePointError, ChunkSizeError
+        As for :func:`to_utf8`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fixedutf32 import encode_vlen_utf8
+    >>> encode_vlen_utf8(np.array(["ab", "Я"])).tobytes()
+    b'\\x02\\x00\\x00\\x00\\x02\\x00\\x00\\x00ab\\x02\\x00\\x00\\x00\\xd0\\xaf'
+    """
+    view, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
+    if count > _UINT32_MAX or 4 * width > _UINT32_MAX:
+        raise ValueError(
+            f"a vlen-utf8 chunk holds fewer than 2**32 items of fewer than 2**32 bytes; "
+            f"got {count} elements of {4 * width} bytes"
+        )
+    dst = np.empty(4 + 4 * count + view.nbytes + _kernels.UTF8_SLACK, np.uint8)
+    status = _kernels.utf32_to_utf8(view, width, swap, bool(validate), None, dst, True)
+    if status[0]:
+        _raise_code_point(status)
+    return _shrink(dst, status[4])
+
+
+# ---------------------------------------------------------------------------
+# UTF-8 -> UTF-32
+# ---------------------------------------------------------------------------
+
+
+def _decode(positions, stride, count, values, length_bytes, endian, out):
+    """Shared tail of the decoders: check, allocate or fill ``out``, raise."""
+    swap = check_endian(endian)
+    width = length_bytes // 4
+    nbytes = count * length_bytes
+    if out is None:
+        result = np.empty(count, _fixed_dtype(width, endian))
+        target = result.view(np.uint8) if count else None
+        status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
+        if status[0]:
+            _raise_utf8(status, values, positions[::stride], width)
+        return result
+    target = _check_out(out, nbytes, [("values", values)])
+    # Check everything first, so that an error leaves out as it was.
+    status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, None)
+    if status[0]:
+        _raise_utf8(status, values, positions[::stride], width)
+    if count:
+        _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
+    return out
+
+
+def from_utf8(offsets, values, length_bytes, *, endian="little", out=None):
+    """Encode UTF-8 strings (offsets + values layout) as a fixed_length_utf32 chunk.
+
+    Parameters
+    ----------
+    offsets : array_like of int
+        ``n + 1`` non-decreasing offsets into ``values`` (``int64``, or any
+        integer type, converted): string ``i`` is
+        ``values[offsets[i]:offsets[i + 1]]``.  ``offsets[0]`` need not be 0.
+    values : buffer
+        The UTF-8 bytes (bytes, bytearray, memoryview, NumPy ``uint8`` array...).
+    length_bytes : int
+        Bytes per element of the chunk, a positive multiple of 4.
+    endian : {"little", "big"}, default "little"
+        Byte order to write.
+    out : writable buffer, optional
+        Exactly ``n * length_bytes`` bytes to write the chunk into, not
+        overlapping ``values``.
+
+    Returns
+    -------
+    numpy.ndarray or out
+        Without ``out``, a new ``U{length_bytes // 4}`` array of ``n``
+        elements in the requested byte order (its bytes are the chunk);
+        with ``out``, ``out`` itself.
+
+    Raises
+    ------
+    InvalidUTF8Error
+        At the first ill-formed string: ``index`` the string, ``byte_offset``
+        the first byte of the bad sequence inside that string's bytes.
+    StringTooLongError
+        If a string has more than ``length_bytes // 4`` code points (U+0000
+        beyond the capacity is padding and accepted).
+    ValueError
+        If the offsets do not lie inside ``values``, or ``out`` overlaps it.
+    ChunkSizeError
+        If ``out`` has the wrong size.
+
+    On any error, ``out`` is left as it was.
+
+    Examples
+    --------
+    >>> from fixedutf32 import from_utf8
+    >>> from_utf8([0, 2, 2, 8], "HiПривет".encode()[:8], 12)
+    array(['Hi', '', 'При'], dtype='<U3')
+    >>> from_utf8([0, 2], b"Hi", 12, endian="big").tobytes()
+    b'\\x00\\x00\\x00H\\x00\\x00\\x00i\\x00\\x00\\x00\\x00'
+    """
+    length_bytes = check_length_bytes(length_bytes)
+    check_endian(endian)
+    offsets = np.asarray(offsets)
+    if offsets.ndim != 1 or offsets.size < 1 or offsets.dtype.kind not in "iu":
+        raise ValueError(
+            "offsets must be a 1-D array of at least one integer, "
+            f"got shape {offsets.shape} and dtype {offsets.dtype}"
+        )
+    positions = np.ascontiguousarray(offsets, dtype=np.int64)
+    if offsets.dtype.kind == "u" and offsets.size and offsets.max() > np.iinfo(np.int64).max:
+        raise ValueError("offsets do not fit in int64")
+    values = byte_view(values, "values")
+    return _decode(positions, 1, positions.size - 1, values, length_bytes, endian, out)
+
+
+def from_arrow(array, length_bytes, *, endian="little", out=None):
+    """Encode a ``pyarrow`` string array as a fixed_length_utf32 chunk.
+
+    Reads the Arrow buffers in place (no copy of the UTF-8 bytes; the 32-bit
+    offsets of a ``StringArray`` are widened).  Needs pyarrow.
+
+    Parameters
+    ----------
+    array : pyarrow.Array or pyarrow.ChunkedArray
+        Of type ``string``, ``large_string`` or ``string_view`` (the last is
+        cast to ``large_string`` first), without nulls.
+    length_bytes, endian, out
+        As for :func:`from_utf8`.
+
+    Returns
+    -------
+    numpy.ndarray or out
+        As for :func:`from_utf8`.
+
+    Raises
+    ------
+    ImportError
+        If pyarrow is not installed.
+    TypeError
+        If ``array`` is not an Arrow string array.
+    ValueError
+        If ``array`` has nulls.
+    InvalidUTF8Error, StringTooLongError, ChunkSizeError
+        As for :func:`from_utf8`.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fixedutf32 import from_arrow
+    >>> from_arrow(pa.array(["Hi", "🎉"]), 8)
+    array(['Hi', '🎉'], dtype='<U2')
+    """
+    pa = _import_pyarrow("from_arrow")
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+    if not isinstance(array, pa.Array):
+        raise TypeError(f"array must be a pyarrow string array, got {type(array).__name__}")
+    if pa.types.is_string_view(array.type):
+        array = array.cast(pa.large_string())
+    if pa.types.is_string(array.type):
+        offset_type = np.int32
+    elif pa.types.is_large_string(array.type):
+        offset_type = np.int64
+    else:
+        raise TypeError(f"array must hold strings (string or large_string), got type {array.type}")
+    if array.null_count:
+        first = array.is_null().index(True).as_py()
+        raise ValueError(
+            f"array has {array.null_count} nulls (the first at element {first}); "
+            "fixed_length_utf32 has no null, fill them first (pyarrow.compute.fill_null)"
+        )
+    length_bytes = check_length_bytes(length_bytes)
+    count = len(array)
+    buffers = array.buffers()
+    if count:
+        offsets = np.frombuffer(buffers[1], offset_type)[array.offset : array.offset + count + 1]
+    else:
+        offsets = np.zeros(1, np.int64)
+    values = buffers[2] if len(buffers) > 2 and buffers[2] is not None else b""
+    return from_utf8(offsets, values, length_bytes, endian=endian, out=out)
+
+
+def decode_vlen_utf8(chunk, length_bytes, *, endian="little", out=None):
+    """Decode a Zarr ``vlen-utf8`` chunk into a fixed_length_utf32 chunk.
+
+    The inverse of :func:`encode_vlen_utf8`: reads numcodecs' ``VLenUTF8``
+    layout, checks the UTF-8 strictly and pads each string to
+    ``length_bytes // 4`` code points.
+
+    Parameters
+    ----------
+    chunk : buffer
+        The encoded chunk (bytes, bytearray, memoryview, NumPy array...).
+    length_bytes, endian, out
+        As for :func:`from_utf8`.
+
+    Returns
+    -------
+    numpy.ndarray or out
+        As for :func:`from_utf8`: ``n`` elements, ``n`` read from the chunk.
+
+    Raises
+    ------
+    ChunkSizeError
+        If the chunk is shorter than its item table says, or has bytes left
+        over after the last item, or ``out`` has the wrong size.
+    InvalidUTF8Error, StringTooLongError
+        As for :func:`from_utf8`.
+
+    Examples
+    --------
+    >>> from fixedutf32 import decode_vlen_utf8
+    >>> decode_vlen_utf8(b"\\x02\\x00\\x00\\x00\\x02\\x00\\x00\\x00ab\\x02\\x00\\x00\\x00\\xd0\\xaf", 8)
+    array(['ab', 'Я'], dtype='<U2')
+    """
+    length_bytes = check_length_bytes(length_bytes)
+    check_endian(endian)
+    view = byte_view(chunk, "chunk")
+    if view.nbytes < 4:
+        raise ChunkSizeError(
+            f"a vlen-utf8 chunk starts with a 4-byte item count; got {view.nbytes} bytes"
+        )
+    count = int.from_bytes(view[:4], "little")
+    if 4 * count > view.nbytes - 4:
+        raise ChunkSizeError(
+            f"vlen-utf8 chunk of {view.nbytes} bytes cannot hold the {count} items its header announces"
+        )
+    positions = np.empty(2 * count, np.int64)
+    status = _kernels.utf8_vlen_parse(view, count, positions)
+    if status[0]:
+        _, index, position, _ = status
+        if index == count:
+            raise ChunkSizeError(
+                f"vlen-utf8 chunk has {view.nbytes - position} bytes after its last item "
+                f"(item {count - 1} ends at byte {position} of {view.nbytes})"
+            )
+        raise ChunkSizeError(
+            f"vlen-utf8 chunk of {view.nbytes} bytes is truncated: item {index} "
+            f"(header or bytes at offset {position}) runs past its end"
+        )
+    return _decode(positions, 2, count, view, length_bytes, endian, out)
+
+
+# ---------------------------------------------------------------------------
+# NumPy StringDType and optional imports
+# ---------------------------------------------------------------------------
+
+
+def _endian_of(swap):
+    native = sys.byteorder
+    if not swap:
+        return native
+    return "big" if native == "little" else "little"
+
+
+def _string_dtype_class(what):
+    try:
+        from numpy.dtypes import StringDType
+    except ImportError:
+        raise ImportError(
+            f"{what} needs NumPy >= 2.0 (numpy.dtypes.StringDType); NumPy {np.__version__} is installed"
+        ) from None
+    return StringDType
+
+
+def _import_pyarrow(what):
+    try:
+        import pyarrow
+    except ImportError:
+        raise ImportError(
+            f"{what} needs pyarrow; install it with: pip install 'fixedutf32[arrow]'"
+        ) from None
+    return pyarrow
+
+
+def _string_dtype_to_utf32(array, length_bytes, endian):
+    """A NumPy ``StringDType`` array as a fixed-width ``U`` array (for ``encode_chunk``).
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        Of ``StringDType``, any shape.
+    length_bytes : int or None
+        Bytes per element; None means the longest string's length (at least 1
+        code point).
+    endian : {"little", "big"}
+        Byte order of the result.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new C-contiguous ``U{length_bytes // 4}`` array of the same shape in
+        ``endian`` byte order; its bytes are the encoded chunk.
+
+    Raises
+    ------
+    StringTooLongError
+        For the first string (flat C order) longer than the capacity; U+0000
+        beyond the capacity counts as padding.
+
+    NumPy does not expose a ``StringDType`` array's UTF-8 bytes to Python, so
+    this goes through NumPy's own cast (a length check, then ``astype``).
+    """
+    check_endian(endian)
+    lengths = np.strings.str_len(array).reshape(-1)
+    if length_bytes is None:
+        width = max(int(lengths.max()) if lengths.size else 1, 1)
+    else:
+        width = check_length_bytes(length_bytes) // 4
+        over = np.flatnonzero(lengths > width)
+        if over.size:
+            flat = array.reshape(-1)
+            stripped = np.strings.str_len(np.strings.rstrip(flat[over], "\x00"))
+            bad = np.flatnonzero(stripped > width)
+            if bad.size:
+                raise StringTooLongError(int(over[bad[0]]), int(stripped[bad[0]]), width)
+    return np.ascontiguousarray(array.astype(_fixed_dtype(width, endian)))

@@ -1,0 +1,526 @@
+"""Tests of fixedutf32.transcode: fixed_length_utf32 chunks <-> UTF-8.
+
+Python's own codecs are the reference for UTF-8; NumPy's ``U`` dtype for the
+fixed-width side.  Every kernel test runs on each SIMD level this machine has.
+"""
+
+import array
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fixedutf32
+from fixedutf32 import (
+    ChunkSizeError,
+    InvalidCodePointError,
+    InvalidUTF8Error,
+    StringTooLongError,
+    decode_vlen_utf8,
+    encode_vlen_utf8,
+    from_arrow,
+    from_utf8,
+    to_arrow,
+    to_string_dtype,
+    to_utf8,
+)
+from fixedutf32 import _kernels
+from fixedutf32.transcode import _string_dtype_to_utf32
+
+LEVELS = list(_kernels.available_simd_levels())
+OTHER_ENDIAN = "big" if sys.byteorder == "little" else "little"
+
+
+@pytest.fixture(params=LEVELS)
+def level(request):
+    previous = _kernels.set_simd_level(request.param)
+    yield request.param
+    _kernels.set_simd_level(previous)
+
+
+def run_on_each_level(func, *args, **kwargs):
+    """Call func on every SIMD level; return the results (or exceptions)."""
+    outcomes = []
+    previous = _kernels.get_simd_level()
+    try:
+        for name in LEVELS:
+            _kernels.set_simd_level(name)
+            try:
+                outcomes.append(("ok", func(*args, **kwargs)))
+            except Exception as exc:  # noqa: BLE001 - compared below
+                outcomes.append(("error", exc))
+    finally:
+        _kernels.set_simd_level(previous)
+    return outcomes
+
+
+def same_outcome(outcomes):
+    """Assert every level gave the same result or the same exception; return it."""
+    kind, first = outcomes[0]
+    for other_kind, other in outcomes[1:]:
+        assert other_kind == kind, (first, other)
+        if kind == "error":
+            assert type(other) is type(first)
+            assert other.args == first.args
+        elif isinstance(first, tuple):
+            for a, b in zip(first, other):
+                np.testing.assert_array_equal(a, b)
+        else:
+            assert np.asarray(other).tobytes() == np.asarray(first).tobytes()
+    if kind == "error":
+        raise first
+    return first
+
+
+def utf8_layout(strings):
+    data = [s.encode("utf-8") for s in strings]
+    offsets = np.zeros(len(data) + 1, np.int64)
+    offsets[1:] = np.cumsum([len(d) for d in data])
+    return offsets, b"".join(data)
+
+
+# Text over all planes, without surrogates (which UTF-32 cannot hold).
+text = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)
+
+
+# ---------------------------------------------------------------------------
+# Round trips against Python's codecs
+# ---------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(strings=st.lists(text, max_size=12), extra=st.integers(0, 9), endian=st.sampled_from(["little", "big"]))
+def test_round_trip_all_planes(strings, extra, endian):
+    capacity = max([len(s) for s in strings] + [1]) + extra
+    prefix = "<" if endian == "little" else ">"
+    u = np.array(strings, dtype=f"{prefix}U{capacity}") if strings else np.zeros(0, f"{prefix}U{capacity}")
+    expected = [s.rstrip("\x00") for s in strings]  # NumPy drops trailing U+0000 too
+    exp_offsets, exp_values = utf8_layout(expected)
+
+    offsets, values = same_outcome(run_on_each_level(to_utf8, u.tobytes(), 4 * capacity, endian=endian))
+    np.testing.assert_array_equal(offsets, exp_offsets)
+    assert values.tobytes() == exp_values
+
+    back = same_outcome(run_on_each_level(from_utf8, offsets, values, 4 * capacity, endian=endian))
+    assert back.dtype == np.dtype(f"{prefix}U{capacity}")
+    assert back.tobytes() == u.tobytes()
+
+    vlen = same_outcome(run_on_each_level(encode_vlen_utf8, u))
+    back = same_outcome(run_on_each_level(decode_vlen_utf8, vlen, 4 * capacity, endian=endian))
+    assert back.tobytes() == u.tobytes()
+
+
+def test_interior_nul_kept_trailing_padding_stripped(level):
+    u = np.array(["a\x00b", "\x00x", "", "abc"], dtype="<U5")
+    offsets, values = to_utf8(u)
+    assert offsets.tolist() == [0, 3, 5, 5, 8]
+    assert values.tobytes() == b"a\x00b\x00xabc"
+    # raw chunk with explicit trailing U+0000 padding
+    raw = np.array([0x61, 0, 0x62, 0, 0], "<u4").tobytes()
+    assert to_utf8(raw, 20)[1].tobytes() == b"a\x00b"
+
+
+def test_spec_example_both_byte_orders(level):
+    little = bytes.fromhex("48000000 69000000 00000000")
+    big = bytes.fromhex("00000048 00000069 00000000")
+    assert to_utf8(little, 12)[1].tobytes() == b"Hi"
+    assert to_utf8(big, 12, endian="big")[1].tobytes() == b"Hi"
+    assert from_utf8([0, 2], b"Hi", 12).tobytes() == little
+    assert from_utf8([0, 2], b"Hi", 12, endian="big").tobytes() == big
+
+
+@pytest.mark.parametrize(
+    "make",
+    [bytes, bytearray, memoryview, lambda b: np.frombuffer(b, np.uint8), lambda b: array.array("B", b)],
+    ids=["bytes", "bytearray", "memoryview", "ndarray", "array"],
+)
+def test_buffer_types(make, level):
+    u = np.array(["Hi", "Привет", "🎉"], dtype="<U6")
+    offsets, values = to_utf8(make(u.tobytes()), 24)
+    assert values.tobytes() == "HiПривет🎉".encode()
+    assert from_utf8(offsets, make(values.tobytes()), 24).tobytes() == u.tobytes()
+    assert decode_vlen_utf8(make(encode_vlen_utf8(u).tobytes()), 24).tobytes() == u.tobytes()
+
+
+def test_numpy_input_shapes_orders_and_widths(level):
+    u = np.array([["ab", "Ωmega"], ["", "終わり"]], dtype=">U7")
+    offsets, values = to_utf8(u)  # byte order and width from the dtype
+    assert values.tobytes() == "abΩmega終わり".encode()
+    fortran = np.asfortranarray(u)
+    assert to_utf8(fortran)[1].tobytes() == values.tobytes()  # read in C order
+    assert to_utf8(u[:, ::-1])[1].tobytes() == "Ωmegaab終わり".encode()
+    with pytest.raises(ValueError, match="does not match"):
+        to_utf8(u, 12)
+    with pytest.raises(ValueError, match="does not match"):
+        to_utf8(u, endian="little")
+    with pytest.raises(TypeError, match="length_bytes is required"):
+        to_utf8(b"abcd")
+
+
+@pytest.mark.parametrize("width", list(range(1, 20)) + [31, 32, 33, 40])
+@pytest.mark.parametrize("shift", [0, 1, 3])
+def test_levels_agree_on_widths_and_unaligned_starts(width, shift):
+    rng = np.random.default_rng(width)
+    pool = list("abc xyz") + ["Я", "ж", "中", "文", "🎉", "\U0010FFFF", "\x00", "\u07ff", "\u0800", "\uffff"]
+    strings = ["".join(rng.choice(pool, rng.integers(0, width + 1))) for _ in range(37)]
+    u = np.array(strings, dtype=f"<U{width}")
+    raw = bytearray(shift) + u.tobytes()
+    data = memoryview(raw)[shift:]
+    offsets, values = same_outcome(run_on_each_level(to_utf8, data, 4 * width))
+    exp_offsets, exp_values = utf8_layout([s.rstrip("\x00") for s in strings])
+    np.testing.assert_array_equal(offsets, exp_offsets)
+    assert values.tobytes() == exp_values
+    vraw = bytearray(shift) + values.tobytes()
+    back = same_outcome(run_on_each_level(from_utf8, offsets, memoryview(vraw)[shift:], 4 * width))
+    assert back.tobytes() == u.tobytes()
+
+
+# ---------------------------------------------------------------------------
+# Invalid UTF-32 input
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [0xD800, 0xDFFF, 0x110000, 0xFFFFFFFF])
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_invalid_code_point_at_every_position(bad, endian):
+    width, count = 19, 3
+    dtype = "<u4" if endian == "little" else ">u4"
+    for flat in range(width * count):
+        units = np.full(width * count, ord("a"), dtype)
+        units[flat] = bad
+        chunk = units.tobytes()
+        for func in (to_utf8, encode_vlen_utf8):
+            with pytest.raises(InvalidCodePointError) as info:
+                same_outcome(run_on_each_level(func, chunk, 4 * width, endian=endian))
+            assert (info.value.index, info.value.position, info.value.code_point) == (
+                flat // width,
+                flat % width,
+                bad,
+            )
+        # validate=False never fails (the output is unspecified)
+        to_utf8(chunk, 4 * width, endian=endian, validate=False)
+
+
+def test_invalid_code_point_message():
+    chunk = np.array([0x61, 0, 0x62, 0xD800], "<u4").tobytes()
+    with pytest.raises(InvalidCodePointError, match=r"U\+D800 \(surrogate\) at element 1, position 1"):
+        to_utf8(chunk, 8)
+
+
+# ---------------------------------------------------------------------------
+# Invalid UTF-8 input
+# ---------------------------------------------------------------------------
+
+INVALID_UTF8 = [
+    pytest.param(b"\xc0\xaf", "overlong", id="overlong-2-C0"),
+    pytest.param(b"\xc1\xbf", "overlong", id="overlong-2-C1"),
+    pytest.param(b"\xe0\x80\xaf", "overlong", id="overlong-3"),
+    pytest.param(b"\xe0\x9f\xbf", "overlong", id="overlong-3-max"),
+    pytest.param(b"\xf0\x80\x80\xaf", "overlong", id="overlong-4"),
+    pytest.param(b"\xf0\x8f\xbf\xbf", "overlong", id="overlong-4-max"),
+    pytest.param(b"\xed\xa0\x80", "surrogate", id="surrogate-D800"),
+    pytest.param(b"\xed\xbf\xbf", "surrogate", id="surrogate-DFFF"),
+    pytest.param(b"\xf4\x90\x80\x80", "above U+10FFFF", id="too-large-F4-90"),
+    pytest.param(b"\xf5\x80\x80\x80", "above U+10FFFF", id="lead-F5"),
+    pytest.param(b"\xf7\xbf\xbf\xbf", "above U+10FFFF", id="lead-F7"),
+    pytest.param(b"\xf8\x88\x80\x80\x80", "never occurs", id="lead-F8"),
+    pytest.param(b"\xfe", "never occurs", id="byte-FE"),
+    pytest.param(b"\xff", "never occurs", id="byte-FF"),
+    pytest.param(b"\x80", "continuation byte without", id="stray-continuation"),
+    pytest.param(b"\xbf\x80", "continuation byte without", id="stray-continuations"),
+    pytest.param(b"\xc3", "truncated", id="truncated-2-end"),
+    pytest.param(b"\xe4\xb8", "truncated", id="truncated-3-end"),
+    pytest.param(b"\xf0\x9f\x8e", "truncated", id="truncated-4-end"),
+    pytest.param(b"\xe4\xb8x", "truncated", id="truncated-3-mid"),
+    pytest.param(b"\xf0\x9f\x8ez", "truncated", id="truncated-4-mid"),
+    pytest.param(b"\xc3\xc3\xa9", "truncated", id="lead-after-lead"),
+]
+
+
+@pytest.mark.parametrize("bad, reason", INVALID_UTF8)
+@pytest.mark.parametrize("prefix", [b"", b"ab", "Привет".encode(), b"0123456789abcdef" * 2 + "ж".encode()])
+@pytest.mark.parametrize("suffix", [b"", b"tail", b"z" * 40])
+def test_invalid_utf8_rejected_at_element_and_byte(bad, reason, prefix, suffix):
+    strings = [b"fine", prefix + bad + suffix, b"\xff never reached"]
+    offsets = np.cumsum([0] + [len(s) for s in strings])
+    values = b"".join(strings)
+    with pytest.raises(UnicodeDecodeError) as py:
+        strings[1].decode("utf-8")
+    width = 64
+    out = bytearray(b"\x07" * (3 * 4 * width))
+    before = bytes(out)
+    for kwargs in ({}, {"out": out}, {"endian": "big", "out": out}):
+        with pytest.raises(InvalidUTF8Error) as info:
+            same_outcome(run_on_each_level(from_utf8, offsets, values, 4 * width, **kwargs))
+        assert info.value.index == 1
+        assert info.value.byte_offset == len(prefix) == py.value.start
+        assert reason in info.value.reason
+        assert f"element 1, byte {len(prefix)}" in str(info.value)
+        assert bytes(out) == before
+    # the vlen-utf8 decoder reports the same
+    items = [len(strings).to_bytes(4, "little")] + [len(s).to_bytes(4, "little") + s for s in strings]
+    with pytest.raises(InvalidUTF8Error) as info:
+        same_outcome(run_on_each_level(decode_vlen_utf8, b"".join(items), 4 * width))
+    assert (info.value.index, info.value.byte_offset) == (1, len(prefix))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=48), width=st.integers(1, 50))
+def test_random_bytes_match_python(data, width):
+    try:
+        expected = data.decode("utf-8")
+        error = None
+    except UnicodeDecodeError as exc:
+        expected, error = None, exc
+    outcome = run_on_each_level(from_utf8, [0, len(data)], data, 4 * width)
+    if error is not None:
+        with pytest.raises(InvalidUTF8Error) as info:
+            same_outcome(outcome)
+        assert info.value.byte_offset == error.start
+        assert info.value.index == 0
+    elif len(expected.rstrip("\x00")) > width:
+        with pytest.raises(StringTooLongError) as info:
+            same_outcome(outcome)
+        assert (info.value.index, info.value.length, info.value.capacity) == (
+            0,
+            len(expected.rstrip("\x00")),
+            width,
+        )
+    else:
+        result = same_outcome(outcome)
+        assert result[0] == expected.rstrip("\x00")[:width]
+
+
+@pytest.mark.parametrize("position", ["first", "middle", "last"])
+@pytest.mark.parametrize("total", [15, 16, 17, 31, 32, 33, 47, 64, 100])
+def test_bad_byte_in_first_middle_last_vector(position, total):
+    for fill in ("a", "ж", "中", "🎉"):
+        good = (fill * total).encode()[:total]
+        good = good[: len(good.decode("utf-8", "ignore").encode())]
+        n = len(good)
+        at = {"first": 0, "middle": n // 2, "last": max(n - 1, 0)}[position]
+        # move to a code point boundary
+        while at > 0 and (good[at] & 0xC0) == 0x80:
+            at -= 1
+        data = good[:at] + b"\x80" + good[at:]
+        with pytest.raises(InvalidUTF8Error) as info:
+            same_outcome(run_on_each_level(from_utf8, [0, 0, len(data)], data, 4 * 128))
+        assert (info.value.index, info.value.byte_offset) == (1, at)
+
+
+def test_string_too_long_and_trailing_nul_is_padding(level):
+    with pytest.raises(StringTooLongError) as info:
+        from_utf8([0, 1, 5], b"aabcd", 12)
+    assert (info.value.index, info.value.length, info.value.capacity) == (1, 4, 3)
+    assert "element 1 has 4 code points; expected at most 3" in str(info.value)
+    # U+0000 beyond the capacity is padding
+    assert from_utf8([0, 5], b"ab\x00\x00\x00", 8).tolist() == ["ab"]
+    long_ascii = b"x" * 40
+    with pytest.raises(StringTooLongError):
+        from_utf8([0, 40], long_ascii, 4 * 39)
+    assert from_utf8([0, 40], long_ascii, 4 * 40).tolist() == ["x" * 40]
+
+
+def test_bad_offsets(level):
+    for offsets in ([0, 5], [2, 1], [-1, 0], [0, 2, 1]):
+        with pytest.raises(ValueError, match="offsets of string"):
+            from_utf8(offsets, b"abcd", 8)
+    with pytest.raises(ValueError, match="1-D array of at least one integer"):
+        from_utf8([0.0, 1.0], b"a", 8)
+    with pytest.raises(ValueError, match="1-D array"):
+        from_utf8([], b"", 8)
+    assert from_utf8([3], b"abc", 8).shape == (0,)
+    # offsets need not start at 0, int32 works
+    assert from_utf8(np.array([1, 3], np.int32), b"xab", 8).tolist() == ["ab"]
+
+
+def test_out_argument(level):
+    offsets, values = utf8_layout(["Hi", "Привет"])
+    out = bytearray(2 * 24)
+    assert from_utf8(offsets, values, 24, out=out) is out
+    assert bytes(out) == np.array(["Hi", "Привет"], "<U6").tobytes()
+    out = np.zeros(2, "<U6")
+    from_utf8(offsets, values, 24, out=out)
+    assert out.tolist() == ["Hi", "Привет"]
+    with pytest.raises(ChunkSizeError, match="expected exactly 48"):
+        from_utf8(offsets, values, 24, out=bytearray(47))
+    with pytest.raises(TypeError, match="writable"):
+        from_utf8(offsets, values, 24, out=bytes(48))
+    shared = bytearray(values + bytes(48))
+    with pytest.raises(ValueError, match="overlap"):
+        from_utf8(offsets, memoryview(shared)[: len(values)], 24, out=memoryview(shared)[:48])
+    out = bytearray(b"\x01" * 48)
+    with pytest.raises(StringTooLongError):
+        from_utf8([0, 2, 9], b"Hiabcdefg", 24, out=out)
+    assert out == bytearray(b"\x01" * 48)
+
+
+def test_argument_errors():
+    with pytest.raises(ValueError, match="length_bytes"):
+        to_utf8(b"abcd", 6)
+    with pytest.raises(ValueError, match="endian"):
+        to_utf8(b"abcd", 4, endian="middle")
+    with pytest.raises(ChunkSizeError, match="not a multiple"):
+        to_utf8(b"abcdef", 4)
+    with pytest.raises(TypeError, match="buffer protocol"):
+        to_utf8(object(), 4)
+    with pytest.raises(ValueError, match="endian"):
+        from_utf8([0], b"", 4, endian="native")
+
+
+# ---------------------------------------------------------------------------
+# pyarrow
+# ---------------------------------------------------------------------------
+
+
+def test_arrow_round_trip(level):
+    pa = pytest.importorskip("pyarrow")
+    strings = ["Hi", "", "Привет мир", "a\x00b", "🎉" * 5, "東京"]
+    u = np.array(strings, dtype="<U10")
+    arr = to_arrow(u)
+    assert arr.type == pa.string()
+    assert arr.equals(pa.array(strings))
+    # pyarrow's own conversion agrees except that it cuts "a\x00b" at the U+0000
+    assert to_arrow(np.delete(u, 3)).equals(pa.array(np.delete(u, 3)))
+    large = to_arrow(u.tobytes(), 40, large=True)
+    assert large.type == pa.large_string() and large.to_pylist() == strings
+    assert from_arrow(arr, 40).tobytes() == u.tobytes()
+    assert from_arrow(large, 40, endian="big").tobytes() == u.astype(">U10").tobytes()
+    # sliced, chunked, view arrays
+    assert from_arrow(arr[2:4], 40).tolist() == strings[2:4]
+    chunked = pa.chunked_array([arr[:3], arr[3:]])
+    assert from_arrow(chunked, 40).tolist() == strings
+    assert from_arrow(pa.chunked_array([arr]), 40).tolist() == strings
+    if hasattr(pa, "string_view"):
+        assert from_arrow(arr.cast(pa.string_view()), 40).tolist() == strings
+    assert from_arrow(pa.array([], pa.string()), 8).shape == (0,)
+
+
+def test_arrow_shares_values_buffer():
+    pa = pytest.importorskip("pyarrow")
+    arr = to_arrow(np.array(["abc", "de"]), large=True)
+    assert arr.buffers()[2].size >= 5
+    arr.validate(full=True)
+
+
+def test_arrow_errors():
+    pa = pytest.importorskip("pyarrow")
+    with pytest.raises(ValueError, match="nulls .* at element 1"):
+        from_arrow(pa.array(["a", None]), 8)
+    with pytest.raises(TypeError, match="strings"):
+        from_arrow(pa.array([1, 2]), 8)
+    with pytest.raises(TypeError, match="pyarrow string array"):
+        from_arrow(["a"], 8)
+    with pytest.raises(InvalidUTF8Error):
+        from_arrow(pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(np.array([0, 1], np.int32)), pa.py_buffer(b"\xff")]), 8)
+
+
+def test_missing_pyarrow_message(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(ImportError, match=r"fixedutf32\[arrow\]"):
+        to_arrow(np.array(["a"]))
+    with pytest.raises(ImportError, match=r"fixedutf32\[arrow\]"):
+        from_arrow(None, 4)
+
+
+# ---------------------------------------------------------------------------
+# NumPy StringDType
+# ---------------------------------------------------------------------------
+
+needs_numpy2 = pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.0.0", reason="NumPy >= 2")
+
+
+@needs_numpy2
+def test_string_dtype_round_trip(level):
+    from numpy.dtypes import StringDType
+
+    strings = [["Hi", "", "Привет"], ["a\x00b", "🎉🎉", "x" * 9]]
+    u = np.array(strings, dtype=">U9")
+    t = to_string_dtype(u)
+    assert t.dtype == StringDType() and t.shape == (2, 3)
+    assert t.tolist() == strings
+    # (NumPy's own cast rejects the big-endian array: go through native order)
+    assert (t == u.astype("=U9").astype(StringDType())).all()
+    assert to_string_dtype(u.tobytes(), 36, endian="big").tolist() == sum(strings, [])
+    assert to_string_dtype(np.zeros(0, "<U3")).shape == (0,)
+    back = _string_dtype_to_utf32(t, 36, "little")
+    assert back.dtype == np.dtype("<U9") and back.tobytes() == u.astype("<U9").tobytes()
+    assert _string_dtype_to_utf32(t, None, "big").dtype == np.dtype(">U9")
+
+
+@needs_numpy2
+def test_string_dtype_too_long():
+    from numpy.dtypes import StringDType
+
+    t = np.array(["ab", "abcd", "abc\x00\x00"], dtype=StringDType())
+    with pytest.raises(StringTooLongError) as info:
+        _string_dtype_to_utf32(t, 12, "little")
+    assert (info.value.index, info.value.length, info.value.capacity) == (1, 4, 3)
+    ok = np.array(["ab", "abc\x00\x00"], dtype=StringDType())
+    assert _string_dtype_to_utf32(ok, 12, "little").tolist() == ["ab", "abc"]
+
+
+def test_string_dtype_needs_numpy2(monkeypatch):
+    import numpy.dtypes
+
+    monkeypatch.delattr(numpy.dtypes, "StringDType", raising=False)
+    with pytest.raises(ImportError, match="NumPy >= 2.0"):
+        to_string_dtype(np.array(["a"]))
+
+
+# ---------------------------------------------------------------------------
+# vlen-utf8 (numcodecs / zarr-python)
+# ---------------------------------------------------------------------------
+
+
+def test_vlen_utf8_matches_numcodecs(level):
+    numcodecs = pytest.importorskip("numcodecs")
+    codec = numcodecs.VLenUTF8()
+    strings = ["Hi", "", "Привет", "a\x00b", "🎉東京", "x" * 17]
+    u = np.array(strings, dtype="<U17")
+    ours = encode_vlen_utf8(u)
+    theirs = bytes(codec.encode(np.array(strings, dtype=object)))
+    assert ours.tobytes() == theirs
+    assert decode_vlen_utf8(theirs, 68).tobytes() == u.tobytes()
+    assert list(codec.decode(ours)) == strings
+    empty = bytes(codec.encode(np.array([], dtype=object)))
+    assert encode_vlen_utf8(np.zeros(0, "<U2")).tobytes() == empty
+    assert decode_vlen_utf8(empty, 8).shape == (0,)
+
+
+def test_vlen_utf8_malformed_chunks(level):
+    good = encode_vlen_utf8(np.array(["ab", "cde"])).tobytes()
+    with pytest.raises(ChunkSizeError, match="4-byte item count"):
+        decode_vlen_utf8(b"\x01\x00", 8)
+    with pytest.raises(ChunkSizeError, match="truncated"):
+        decode_vlen_utf8(good[:-1], 12)
+    with pytest.raises(ChunkSizeError, match="after its last item"):
+        decode_vlen_utf8(good + b"\x00", 12)
+    with pytest.raises(ChunkSizeError, match="cannot hold"):
+        decode_vlen_utf8(b"\xff\xff\xff\x00" + good[4:], 12)
+    out = bytearray(b"\x05" * 24)
+    with pytest.raises(StringTooLongError):
+        decode_vlen_utf8(good, 8, out=bytearray(16))
+    with pytest.raises(ChunkSizeError):
+        decode_vlen_utf8(good, 12, out=bytearray(25))
+    assert decode_vlen_utf8(good, 12, out=out) is out
+    assert bytes(out) == np.array(["ab", "cde"], "<U3").tobytes()
+
+
+def test_vlen_utf8_zarr_python_interop(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    strings = np.array(["Hi", "", "Привет мир", "🎉", "東京", "x"], dtype="<U10")
+    path = tmp_path / "store"
+    z = zarr.create_array(
+        store=str(path), shape=(6,), chunks=(6,), dtype=str, compressors=None, zarr_format=3
+    )
+    z[:] = strings.astype(object)
+    chunk = (path / "c" / "0").read_bytes()
+    assert decode_vlen_utf8(chunk, 40).tolist() == strings.tolist()
+    # our chunk, written in place of theirs, reads back through zarr-python
+    replacement = np.array(["one", "два", "三", "🎉", "", "six"], dtype="<U10")
+    (path / "c" / "0").write_bytes(encode_vlen_utf8(replacement).tobytes())
+    reread = zarr.open_array(str(path), mode="r")[:]
+    assert [str(s) for s in reread] == replacement.tolist()
