@@ -293,6 +293,38 @@ def test_random_bytes_match_python(data, width):
         assert result[0] == expected.rstrip("\x00")[:width]
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    strings=st.lists(text, min_size=1, max_size=4),
+    where=st.floats(0, 1, exclude_max=True),
+    byte=st.integers(0, 255),
+    mode=st.sampled_from(["replace", "insert", "delete"]),
+)
+def test_one_corrupted_byte_matches_python(strings, where, byte, mode):
+    """Valid text with one byte changed: both levels agree with Python's decoder."""
+    data = bytearray("".join(strings).encode())
+    if not data:
+        data = bytearray(b"x")
+    at = int(where * len(data))
+    if mode == "replace":
+        data[at] = byte
+    elif mode == "insert":
+        data.insert(at, byte)
+    else:
+        del data[at]
+    data = bytes(data)
+    width = 4 * max(len(data), 1)
+    try:
+        expected = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        with pytest.raises(InvalidUTF8Error) as info:
+            same_outcome(run_on_each_level(from_utf8, [0, 0, len(data)], data, 4 * width))
+        assert (info.value.index, info.value.byte_offset) == (1, exc.start)
+    else:
+        result = same_outcome(run_on_each_level(from_utf8, [0, 0, len(data)], data, 4 * width))
+        assert result[1] == expected.rstrip("\x00")
+
+
 @pytest.mark.parametrize("position", ["first", "middle", "last"])
 @pytest.mark.parametrize("total", [15, 16, 17, 31, 32, 33, 47, 64, 100])
 def test_bad_byte_in_first_middle_last_vector(position, total):

@@ -1099,39 +1099,139 @@ FU32_UTF8_AVX2_FN static inline void fu32_utf8_store_lanes_avx2(uint8_t *d, __m2
 }
 
 /*
- * One element with AVX2, 16 bytes at a time (bytes past the element's end read as
- * 0x00, from a short copy near the end of values).  All ASCII -> widen.  Otherwise
- * the byte positions p..p+7 are each read as a possible lead byte with the 3 bytes
- * after it, decoded in parallel and checked, and the lanes that start a code point
- * are compressed and stored.  Any problem, or more code points than width, sends
- * the element to the scalar decoder, which reports exactly as the scalar path does.
- * `avail` is how many bytes may be read from s (at least len).
+ * UTF-8 validation by byte pairs, 16 bytes at a time: each error class is a
+ * condition on (high nibble of the previous byte, its low nibble, high nibble of
+ * this byte); three 16-entry lookups give, per byte, the classes each nibble
+ * allows, and their AND is non-zero where a class applies.  Bits:
+ *   0 lead byte not followed by a continuation byte    (Cx..Fx, any, 0x..7x|Cx..Fx)
+ *   1 continuation byte after an ASCII byte            (0x..7x, any, 8x..Bx)
+ *   2 E0 followed by 80..9F (overlong 3-byte)
+ *   3 F4 followed by 90..BF (above U+10FFFF)
+ *   4 ED followed by A0..BF (surrogate)
+ *   5 C0 or C1 (overlong 2-byte)
+ *   6 F0 followed by 80..8F (overlong 4-byte)
+ *   7 continuation byte after a continuation byte: an error unless it is the 3rd
+ *     or 4th byte of a sequence, which is known from the bytes 2 and 3 back.
+ * Bytes F5..FF are checked apart.  This finds whether a block has an error, not
+ * where: the scalar decoder is run on the element to report it.
+ */
+FU32_UTF8_AVX2_FN static inline __m128i fu32_utf8_check16_avx2(__m128i x, __m128i prev)
+{
+    const __m128i high1 = _mm_setr_epi8(0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02,
+                                        (char)0x80, (char)0x80, (char)0x80, (char)0x80, 0x21, 0x01, 0x15, 0x49);
+    const __m128i low1 = _mm_setr_epi8((char)0xe7, (char)0xa3, (char)0x83, (char)0x83, (char)0x8b, (char)0x83,
+                                       (char)0x83, (char)0x83, (char)0x83, (char)0x83, (char)0x83, (char)0x83,
+                                       (char)0x83, (char)0x93, (char)0x83, (char)0x83);
+    const __m128i high2 = _mm_setr_epi8(0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, (char)0xe6, (char)0xae,
+                                        (char)0xba, (char)0xba, 0x21, 0x21, 0x21, 0x21);
+    const __m128i k0f = _mm_set1_epi8(0x0F);
+    const __m128i prev1 = _mm_alignr_epi8(x, prev, 15);
+    const __m128i prev2 = _mm_alignr_epi8(x, prev, 14);
+    const __m128i prev3 = _mm_alignr_epi8(x, prev, 13);
+    __m128i sc = _mm_shuffle_epi8(high1, _mm_and_si128(_mm_srli_epi16(prev1, 4), k0f));
+    sc = _mm_and_si128(sc, _mm_shuffle_epi8(low1, _mm_and_si128(prev1, k0f)));
+    sc = _mm_and_si128(sc, _mm_shuffle_epi8(high2, _mm_and_si128(_mm_srli_epi16(x, 4), k0f)));
+    {
+        /* high bit set where this byte must be a 3rd or 4th byte */
+        const __m128i must = _mm_or_si128(_mm_subs_epu8(prev2, _mm_set1_epi8(0x60)),
+                                          _mm_subs_epu8(prev3, _mm_set1_epi8(0x70)));
+        sc = _mm_xor_si128(sc, _mm_and_si128(must, _mm_set1_epi8((char)0x80)));
+    }
+    return _mm_or_si128(sc, _mm_subs_epu8(x, _mm_set1_epi8((char)0xF4)));
+}
+
+/* Non-zero if the block ends inside a sequence (a lead byte in its last 3 bytes
+ * that needs more bytes than are left). */
+FU32_UTF8_AVX2_FN static inline __m128i fu32_utf8_incomplete16_avx2(__m128i x)
+{
+    const __m128i limit = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                        (char)0xEF, (char)0xDF, (char)0xBF);
+    return _mm_subs_epu8(x, limit);
+}
+
+/*
+ * Decodes the code points starting at byte positions 0..7 of z (already
+ * validated): each position is read as a lead byte with the 3 bytes after it, the
+ * payload bits of all four are put side by side as for a 4-byte sequence, and a
+ * shift by the lead byte's class drops the bytes the sequence does not have.
+ */
+FU32_UTF8_AVX2_FN static inline __m256i fu32_utf8_decode8_avx2(__m128i z)
+{
+    const __m256i windows = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
+                                             4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
+    /* by high nibble of the lead byte: right shift, and lead payload mask */
+    const __m256i shift = _mm256_setr_epi8(18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 12, 12, 6, 0,
+                                           18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 12, 12, 6, 0);
+    const __m256i lmask = _mm256_setr_epi8(0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0, 0, 0, 0, 0x1F, 0x1F, 0x0F, 0x07,
+                                           0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0, 0, 0, 0, 0x1F, 0x1F, 0x0F, 0x07);
+    const __m256i w = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(z), windows);
+    /* lead >> 4 in byte 0 of each lane, 0x80 (looks up 0) in bytes 1..3 */
+    const __m256i nib = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(w, 4), _mm256_set1_epi32(0x0F)),
+                                        _mm256_set1_epi32((int)0x80808000u));
+    const __m256i lead = _mm256_and_si256(w, _mm256_shuffle_epi8(lmask, nib));
+    __m256i t = _mm256_or_si256(_mm256_slli_epi32(lead, 18),
+                                _mm256_slli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0x3F00)), 4));
+    t = _mm256_or_si256(t, _mm256_srli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0x3F0000)), 10));
+    t = _mm256_or_si256(t, _mm256_and_si256(_mm256_srli_epi32(w, 24), _mm256_set1_epi32(0x3F)));
+    return _mm256_srlv_epi32(t, _mm256_shuffle_epi8(shift, nib));
+}
+
+/* Loads up to 16 bytes at s + p as 16, the ones past len read as zero. */
+FU32_UTF8_AVX2_FN static inline __m128i fu32_utf8_load16_avx2(const uint8_t *s, ptrdiff_t p, ptrdiff_t len,
+                                                               ptrdiff_t avail)
+{
+    const ptrdiff_t r = len - p;
+    __m128i x;
+    if (r <= 0) {
+        return _mm_setzero_si128();
+    }
+    if (avail - p >= 16) {
+        x = _mm_loadu_si128((const __m128i *)(s + p));
+    } else {
+        uint8_t tmp[16] = {0};
+        memcpy(tmp, s + p, (size_t)(r < 16 ? r : 16));
+        x = _mm_loadu_si128((const __m128i *)tmp);
+    }
+    if (r < 16) {
+        x = _mm_and_si128(x, _mm_loadu_si128((const __m128i *)(fu32_utf8_prefix + 16 - r)));
+    }
+    return x;
+}
+
+FU32_UTF8_AVX2_FN static inline void fu32_utf8_put_compressed_avx2(uint8_t *d, __m256i v, unsigned S, int swap,
+                                                                   ptrdiff_t cnt, ptrdiff_t room)
+{
+    const __m256i idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)fu32_utf8_compress8[S]));
+    v = _mm256_permutevar8x32_epi32(v, idx);
+    if (swap) {
+        v = fu32_utf8_bswap32_avx2(v);
+    }
+    fu32_utf8_store_lanes_avx2(d, v, v, 0, cnt, room);
+}
+
+/*
+ * One element with AVX2, 16 bytes at a time, bytes past the element's end read
+ * as 0x00 (from a short copy near the end of values).  Each block is validated
+ * (fu32_utf8_check16_avx2); all ASCII -> widened; otherwise the code points that
+ * start in it are decoded 8 positions at a time and compressed into place.  Any
+ * error, or more code points than width, sends the element to the scalar decoder,
+ * which reports exactly as the scalar path does.  `avail` is how many bytes may
+ * be read from s (at least len).
  */
 FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdiff_t len, ptrdiff_t avail,
                                                         uint8_t *dst, ptrdiff_t width, int swap,
                                                         ptrdiff_t *errpos, ptrdiff_t *count)
 {
-    const __m256i windows = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
-                                             4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
-    const __m256i kff = _mm256_set1_epi32(0xFF);
-    const __m256i k3f = _mm256_set1_epi32(0x3F);
-    __m256i errv = _mm256_setzero_si256();
+    __m128i err = _mm_setzero_si128();
+    __m128i prev = _mm_setzero_si128();
     ptrdiff_t p = 0, o = 0, clean = 0;
     while (p < len) {
         const ptrdiff_t r = len - p < 16 ? len - p : 16;
-        __m128i x;
-        if (avail - p >= 16) {
-            x = _mm_loadu_si128((const __m128i *)(s + p));
-        } else {
-            uint8_t tmp[16] = {0};
-            memcpy(tmp, s + p, (size_t)r);
-            x = _mm_loadu_si128((const __m128i *)tmp);
-        }
-        if (r < 16) {
-            x = _mm_and_si128(x, _mm_loadu_si128((const __m128i *)(fu32_utf8_prefix + 16 - r)));
-        }
+        const __m128i x = fu32_utf8_load16_avx2(s, p, len, avail);
         if (_mm_movemask_epi8(x) == 0) {
             __m256i lo, hi;
+            err = _mm_or_si128(err, fu32_utf8_incomplete16_avx2(prev));
+            prev = x;
             if (o + r > width) {
                 goto scalar;
             }
@@ -1147,92 +1247,34 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
             /* lanes r..15 were zeros: no padding to write below o + 16 */
             clean = width - o >= 16 ? o + 16 : o + r;
             o += r;
-            p += r;
+            p += 16;
             continue;
         }
+        err = _mm_or_si128(err, fu32_utf8_check16_avx2(x, prev));
+        prev = x;
         {
-            const __m256i w = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(x), windows);
-            const __m256i lead = _mm256_and_si256(w, kff);
-            const __m256i c1 = _mm256_and_si256(_mm256_srli_epi32(w, 8), k3f);
-            const __m256i c2 = _mm256_and_si256(_mm256_srli_epi32(w, 16), k3f);
-            const __m256i c3 = _mm256_and_si256(_mm256_srli_epi32(w, 24), k3f);
-            const __m256i m2 = _mm256_cmpgt_epi32(lead, _mm256_set1_epi32(0xBF));
-            const __m256i m3 = _mm256_cmpgt_epi32(lead, _mm256_set1_epi32(0xDF));
-            const __m256i m4 = _mm256_cmpgt_epi32(lead, _mm256_set1_epi32(0xEF));
-            const __m256i bad = _mm256_cmpgt_epi32(lead, _mm256_set1_epi32(0xF7));
-            const __m256i start = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(0x80), lead), m2);
-            const unsigned real = r >= 8 ? 0xFFu : ((1u << r) - 1u);
-            __m256i v, minv, need, e;
-            unsigned S, A, B, C, k, Lk, adv, contbytes, cnt;
-            v = _mm256_blendv_epi8(
-                lead, _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(lead, _mm256_set1_epi32(0x1F)), 6), c1),
-                m2);
-            v = _mm256_blendv_epi8(
-                v,
-                _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(lead, _mm256_set1_epi32(0x0F)), 12),
-                                _mm256_or_si256(_mm256_slli_epi32(c1, 6), c2)),
-                m3);
-            v = _mm256_blendv_epi8(
-                v,
-                _mm256_or_si256(
-                    _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(lead, _mm256_set1_epi32(0x07)), 18),
-                                    _mm256_slli_epi32(c1, 12)),
-                    _mm256_or_si256(_mm256_slli_epi32(c2, 6), c3)),
-                m4);
-            /* the bytes a lead byte claims must be 10xxxxxx */
-            need = _mm256_or_si256(_mm256_and_si256(m2, _mm256_set1_epi32(0xFF00)),
-                                   _mm256_or_si256(_mm256_and_si256(m3, _mm256_set1_epi32(0xFF0000)),
-                                                   _mm256_and_si256(m4, _mm256_set1_epi32((int)0xFF000000u))));
-            e = _mm256_and_si256(
-                _mm256_xor_si256(_mm256_and_si256(w, _mm256_set1_epi32((int)0xC0C0C0C0u)),
-                                 _mm256_set1_epi32((int)0x80808080u)),
-                need);
-            minv = _mm256_and_si256(m2, _mm256_set1_epi32(0x80));
-            minv = _mm256_blendv_epi8(minv, _mm256_set1_epi32(0x800), m3);
-            minv = _mm256_blendv_epi8(minv, _mm256_set1_epi32(0x10000), m4);
-            e = _mm256_or_si256(e, _mm256_or_si256(bad, _mm256_cmpgt_epi32(minv, v)));
-            e = _mm256_or_si256(e, _mm256_cmpgt_epi32(v, _mm256_set1_epi32(0x10FFFF)));
-            e = _mm256_or_si256(e, _mm256_cmpeq_epi32(_mm256_and_si256(v, _mm256_set1_epi32((int)0xFFFFF800u)),
-                                                      _mm256_set1_epi32(0xD800)));
-            errv = _mm256_or_si256(errv, _mm256_and_si256(e, start));
-            S = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(start)) & real;
-            if ((S & 1u) == 0) {
-                goto scalar; /* a continuation byte with no lead byte before it */
-            }
-            A = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m2)) & S;
-            B = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m3)) & S;
-            C = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m4)) & S;
-            /* Advance to the first byte at or after position 8 that is not a
-             * continuation byte (short dependency chain); then check that the last
-             * lead byte's sequence ends exactly there and that every continuation
-             * byte before it is claimed by a lead byte. */
-            contbytes = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(-64), x));
-            adv = r >= 8 ? _tzcnt_u32(~contbytes & 0xFFFFFF00u) : (unsigned)r;
-            k = 31u - _lzcnt_u32(S);
-            Lk = 1u + ((A >> k) & 1u) + ((B >> k) & 1u) + ((C >> k) & 1u);
-            if (k + Lk != adv ||
-                _mm_popcnt_u32(contbytes & ((1u << adv) - 1u)) !=
-                    _mm_popcnt_u32(A) + _mm_popcnt_u32(B) + _mm_popcnt_u32(C)) {
-                goto scalar;
-            }
-            cnt = (unsigned)_mm_popcnt_u32(S);
-            if (o + (ptrdiff_t)cnt > width) {
+            const unsigned real = r == 16 ? 0xFFFFu : ((1u << r) - 1u);
+            const unsigned S = ~(unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(-64), x)) & real;
+            const unsigned S1 = S & 0xFFu, S2 = S >> 8;
+            const ptrdiff_t c1 = _mm_popcnt_u32(S1), c2 = _mm_popcnt_u32(S2);
+            if (o + c1 + c2 > width) {
                 goto scalar;
             }
             if (dst) {
-                const __m256i idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)fu32_utf8_compress8[S]));
-                __m256i out = _mm256_permutevar8x32_epi32(v, idx);
-                if (swap) {
-                    out = fu32_utf8_bswap32_avx2(out);
+                fu32_utf8_put_compressed_avx2(dst + 4 * o, fu32_utf8_decode8_avx2(x), S1, swap, c1, width - o);
+                if (S2) {
+                    const __m128i y = fu32_utf8_load16_avx2(s, p + 8, len, avail);
+                    fu32_utf8_put_compressed_avx2(dst + 4 * (o + c1), fu32_utf8_decode8_avx2(y), S2, swap, c2,
+                                                  width - o - c1);
                 }
-                fu32_utf8_store_lanes_avx2(dst + 4 * o, out, out, 0, cnt, width - o);
             }
-            o += cnt;
+            o += c1 + c2;
             clean = o;
-            p += adv;
+            p += 16;
         }
     }
-    if (!_mm256_testz_si256(errv, errv)) {
+    err = _mm_or_si128(err, fu32_utf8_incomplete16_avx2(prev));
+    if (!_mm_testz_si128(err, err)) {
         goto scalar;
     }
     *count = o;
@@ -1246,8 +1288,6 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
 scalar:
     return fu32_utf8_elem_scalar(s, len, dst, width, swap, errpos, count);
 }
-
-#endif /* FU32_UTF8_HAVE_AVX2 */
 
 FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf8_to_utf32_avx2(const int64_t *starts, const int64_t *ends,
                                                                    ptrdiff_t stride, ptrdiff_t n,
@@ -1279,6 +1319,8 @@ FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf8_to_utf32_avx2(const int64_t 
     }
     return r;
 }
+
+#endif /* FU32_UTF8_HAVE_AVX2 */
 
 /*
  * Decodes n elements: element i is values[starts[i * stride]:ends[i * stride]].
