@@ -164,10 +164,22 @@ def _fixed_dtype(width, endian):
     return np.dtype(("<U" if endian == "little" else ">U") + str(width))
 
 
+_RESIZE_IN_PLACE = 32 << 20
+
+
 def _shrink(buffer, nbytes):
-    """Give back the unused tail of an output buffer (realloc, no copy)."""
-    buffer.resize(nbytes, refcheck=False)
-    return buffer
+    """The first ``nbytes`` of an output buffer sized for the worst case.
+
+    Mostly used: a view.  Large: shrunk in place (the allocator unmaps the
+    tail).  Otherwise copied out, which is cheaper than letting the allocator
+    hand the tail back to the OS and fault it in again on the next call.
+    """
+    if 2 * nbytes >= buffer.size:
+        return buffer[:nbytes]
+    if buffer.size >= _RESIZE_IN_PLACE:
+        buffer.resize(nbytes, refcheck=False)
+        return buffer
+    return buffer[:nbytes].copy()
 
 
 # ---------------------------------------------------------------------------
