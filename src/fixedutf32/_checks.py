@@ -20,6 +20,8 @@ _native_dtypes = {}
 
 def check_length_bytes(value, name="length_bytes"):
     """Return ``value`` as an int if it is a positive multiple of 4, else raise ValueError."""
+    if type(value) is int and value > 0 and not value & 3:
+        return value  # the common case, first: this runs on every call
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ValueError(
             f"{name} must be a positive int multiple of 4, got {value!r} "
@@ -56,11 +58,18 @@ def native_dtype(capacity):
 
 
 def byte_view(obj, name):
-    """A flat ``uint8`` memoryview of ``obj``'s bytes, without copying.
+    """``obj``'s bytes as ``(buffer, nbytes)``, without copying.
 
-    Raises TypeError when ``obj`` has no buffer, BufferError when its buffer
-    is not C-contiguous.
+    The buffer is ``obj`` itself when it is bytes, a bytearray or a
+    C-contiguous ndarray (the kernels read any of them as raw bytes), else a
+    flat ``uint8`` memoryview.  Raises TypeError when ``obj`` has no buffer,
+    BufferError when its buffer is not C-contiguous.
     """
+    cls = type(obj)
+    if cls is bytes or cls is bytearray:
+        return obj, len(obj)
+    if cls is np.ndarray and obj.flags.c_contiguous:
+        return obj, obj.nbytes
     try:
         view = memoryview(obj)
     except TypeError:
@@ -75,33 +84,43 @@ def byte_view(obj, name):
         )
     if view.format != "B" or view.ndim != 1:
         view = view.cast("B")
-    return view
+    return view, view.nbytes
 
 
 def writable_byte_view(obj, name):
     """Like :func:`byte_view`, and raise TypeError if the buffer is read-only."""
-    view = byte_view(obj, name)
-    if view.readonly:
+    if type(obj) is np.ndarray and obj.flags.c_contiguous:
+        if not obj.flags.writeable:
+            raise TypeError(f"{name} must be a writable buffer, got a read-only numpy.ndarray")
+        return obj, obj.nbytes
+    view, nbytes = byte_view(obj, name)
+    if type(view) is bytes or (type(view) is memoryview and view.readonly):
         raise TypeError(
             f"{name} must be a writable buffer, got a read-only {type(obj).__name__}"
         )
-    return view
+    return view, nbytes
+
+
+def as_bytes(buffer):
+    """A flat ``uint8`` memoryview of a buffer returned by :func:`byte_view`."""
+    view = memoryview(buffer)
+    return view if view.format == "B" and view.ndim == 1 else view.cast("B")
 
 
 def element_count(nbytes, length_bytes, shape, name="data"):
     """Number of elements in a chunk of ``nbytes``; check it against ``shape``.
 
-    Returns ``(count, shape)`` where ``shape`` is a tuple (``(count,)`` when
-    none was given).
+    Returns ``(count, shape)`` where ``shape`` is a tuple, or None when none
+    was given (one dimension of ``count``).
     """
     count, remainder = divmod(nbytes, length_bytes)
+    if shape is None and not remainder:
+        return count, None
     if remainder:
         raise ChunkSizeError(
             f"{name} holds {nbytes} bytes, which is not a multiple of "
             f"length_bytes {length_bytes} ({remainder} bytes left over)"
         )
-    if shape is None:
-        return count, (count,)
     try:
         shape = (operator.index(shape),)
     except TypeError:
@@ -124,8 +143,8 @@ def element_count(nbytes, length_bytes, shape, name="data"):
     return count, shape
 
 
-def check_out_size(out_view, nbytes, what):
-    if out_view.nbytes != nbytes:
+def check_out_size(out_nbytes, nbytes, what):
+    if out_nbytes != nbytes:
         raise ChunkSizeError(
-            f"out holds {out_view.nbytes} bytes, expected exactly {nbytes} bytes for {what}"
+            f"out holds {out_nbytes} bytes, expected exactly {nbytes} bytes for {what}"
         )

@@ -14,6 +14,13 @@ there, so that an error is always pinned down by the same code.
 
 import os
 
+from cpython.buffer cimport (
+    PyBUF_SIMPLE,
+    PyBUF_WRITABLE,
+    PyBuffer_FillInfo,
+    PyBuffer_Release,
+    PyObject_GetBuffer,
+)
 from libc.stdint cimport uint8_t, uint32_t, uintptr_t
 from libc.string cimport memcpy, memset
 
@@ -27,6 +34,8 @@ cdef extern from "_simd.h" nogil:
     const int FU32_STREAM
     const int FU32_HAVE_AVX2
     int fu32_cpu_has_avx2()
+    void *fu32_buffer_alloc(size_t size)
+    void fu32_buffer_free(void *p)
     Py_ssize_t fu32_avx2_validate(const uint8_t *src, Py_ssize_t n, int swapped)
     Py_ssize_t fu32_avx2_convert(const uint8_t *src, uint8_t *dst, Py_ssize_t n, int flags)
     Py_ssize_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
@@ -285,41 +294,54 @@ cdef Py_ssize_t str_lengths_elements(const uint8_t *src, Py_ssize_t n_elems, Py_
 # Python entry points (argument checks and messages live in chunk.py)
 # ---------------------------------------------------------------------------
 
-cdef inline const uint8_t *start_of(const uint8_t[::1] buf) noexcept nogil:
-    return &buf[0] if buf.shape[0] > 0 else NULL
+cdef int acquire(object obj, Py_buffer *view, bint writable) except -1:
+    # PyBUF_SIMPLE: contiguous bytes, whatever the format (so NumPy U arrays
+    # and memoryviews of any item type pass without a cast).  The Python
+    # layer has already checked types and contiguity and worded the errors.
+    return PyObject_GetBuffer(obj, view, PyBUF_SIMPLE | (PyBUF_WRITABLE if writable else 0))
 
 
-def validate(const uint8_t[::1] data, bint swapped):
+def validate(data, bint swapped):
     """Index of the first code unit that is not a Unicode scalar value, or -1."""
-    cdef Py_ssize_t n = data.shape[0] // 4
-    cdef const uint8_t *src = start_of(data)
+    cdef Py_buffer src
     cdef int level = _simd_level
     cdef Py_ssize_t bad
-    with nogil:
-        bad = validate_units(src, n, swapped, level)
+    acquire(data, &src, False)
+    try:
+        with nogil:
+            bad = validate_units(<const uint8_t *>src.buf, src.len // 4, swapped, level)
+    finally:
+        PyBuffer_Release(&src)
     return bad
 
 
-def convert(const uint8_t[::1] src, uint8_t[::1] dst, int flags):
-    """Copy the code units of ``src`` into ``dst`` by ``flags``.
+def convert(source, destination, int flags):
+    """Copy the code units of ``source`` into ``destination`` by ``flags``.
 
-    ``dst`` may be ``src`` itself (in place).  Returns -1, or the index of the
-    first invalid unit; then an in-place buffer is left as it was.
+    ``destination`` may be ``source`` itself (in place).  Returns -1, or the
+    index of the first invalid unit; an in-place buffer is then left as it was.
     """
-    cdef Py_ssize_t n = src.shape[0] // 4
-    if dst.shape[0] < 4 * n:
-        raise ValueError(f"destination holds {dst.shape[0]} bytes, need {4 * n}")
-    cdef const uint8_t *s = start_of(src)
-    cdef uint8_t *d = <uint8_t *>start_of(dst)
+    cdef Py_buffer src, dst
     cdef int level = _simd_level
-    cdef Py_ssize_t bad
-    with nogil:
-        bad = convert_units(s, d, n, flags, level)
+    cdef Py_ssize_t bad, n
+    acquire(source, &src, False)
+    try:
+        acquire(destination, &dst, True)
+        try:
+            n = src.len // 4
+            if dst.len < 4 * n:
+                raise ValueError(f"destination holds {dst.len} bytes, need {4 * n}")
+            with nogil:
+                bad = convert_units(<const uint8_t *>src.buf, <uint8_t *>dst.buf, n, flags, level)
+        finally:
+            PyBuffer_Release(&dst)
+    finally:
+        PyBuffer_Release(&src)
     return bad
 
 
-def repad(const uint8_t[::1] src, uint8_t[::1] dst, Py_ssize_t from_units, Py_ssize_t to_units, int flags):
-    """Change the width of every element; ``dst`` None only checks.
+def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int flags):
+    """Change the width of every element; ``destination`` None only checks.
 
     Returns ``(kind, element, position)``: kind ``OK``, ``INVALID_CODE_POINT``
     (position is the unit inside the element) or ``TOO_LONG`` (position is
@@ -327,42 +349,174 @@ def repad(const uint8_t[::1] src, uint8_t[::1] dst, Py_ssize_t from_units, Py_ss
     """
     if from_units <= 0 or to_units <= 0:
         raise ValueError("element widths must be positive")
-    cdef Py_ssize_t n_elems = src.shape[0] // (4 * from_units)
-    if dst is not None and dst.shape[0] < 4 * n_elems * to_units:
-        raise ValueError(f"destination holds {dst.shape[0]} bytes, need {4 * n_elems * to_units}")
-    cdef const uint8_t *s = start_of(src)
-    cdef uint8_t *d = <uint8_t *>start_of(dst) if dst is not None else NULL
+    cdef Py_buffer src, dst
+    cdef uint8_t *d = NULL
     cdef int level = _simd_level
     cdef RepadStatus status
-    with nogil:
-        status = repad_elements(s, d, n_elems, from_units, to_units, flags, level)
+    cdef Py_ssize_t n_elems
+    acquire(source, &src, False)
+    try:
+        n_elems = src.len // (4 * from_units)
+        if destination is not None:
+            acquire(destination, &dst, True)
+        try:
+            if destination is not None:
+                if dst.len < 4 * n_elems * to_units:
+                    raise ValueError(f"destination holds {dst.len} bytes, need {4 * n_elems * to_units}")
+                d = <uint8_t *>dst.buf
+            with nogil:
+                status = repad_elements(<const uint8_t *>src.buf, d, n_elems, from_units, to_units,
+                                        flags, level)
+        finally:
+            if destination is not None:
+                PyBuffer_Release(&dst)
+    finally:
+        PyBuffer_Release(&src)
     return status.kind, status.element, status.position
 
 
-def str_lengths(const uint8_t[::1] src, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
+def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
     """Fill ``lengths`` with code points per element; -1 or the first invalid unit."""
     if width <= 0:
         raise ValueError("element width must be positive")
-    cdef Py_ssize_t n_elems = src.shape[0] // (4 * width)
-    if lengths.shape[0] < n_elems:
-        raise ValueError(f"lengths holds {lengths.shape[0]} entries, need {n_elems}")
-    cdef const uint8_t *s = start_of(src)
-    cdef Py_ssize_t *out = &lengths[0] if n_elems > 0 else NULL
+    cdef Py_buffer src
     cdef int level = _simd_level
-    cdef Py_ssize_t bad
-    with nogil:
-        bad = str_lengths_elements(s, n_elems, width, out, flags, level)
+    cdef Py_ssize_t bad, n_elems
+    acquire(source, &src, False)
+    try:
+        n_elems = src.len // (4 * width)
+        if lengths.shape[0] < n_elems:
+            raise ValueError(f"lengths holds {lengths.shape[0]} entries, need {n_elems}")
+        with nogil:
+            bad = str_lengths_elements(<const uint8_t *>src.buf, n_elems, width,
+                                       &lengths[0] if n_elems > 0 else NULL, flags, level)
+    finally:
+        PyBuffer_Release(&src)
     return bad
 
 
-def overlap(const uint8_t[::1] a, const uint8_t[::1] b):
+def overlap(first, second):
     """0 when the buffers are disjoint, 1 when they are the same bytes, 2 when they partly overlap."""
-    if a.shape[0] == 0 or b.shape[0] == 0:
+    cdef Py_buffer a, b
+    cdef uintptr_t a0, a1, b0, b1
+    acquire(first, &a, False)
+    try:
+        acquire(second, &b, False)
+        try:
+            a0 = <uintptr_t>a.buf
+            b0 = <uintptr_t>b.buf
+            a1 = a0 + <uintptr_t>a.len
+            b1 = b0 + <uintptr_t>b.len
+        finally:
+            PyBuffer_Release(&b)
+    finally:
+        PyBuffer_Release(&a)
+    if a0 == a1 or b0 == b1:
         return 0
-    cdef uintptr_t a0 = <uintptr_t>&a[0], b0 = <uintptr_t>&b[0]
-    cdef uintptr_t a1 = a0 + <uintptr_t>a.shape[0], b1 = b0 + <uintptr_t>b.shape[0]
     if a0 == b0 and a1 == b1:
         return 1
     if a0 < b1 and b0 < a1:
         return 2
     return 0
+
+
+# ---------------------------------------------------------------------------
+# Output buffer pool
+# ---------------------------------------------------------------------------
+# A new large array costs a page fault and a kernel-zeroed page per 4 KiB on
+# first touch: for a 64 MiB chunk, more than the decode itself.  Freed output
+# buffers of at least POOL_MIN_BYTES are kept (up to a limit) and handed out
+# again, so that decoding chunk after chunk writes to memory that is already
+# mapped, as a memory pool in Arrow does.
+
+POOL_MIN_BYTES = 1 << 20
+cdef list _pool = []              # [(capacity, address)], reused best fit first
+cdef Py_ssize_t _pool_bytes = 0
+cdef Py_ssize_t _pool_limit = 512 << 20
+
+
+cdef class PooledBuffer:
+    """A writable, 64-byte aligned byte buffer whose memory goes back to the pool when freed."""
+    cdef uint8_t *data
+    cdef Py_ssize_t size
+    cdef Py_ssize_t capacity
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        PyBuffer_FillInfo(view, self, self.data, self.size, 0, flags)
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
+
+    def __len__(self):
+        return self.size
+
+    def __dealloc__(self):
+        global _pool_bytes
+        if self.data == NULL:
+            return
+        if _pool is not None and _pool_bytes + self.capacity <= _pool_limit:
+            _pool.append((self.capacity, <uintptr_t>self.data))
+            _pool_bytes += self.capacity
+        else:
+            fu32_buffer_free(self.data)
+        self.data = NULL
+
+
+def new_buffer(Py_ssize_t nbytes):
+    """A writable buffer of ``nbytes`` (contents undefined), reused from the pool when possible."""
+    global _pool_bytes
+    if nbytes < 0:
+        raise ValueError("nbytes must not be negative")
+    cdef PooledBuffer buffer = PooledBuffer.__new__(PooledBuffer)
+    cdef Py_ssize_t best = -1, i, capacity
+    for i in range(len(_pool)):
+        capacity = _pool[i][0]
+        # Best fit, and never more than twice the size asked for.
+        if nbytes <= capacity <= 2 * nbytes and (best < 0 or capacity < _pool[best][0]):
+            best = i
+    if best >= 0:
+        capacity, address = _pool.pop(best)
+        _pool_bytes -= capacity
+        buffer.data = <uint8_t *><uintptr_t>address
+        buffer.capacity = capacity
+    else:
+        buffer.data = <uint8_t *>fu32_buffer_alloc(<size_t>nbytes)
+        if buffer.data == NULL:
+            raise MemoryError(f"cannot allocate {nbytes} bytes")
+        buffer.capacity = nbytes
+    buffer.size = nbytes
+    return buffer
+
+
+def set_buffer_pool_limit(Py_ssize_t nbytes):
+    """Keep at most ``nbytes`` of freed output buffers for reuse (0 turns the pool off).
+
+    Decoding or encoding a chunk of at least 1 MiB into a new array takes its
+    memory from this pool when a freed buffer of a fitting size is there, which
+    avoids the page faults of fresh memory.  The default limit is 512 MiB.
+
+    Parameters
+    ----------
+    nbytes : int
+        The new limit in bytes; buffers beyond it are freed at once.
+
+    Returns
+    -------
+    int
+        The previous limit.
+    """
+    global _pool_limit, _pool_bytes
+    if nbytes < 0:
+        raise ValueError(f"the pool limit must not be negative, got {nbytes}")
+    previous = _pool_limit
+    _pool_limit = nbytes
+    while _pool_bytes > _pool_limit and _pool:
+        capacity, address = _pool.pop()
+        _pool_bytes -= capacity
+        fu32_buffer_free(<void *><uintptr_t>address)
+    return previous
+
+
+def buffer_pool_bytes():
+    """Bytes held by freed buffers waiting for reuse."""
+    return _pool_bytes

@@ -37,6 +37,30 @@ static inline void fu32_store_unit(uint8_t *p, uint32_t v) {
     memcpy(p, &v, 4);
 }
 
+/* Output buffers: 64-byte aligned (whole cache lines, and 32-byte aligned
+ * for streaming stores); large ones are offered huge pages, as NumPy does,
+ * so that first touch and TLB misses cost less. */
+#if defined(_WIN32)
+#include <malloc.h>
+static void *fu32_buffer_alloc(size_t size) { return _aligned_malloc(size ? size : 1, 64); }
+static void fu32_buffer_free(void *p) { _aligned_free(p); }
+#else
+#include <stdlib.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+static void *fu32_buffer_alloc(size_t size) {
+    void *p = NULL;
+    size_t alignment = size >= ((size_t)4 << 20) ? ((size_t)2 << 20) : 64;
+    if (posix_memalign(&p, alignment, size ? size : 1) != 0) return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (size >= ((size_t)4 << 20)) madvise(p, size, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+static void fu32_buffer_free(void *p) { free(p); }
+#endif
+
 /* Flags shared by the convert kernels (scalar and SIMD). */
 #define FU32_VALIDATE 1    /* check every code point */
 #define FU32_SRC_SWAPPED 2 /* source units are in non-native byte order */
@@ -166,6 +190,68 @@ FU32_AVX2_INLINE void fu32_v_transform(const uint8_t *src, uint8_t *dst, ptrdiff
     }
 }
 
+/* Copy n units like fu32_v_transform, and check each one on the way.
+ * Returns 1 when all were valid.  The units are written either way. */
+FU32_AVX2_INLINE int fu32_v_transform_checked(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
+                                              const int src_swapped, const int swap,
+                                              const int stream) {
+    const __m256i surrogate = _mm256_set1_epi32(0xD800);
+    __m256i hi0 = _mm256_setzero_si256(), hi1 = _mm256_setzero_si256();
+    __m256i lo0 = _mm256_set1_epi32(-1), lo1 = _mm256_set1_epi32(-1);
+    ptrdiff_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(src + 4 * j));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 64));
+        __m256i d = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 96));
+        __m256i sa = a, sb = b, sc = c, sd = d;
+        if (src_swapped || swap) {
+            sa = fu32_v_bswap(a); sb = fu32_v_bswap(b);
+            sc = fu32_v_bswap(c); sd = fu32_v_bswap(d);
+        }
+        /* Check the native values, store the requested byte order. */
+        __m256i ca = src_swapped ? sa : a, cb = src_swapped ? sb : b;
+        __m256i cc = src_swapped ? sc : c, cd = src_swapped ? sd : d;
+        hi0 = _mm256_max_epu32(hi0, _mm256_max_epu32(ca, cb));
+        hi1 = _mm256_max_epu32(hi1, _mm256_max_epu32(cc, cd));
+        lo0 = _mm256_min_epu32(lo0, _mm256_min_epu32(_mm256_xor_si256(ca, surrogate),
+                                                     _mm256_xor_si256(cb, surrogate)));
+        lo1 = _mm256_min_epu32(lo1, _mm256_min_epu32(_mm256_xor_si256(cc, surrogate),
+                                                     _mm256_xor_si256(cd, surrogate)));
+        __m256i oa = swap ? sa : a, ob = swap ? sb : b, oc = swap ? sc : c, od = swap ? sd : d;
+        if (stream) {
+            _mm256_stream_si256((__m256i *)(dst + 4 * j), oa);
+            _mm256_stream_si256((__m256i *)(dst + 4 * j + 32), ob);
+            _mm256_stream_si256((__m256i *)(dst + 4 * j + 64), oc);
+            _mm256_stream_si256((__m256i *)(dst + 4 * j + 96), od);
+        } else {
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j), oa);
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 32), ob);
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 64), oc);
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 96), od);
+        }
+    }
+    for (; j < n; j += 8) {
+        ptrdiff_t lanes = (n - j < 8) ? n - j : 8;
+        __m256i a = (lanes == 8)
+            ? _mm256_loadu_si256((const __m256i *)(src + 4 * j))
+            : _mm256_maskload_epi32((const int *)(src + 4 * j), fu32_v_lanes_below(lanes));
+        __m256i sa = (src_swapped || swap) ? fu32_v_bswap(a) : a;
+        __m256i ca = src_swapped ? sa : a;
+        hi0 = _mm256_max_epu32(hi0, ca);
+        lo0 = _mm256_min_epu32(lo0, _mm256_xor_si256(ca, surrogate));
+        __m256i oa = swap ? sa : a;
+        if (lanes == 8) {
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j), oa);
+        } else {
+            uint32_t tail[8];
+            _mm256_storeu_si256((__m256i *)tail, oa);
+            memcpy(dst + 4 * j, tail, 4 * (size_t)lanes);
+        }
+    }
+    return fu32_v_all_valid(_mm256_max_epu32(hi0, hi1), _mm256_min_epu32(lo0, lo1));
+}
+
 FU32_AVX2_INLINE ptrdiff_t fu32_avx2_convert_impl(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
                                                   const int validate, const int src_swapped,
                                                   const int swap, const int stream) {
@@ -178,18 +264,23 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_convert_impl(const uint8_t *src, uint8_t *d
         head = misalign ? (ptrdiff_t)((32 - misalign) / 4) : 0;
         if (head > n) head = n;
     }
-    if (head > 0) {
-        if (validate && !fu32_v_range_valid(src, head, src_swapped)) return 0;
-        fu32_v_transform(src, dst, head, swap, 0);
-        i = head;
-    }
     while (i < n) {
         ptrdiff_t count = (n - i < FU32_BLOCK_UNITS) ? n - i : FU32_BLOCK_UNITS;
-        if (validate && !fu32_v_range_valid(src + 4 * i, count, src_swapped)) {
+        int block_stream = stream;
+        if (i == 0 && head > 0) {
+            count = head;
+            block_stream = 0;
+        }
+        if (!validate) {
+            fu32_v_transform(src + 4 * i, dst + 4 * i, count, swap, block_stream);
+        } else if (!fu32_v_transform_checked(src + 4 * i, dst + 4 * i, count, src_swapped, swap,
+                                             block_stream)) {
+            /* Leave the failing block as it was before: in place, swap it
+             * back; elsewhere the scalar loop rewrites it. */
+            if (src == dst && swap) fu32_v_transform(dst + 4 * i, dst + 4 * i, count, 1, 0);
             if (stream) _mm_sfence();
             return i;
         }
-        fu32_v_transform(src + 4 * i, dst + 4 * i, count, swap, stream);
         i += count;
     }
     if (stream) _mm_sfence();

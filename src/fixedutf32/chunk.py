@@ -14,6 +14,7 @@ import numpy as np
 from . import _kernels
 from ._checks import (
     NATIVE_ENDIAN,
+    as_bytes,
     byte_view,
     check_endian,
     check_length_bytes,
@@ -31,6 +32,8 @@ _VALIDATE = _kernels.VALIDATE
 _SRC_SWAPPED = _kernels.SRC_SWAPPED
 _SWAP = _kernels.SWAP
 _STREAM = _kernels.STREAM
+_POOL_MIN_BYTES = _kernels.POOL_MIN_BYTES
+_UINT8 = np.dtype(np.uint8)
 
 # Outputs at least this large are written with non-temporal stores: they
 # would not fit in the last-level cache anyway, and streaming saves the read
@@ -38,8 +41,8 @@ _STREAM = _kernels.STREAM
 STREAM_THRESHOLD_BYTES = 16 * 1024 * 1024
 
 
-def _code_point_at(view, unit, endian):
-    return int.from_bytes(view[4 * unit : 4 * unit + 4], endian)
+def _code_point_at(buffer, unit, endian):
+    return int.from_bytes(as_bytes(buffer)[4 * unit : 4 * unit + 4], endian)
 
 
 def _invalid_code_point(view, unit, units_per_element, endian):
@@ -63,6 +66,14 @@ def _raise_repad_status(status, view, from_units, to_units, endian):
         raise _invalid_code_point(view, element * from_units + position, from_units, endian)
     if kind == _kernels.TOO_LONG:
         raise _too_long(view, element, from_units, to_units)
+
+
+def _new_array(count, dtype):
+    """A new writable 1-D array; large ones reuse freed memory from the pool."""
+    nbytes = count * dtype.itemsize
+    if nbytes >= _POOL_MIN_BYTES:
+        return np.frombuffer(_kernels.new_buffer(nbytes), dtype)
+    return np.empty(count, dtype)
 
 
 def _stream_flag(nbytes):
@@ -110,11 +121,11 @@ def validate(data, length_bytes, *, endian="little"):
     """
     length_bytes = check_length_bytes(length_bytes)
     swapped = check_endian(endian)
-    view = byte_view(data, "data")
-    element_count(view.nbytes, length_bytes, None)
-    bad = _kernels.validate(view, swapped)
+    src, nbytes = byte_view(data, "data")
+    element_count(nbytes, length_bytes, None)
+    bad = _kernels.validate(src, swapped)
     if bad >= 0:
-        raise _invalid_code_point(view, bad, length_bytes // 4, endian)
+        raise _invalid_code_point(src, bad, length_bytes // 4, endian)
 
 
 def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", validate=True, out=None):
@@ -177,10 +188,11 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
     """
     length_bytes = check_length_bytes(length_bytes)
     swapped = check_endian(endian)
-    check_order(order)
-    src = byte_view(data, "data")
-    count, shape = element_count(src.nbytes, length_bytes, shape)
-    dtype = native_dtype(length_bytes // 4)
+    if order != "C":
+        check_order(order)
+    src, nbytes = byte_view(data, "data")
+    count, shape = element_count(nbytes, length_bytes, shape)
+    dtype = native_dtype(length_bytes >> 2)
     flags = _VALIDATE if validate else 0
     if swapped:
         flags |= _SRC_SWAPPED | _SWAP
@@ -193,18 +205,17 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
                     raise _invalid_code_point(src, bad, length_bytes // 4, endian)
             result = np.frombuffer(src, dtype)
         else:
-            buffer = np.empty(src.nbytes, np.uint8)
-            bad = _kernels.convert(src, buffer, flags | _stream_flag(src.nbytes))
+            result = _new_array(count, dtype)
+            bad = _kernels.convert(src, result, flags | _stream_flag(nbytes))
             if bad >= 0:
                 raise _invalid_code_point(src, bad, length_bytes // 4, endian)
-            result = buffer.view(dtype)
     else:
-        dst = writable_byte_view(out, "out")
-        check_out_size(dst, src.nbytes, f"{count} elements of length_bytes {length_bytes}")
+        dst, out_nbytes = writable_byte_view(out, "out")
+        check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {length_bytes}")
         _write_units(src, dst, flags, length_bytes // 4, endian)
         result = np.frombuffer(dst, dtype)
 
-    if len(shape) != 1:
+    if shape is not None and len(shape) != 1:
         result = result.reshape(shape, order=order)
     return result
 
@@ -229,7 +240,7 @@ def _write_units(src, dst, flags, units_per_element, endian):
         if flags & _VALIDATE:
             bad = _kernels.validate(src, bool(flags & _SRC_SWAPPED))
         if bad < 0:
-            _kernels.convert(src, dst, (flags & ~_VALIDATE) | _stream_flag(dst.nbytes))
+            _kernels.convert(src, dst, (flags & ~_VALIDATE) | _stream_flag(memoryview(dst).nbytes))
     if bad >= 0:
         raise _invalid_code_point(src, bad, units_per_element, endian)
 
@@ -337,20 +348,22 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
     True
     """
     target_swapped = check_endian(endian)
-    check_order(order)
-    capacity = None if length_bytes is None else check_length_bytes(length_bytes) // 4
-    array = _as_unicode_array(array)
-    width = array.dtype.itemsize // 4
+    if order != "C":
+        check_order(order)
+    capacity = None if length_bytes is None else check_length_bytes(length_bytes) >> 2
+    if type(array) is not np.ndarray or array.dtype.kind != "U":
+        array = _as_unicode_array(array)
+    width = array.dtype.itemsize >> 2
     if capacity is None:
         capacity = max(width, 1)
     if width == 0:  # a U0 array holds only empty strings
         array = array.astype("U1")
         width = 1
-    flat = array.ravel(order=order)
+    src = array.ravel(order=order)
+    source_swapped = not array.dtype.isnative
     source_endian = _endian_of(array.dtype)
-    source_swapped = check_endian(source_endian)
-    src = flat.view(np.uint8)
-    nbytes = flat.size * capacity * 4
+    count = src.size
+    nbytes = count * capacity * 4
     flags = _VALIDATE if validate else 0
     if source_swapped:
         flags |= _SRC_SWAPPED
@@ -364,24 +377,24 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
                     bad = _kernels.validate(src, source_swapped)
                     if bad >= 0:
                         raise _invalid_code_point(src, bad, width, source_endian)
-                return src
-            result = np.empty(nbytes, np.uint8)
+                return src.view(np.uint8)
+            result = _new_array(nbytes, _UINT8)
             bad = _kernels.convert(src, result, flags | _stream_flag(nbytes))
             if bad >= 0:
                 raise _invalid_code_point(src, bad, width, source_endian)
             return result
-        dst = writable_byte_view(out, "out")
-        check_out_size(dst, nbytes, f"{flat.size} elements of length_bytes {4 * capacity}")
+        dst, out_nbytes = writable_byte_view(out, "out")
+        check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * capacity}")
         _write_units(src, dst, flags, width, source_endian)
         return out
 
     if out is None:
-        result = np.empty(nbytes, np.uint8)
+        result = _new_array(nbytes, _UINT8)
         status = _kernels.repad(src, result, width, capacity, flags)
         _raise_repad_status(status, src, width, capacity, source_endian)
         return result
-    dst = writable_byte_view(out, "out")
-    check_out_size(dst, nbytes, f"{flat.size} elements of length_bytes {4 * capacity}")
+    dst, out_nbytes = writable_byte_view(out, "out")
+    check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * capacity}")
     if _kernels.overlap(src, dst):
         raise ValueError("out overlaps the array's memory; pass a separate buffer")
     _raise_repad_status(_kernels.repad(src, None, width, capacity, flags), src, width, capacity, source_endian)
@@ -418,8 +431,8 @@ def byteswap(buffer):
     >>> bytes(b)
     b'\\x00\\x00\\x00H'
     """
-    view = writable_byte_view(buffer, "buffer")
-    element_count(view.nbytes, 4, None, name="buffer")
+    view, nbytes = writable_byte_view(buffer, "buffer")
+    element_count(nbytes, 4, None, name="buffer")
     _kernels.convert(view, view, _SWAP)
 
 
@@ -480,18 +493,18 @@ def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None
     from_length_bytes = check_length_bytes(from_length_bytes, "from_length_bytes")
     to_length_bytes = check_length_bytes(to_length_bytes, "to_length_bytes")
     swapped = check_endian(endian)
-    src = byte_view(data, "data")
-    count, _ = element_count(src.nbytes, from_length_bytes, None)
+    src, src_nbytes = byte_view(data, "data")
+    count, _ = element_count(src_nbytes, from_length_bytes, None)
     from_units, to_units = from_length_bytes // 4, to_length_bytes // 4
     nbytes = count * to_length_bytes
     flags = (_VALIDATE if validate else 0) | (_SRC_SWAPPED if swapped else 0)
     if out is None:
-        result = np.empty(nbytes, np.uint8)
+        result = _new_array(nbytes, _UINT8)
         status = _kernels.repad(src, result, from_units, to_units, flags)
         _raise_repad_status(status, src, from_units, to_units, endian)
         return result
-    dst = writable_byte_view(out, "out")
-    check_out_size(dst, nbytes, f"{count} elements of length_bytes {to_length_bytes}")
+    dst, out_nbytes = writable_byte_view(out, "out")
+    check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {to_length_bytes}")
     if _kernels.overlap(src, dst):
         raise ValueError("out overlaps data; pass a separate buffer")
     _raise_repad_status(_kernels.repad(src, None, from_units, to_units, flags), src, from_units, to_units, endian)
@@ -538,8 +551,8 @@ def str_lengths(data, length_bytes, *, endian="little", validate=True):
     """
     length_bytes = check_length_bytes(length_bytes)
     swapped = check_endian(endian)
-    src = byte_view(data, "data")
-    count, _ = element_count(src.nbytes, length_bytes, None)
+    src, nbytes = byte_view(data, "data")
+    count, _ = element_count(nbytes, length_bytes, None)
     lengths = np.empty(count, np.intp)
     flags = (_VALIDATE if validate else 0) | (_SRC_SWAPPED if swapped else 0)
     bad = _kernels.str_lengths(src, lengths, length_bytes // 4, flags)
