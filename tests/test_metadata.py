@@ -598,3 +598,57 @@ def test_parse_v2_rejects_missing_keys():
     del doc["order"]
     with rejects("missing key 'order'"):
         parse_array_metadata(doc)
+
+
+# --- ArrayMetadata built by hand, and to_json -------------------------------
+
+
+@pytest.mark.parametrize("meta", [
+    ArrayMetadata(3, (5, 3), (2, 2), FixedLengthUTF32(12)),
+    ArrayMetadata(3, (5, 3, 2), (2, 2, 1), FixedLengthUTF32(4), endian="big", fill_value="😀",
+                  order="F", codecs=({"name": "gzip", "configuration": {"level": 1}},),
+                  chunk_key_encoding="v2"),
+    ArrayMetadata(3, (), (), FixedLengthUTF32(8), separator="."),
+    ArrayMetadata(2, (5,), (2,), FixedLengthUTF32(8), order="F", fill_value="a\x00"),
+    ArrayMetadata(2, (5, 3), (2, 2), FixedLengthUTF32(8), endian="big",
+                  codecs=({"id": "zstd", "level": 1},), separator="/"),
+])
+def test_to_json_round_trips(meta):
+    doc = meta.to_json()
+    assert parse_array_metadata(doc) == meta
+    assert parse_array_metadata(json.dumps(doc)) == meta
+
+
+def test_hand_built_defaults_and_normalization():
+    v3 = ArrayMetadata(3, [4], [2], FixedLengthUTF32(8), fill_value="ab\x00", order="F")
+    assert (v3.endian, v3.order, v3.chunk_key_encoding, v3.separator) == (
+        "little", "C", "default", "/")
+    assert v3.shape == (4,) and v3.fill_value == "ab" and type(v3.fill_value) is numpy.str_
+    v2 = ArrayMetadata(2, [4], [2], FixedLengthUTF32(8))
+    assert (v2.chunk_key_encoding, v2.separator, v2.order) == ("v2", ".", "C")
+    f = ArrayMetadata(3, (2, 3), (2, 3), FixedLengthUTF32(8), order="F")
+    assert f.to_json()["codecs"][0] == {"name": "transpose", "configuration": {"order": [1, 0]}}
+
+
+@pytest.mark.parametrize("kwargs, patterns", [
+    ({"zarr_format": 1}, ["zarr_format", "1"]),
+    ({"shape": (2, -1)}, ["shape[1]", "-1"]),
+    ({"chunk_shape": (2,)}, ["chunk_shape", "2 dimensions"]),
+    ({"data_type": 8}, ["data_type", "FixedLengthUTF32"]),
+    ({"endian": "native"}, ["endian", '"native"']),
+    ({"order": "A"}, ["order", '"A"']),
+    ({"fill_value": "abc"}, ["fill_value", "at most 2 code points"]),
+    ({"codecs": ({"name": "vlen-utf8"},)}, ["vlen-utf8", "variable-length"]),
+    ({"codecs": ({"name": "transpose", "configuration": {"order": [1, 0]}},)},
+     ["bytes-to-bytes", "transpose"]),
+    ({"filters": ({"id": "delta"},)}, ["filters", "zarr_format 3"]),
+    ({"chunk_key_encoding": "v1"}, ["chunk_key_encoding", '"v1"']),
+    ({"separator": "-"}, ["separator", '"-"']),
+    ({"zarr_format": 2, "chunk_key_encoding": "default"}, ["chunk_key_encoding", '"default"']),
+    ({"zarr_format": 2, "codecs": ({"id": "zstd"}, {"id": "gzip"})}, ["codecs", "at most one"]),
+])
+def test_hand_built_rejects(kwargs, patterns):
+    args = {"zarr_format": 3, "shape": (2, 3), "chunk_shape": (2, 2),
+            "data_type": FixedLengthUTF32(8), **kwargs}
+    with rejects(*patterns):
+        ArrayMetadata(**args)

@@ -654,20 +654,121 @@ class ArrayMetadata:
     filters : tuple of dict
         V2 ``filters`` (applied before the compressor when writing); ``()`` for V3.
     chunk_key_encoding : {"default", "v2"}
+        Default: "default" for V3, "v2" for V2 (the only one V2 has).
     separator : {"/", "."}
+        Default: "/" for the "default" encoding, "." for "v2".
+
+    Raises
+    ------
+    MetadataError
+        When built by hand with a field that the metadata could not hold.
     """
 
     zarr_format: int
     shape: tuple
     chunk_shape: tuple
     data_type: FixedLengthUTF32
-    endian: str
-    fill_value: numpy.str_
-    order: str
-    codecs: tuple
+    endian: str = "little"
+    fill_value: numpy.str_ = numpy.str_("")
+    order: str = "C"
+    codecs: tuple = ()
     filters: tuple = ()
-    chunk_key_encoding: str = "default"
-    separator: str = "/"
+    chunk_key_encoding: str | None = None
+    separator: str | None = None
+
+    def __post_init__(self) -> None:
+        # Built by hand (to write a store) as well as by parse_array_metadata:
+        # check every field once, so that to_json() always writes valid metadata.
+        set_ = object.__setattr__
+        if self.zarr_format not in (2, 3) or not _is_json_int(self.zarr_format):
+            raise _fail("zarr_format", "2 or 3", self.zarr_format)
+        shape = _check_shape(list(self.shape), "shape", minimum=0)
+        chunks = _check_shape(list(self.chunk_shape), "chunk_shape", minimum=1)
+        if len(chunks) != len(shape):
+            raise _fail("chunk_shape", f"{len(shape)} dimensions like shape", chunks)
+        set_(self, "shape", shape)
+        set_(self, "chunk_shape", chunks)
+        if not isinstance(self.data_type, FixedLengthUTF32):
+            raise _fail("data_type", "a FixedLengthUTF32", repr(self.data_type))
+        _check_endian(self.endian)
+        if self.order not in ("C", "F") or not isinstance(self.order, str):
+            raise _fail("order", '"C" or "F"', self.order)
+        set_(self, "fill_value", numpy.str_(self.data_type.encode_fill_value(self.fill_value)))
+        codecs = tuple(dict(c) for c in self.codecs)
+        filters = tuple(dict(f) for f in self.filters)
+        if self.zarr_format == 3:
+            _split_codecs([{"name": "bytes", "configuration": {"endian": "little"}}, *codecs],
+                          self.data_type)
+            if filters:
+                raise _fail("filters", "none for zarr_format 3 (use codecs)", list(filters))
+            encodings = {"default": "/", "v2": "."}
+            if len(shape) <= 1:  # one axis: C and F are the same layout
+                set_(self, "order", "C")
+        else:
+            if len(codecs) > 1:
+                raise _fail("codecs", "at most one V2 compressor", list(codecs))
+            encodings = {"v2": "."}
+        if self.chunk_key_encoding is None:
+            set_(self, "chunk_key_encoding", next(iter(encodings)))
+        if self.chunk_key_encoding not in encodings:
+            raise _fail("chunk_key_encoding", " or ".join(map(_show, encodings)),
+                        self.chunk_key_encoding)
+        if self.separator is None:
+            set_(self, "separator", encodings[self.chunk_key_encoding])
+        if self.separator not in ("/", "."):
+            raise _fail("separator", '"/" or "."', self.separator)
+        set_(self, "codecs", codecs)
+        set_(self, "filters", filters)
+
+    def to_json(self) -> dict:
+        """Return the ``zarr.json`` (V3) or ``.zarray`` (V2) document, a new dict.
+
+        ``parse_array_metadata(meta.to_json()) == meta``. Order "F" is written
+        as a V3 ``transpose`` codec reversing the axes.
+
+        Examples
+        --------
+        >>> meta = ArrayMetadata(3, shape=(4,), chunk_shape=(2,),
+        ...                      data_type=FixedLengthUTF32(8), endian="big",
+        ...                      codecs=({"name": "gzip", "configuration": {"level": 1}},))
+        >>> meta.to_json()["codecs"]
+        [{'name': 'bytes', 'configuration': {'endian': 'big'}}, {'name': 'gzip', 'configuration': {'level': 1}}]
+        >>> ArrayMetadata(2, (4,), (2,), FixedLengthUTF32(8), fill_value="x").to_json()["dtype"]
+        '<U2'
+        """
+        fill = self.data_type.encode_fill_value(self.fill_value)
+        if self.zarr_format == 2:
+            return {
+                "zarr_format": 2,
+                "shape": list(self.shape),
+                "chunks": list(self.chunk_shape),
+                "dtype": self.data_type.to_v2(self.endian),
+                "fill_value": fill,
+                "order": self.order,
+                "compressor": dict(self.codecs[0]) if self.codecs else None,
+                "filters": [dict(f) for f in self.filters] or None,
+                "dimension_separator": self.separator,
+            }
+        codecs = [{"name": "bytes", "configuration": {"endian": self.endian}}]
+        codecs += [dict(c) for c in self.codecs]
+        if self.order == "F" and len(self.shape) > 1:
+            axes = list(range(len(self.shape)))[::-1]
+            codecs.insert(0, {"name": "transpose", "configuration": {"order": axes}})
+        return {
+            "zarr_format": 3,
+            "node_type": "array",
+            "shape": list(self.shape),
+            "data_type": self.data_type.to_json(),
+            "chunk_grid": {
+                "name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}
+            },
+            "chunk_key_encoding": {
+                "name": self.chunk_key_encoding, "configuration": {"separator": self.separator}
+            },
+            "fill_value": fill,
+            "codecs": codecs,
+            "attributes": {},
+        }
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
