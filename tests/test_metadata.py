@@ -429,7 +429,10 @@ def test_parse_v3_keeps_no_reference_to_the_document():
     doc = v3_doc(codecs=[LE, {"name": "gzip", "configuration": {"level": 1}}])
     meta = parse_array_metadata(doc)
     doc["codecs"][1]["name"] = "zstd"
-    assert meta.codecs[0]["name"] == "gzip"
+    doc["codecs"][1]["configuration"]["level"] = 9
+    assert meta.codecs[0] == {"name": "gzip", "configuration": {"level": 1}}
+    meta.to_json()["codecs"][1]["configuration"]["level"] = 9
+    assert meta.codecs[0] == {"name": "gzip", "configuration": {"level": 1}}
 
 
 @pytest.mark.parametrize("encoding, key", [

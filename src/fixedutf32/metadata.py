@@ -13,6 +13,7 @@ The only array work is :meth:`FixedLengthUTF32.fill_array`, which is one
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -349,8 +350,9 @@ class FixedLengthUTF32:
         Examples
         --------
         >>> dt = FixedLengthUTF32(8)
-        >>> dt.decode_fill_value("😀!")
-        np.str_('😀!')
+        >>> value = dt.decode_fill_value("😀!")
+        >>> type(value).__name__, str(value)
+        ('str_', '😀!')
         >>> dt.decode_fill_value("abc")
         Traceback (most recent call last):
             ...
@@ -694,8 +696,9 @@ class ArrayMetadata:
         if self.order not in ("C", "F") or not isinstance(self.order, str):
             raise _fail("order", '"C" or "F"', self.order)
         set_(self, "fill_value", numpy.str_(self.data_type.encode_fill_value(self.fill_value)))
-        codecs = tuple(dict(c) for c in self.codecs)
-        filters = tuple(dict(f) for f in self.filters)
+        # deep copies: the frozen object must not change when the caller's dicts do
+        codecs = tuple(copy.deepcopy(dict(c)) for c in self.codecs)
+        filters = tuple(copy.deepcopy(dict(f)) for f in self.filters)
         if self.zarr_format == 3:
             _split_codecs([{"name": "bytes", "configuration": {"endian": "little"}}, *codecs],
                           self.data_type)
@@ -745,12 +748,12 @@ class ArrayMetadata:
                 "dtype": self.data_type.to_v2(self.endian),
                 "fill_value": fill,
                 "order": self.order,
-                "compressor": dict(self.codecs[0]) if self.codecs else None,
-                "filters": [dict(f) for f in self.filters] or None,
+                "compressor": copy.deepcopy(self.codecs[0]) if self.codecs else None,
+                "filters": copy.deepcopy(list(self.filters)) or None,
                 "dimension_separator": self.separator,
             }
         codecs = [{"name": "bytes", "configuration": {"endian": self.endian}}]
-        codecs += [dict(c) for c in self.codecs]
+        codecs += copy.deepcopy(list(self.codecs))
         if self.order == "F" and len(self.shape) > 1:
             axes = list(range(len(self.shape)))[::-1]
             codecs.insert(0, {"name": "transpose", "configuration": {"order": axes}})
@@ -964,7 +967,7 @@ def parse_array_metadata(doc: Any) -> ArrayMetadata:
     -------
     ArrayMetadata
         A new frozen object; it keeps no reference to ``doc`` (codec objects are
-        shallow copies).
+        deep copies).
 
     Raises
     ------
@@ -993,8 +996,8 @@ def parse_array_metadata(doc: Any) -> ArrayMetadata:
     ...   "fill_value": "-",
     ...   "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
     ...              {"name": "gzip", "configuration": {"level": 1}}]}''')
-    >>> meta.endian, meta.fill_value, meta.grid_shape, meta.chunk_key((2,))
-    ('little', np.str_('-'), (3,), 'c/2')
+    >>> meta.endian, str(meta.fill_value), meta.grid_shape, meta.chunk_key((2,))
+    ('little', '-', (3,), 'c/2')
     >>> meta.codecs
     ({'name': 'gzip', 'configuration': {'level': 1}},)
     >>> parse_array_metadata({"zarr_format": 3, "node_type": "array", "shape": [1],
