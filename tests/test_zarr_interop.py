@@ -141,8 +141,11 @@ def test_committed_stores_cover_what_they_claim():
         seen[name] = (meta.zarr_format, meta.endian, meta.order,
                       tuple(c.get("name", c.get("id")) for c in meta.codecs))
     assert seen == {
+        "v2_big_C": (2, "big", "C", ()),
         "v2_big_F_zstd": (2, "big", "F", ("zstd",)),
         "v2_little_C": (2, "little", "C", ()),
+        "v2_little_F_gzip": (2, "little", "F", ("gzip",)),
+        "v3_big": (3, "big", "C", ()),
         "v3_big_gzip": (3, "big", "C", ("gzip",)),
         "v3_big_transpose_zstd": (3, "big", "F", ("zstd",)),
         "v3_little": (3, "little", "C", ()),
