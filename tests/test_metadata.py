@@ -658,3 +658,13 @@ def test_hand_built_rejects(kwargs, patterns):
             "data_type": FixedLengthUTF32(8), **kwargs}
     with rejects(*patterns):
         ArrayMetadata(**args)
+
+
+def test_docstring_examples_run():
+    """The Examples sections are doctests; run them with the suite."""
+    import doctest
+
+    import fixedutf32.metadata
+
+    result = doctest.testmod(fixedutf32.metadata, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 30 and result.failed == 0

@@ -22,17 +22,7 @@ from typing import Any, ClassVar, Iterator, Mapping, Sequence
 
 import numpy
 
-try:  # the lead's errors module; older trees do not have MetadataError yet
-    from .errors import MetadataError
-except ImportError:  # pragma: no cover - removed once main defines it
-    try:
-        from .errors import FixedUTF32Error as _Base
-    except ImportError:
-        _Base = ValueError
-
-    class MetadataError(_Base):  # type: ignore[no-redef]
-        """Array metadata that the fixed_length_utf32 specification forbids."""
-
+from .errors import MetadataError
 
 __all__ = [
     "ArrayMetadata",
