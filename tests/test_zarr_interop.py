@@ -14,11 +14,10 @@ import sys
 import numcodecs
 import numpy
 import pytest
+import zarr
 
-zarr = pytest.importorskip("zarr")
-
-from fixedutf32 import InvalidCodePointError, decode_chunk, encode_chunk  # noqa: E402
-from fixedutf32.metadata import (  # noqa: E402
+from fixedutf32 import InvalidCodePointError, decode_chunk, encode_chunk
+from fixedutf32.metadata import (
     ArrayMetadata,
     FixedLengthUTF32,
     MetadataError,
@@ -29,7 +28,8 @@ TESTS = pathlib.Path(__file__).resolve().parent
 ROOT = TESTS.parent
 FIXTURES = TESTS / "fixtures" / "zarr_stores"
 
-_spec = importlib.util.spec_from_file_location("make_zarr_stores", TESTS / "fixtures" / "make_zarr_stores.py")
+_spec = importlib.util.spec_from_file_location(
+    "make_zarr_stores", TESTS / "fixtures" / "make_zarr_stores.py")
 make_zarr_stores = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_zarr_stores)
 DATA = make_zarr_stores.DATA
