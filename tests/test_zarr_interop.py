@@ -21,6 +21,7 @@ from fixedutf32.metadata import (
     ArrayMetadata,
     FixedLengthUTF32,
     MetadataError,
+    check_codecs,
     parse_array_metadata,
 )
 
@@ -454,3 +455,19 @@ def test_zarr_invalid_code_points_in_chunks(tmp_path):
     for raw in (surrogate, too_large):
         with pytest.raises(InvalidCodePointError):
             decode_chunk(raw, **meta.decode_kwargs())
+
+
+@unstable_spec
+def test_zarr_sharding(tmp_path):
+    """zarr-python shards this type; a shard is not a chunk, so parse_array_metadata
+    rejects it, and check_codecs accepts the codecs inside the shard."""
+    array = zarr.create_array(str(tmp_path / "s"), shape=(4,), chunks=(1,), shards=(2,),
+                              dtype="<U2", fill_value="")
+    array[...] = ["a", "bc", "", "d"]
+    assert zarr_read(tmp_path / "s").tolist() == ["a", "bc", "", "d"]
+    doc = json.loads((tmp_path / "s" / "zarr.json").read_text(encoding="utf-8"))
+    (shard,) = [c for c in doc["codecs"] if c["name"] == "sharding_indexed"]
+    with pytest.raises(MetadataError, match='codecs\\[0\\]: expected the "bytes" codec, got '
+                                            '"sharding_indexed"'):
+        parse_array_metadata(doc)
+    assert check_codecs(shard["configuration"]["codecs"], FixedLengthUTF32(8)) == "little"
