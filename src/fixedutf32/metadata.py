@@ -83,13 +83,13 @@ def _is_json_int(value: Any) -> bool:
 
 
 def _check_keys(obj: Mapping[str, Any], required: set, optional: set, key: str) -> None:
-    missing = sorted(required - obj.keys())
+    missing = sorted(required - obj.keys(), key=str)
     if missing:
         raise MetadataError(
             f"{key}: missing key {missing[0]!r}; expected keys {sorted(required | optional)}, "
             f"got {_show(obj)}"
         )
-    extra = sorted(set(obj) - required - optional)
+    extra = sorted(set(obj) - required - optional, key=str)
     if extra:
         raise MetadataError(
             f"{key}: unexpected key {extra[0]!r}; expected keys {sorted(required | optional)}, "
@@ -622,8 +622,9 @@ def _transpose_to_order(arrays: list, ndim: int) -> str:
 class ArrayMetadata:
     """What a reader needs to decode the chunks of one array.
 
-    Made by :func:`parse_array_metadata`; see there for how each field is
-    derived.
+    Made by :func:`parse_array_metadata`, or by hand to write a store (then
+    :meth:`to_json` gives the document). Frozen and compared field by field;
+    not hashable, as it holds codec dicts.
 
     Attributes
     ----------
