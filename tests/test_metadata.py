@@ -668,3 +668,19 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(fixedutf32.metadata, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 30 and result.failed == 0
+
+
+@pytest.mark.parametrize("name", [
+    "check_codecs", "parse_array_metadata", "parse_v2_dtype",
+    "FixedLengthUTF32.from_json", "FixedLengthUTF32.from_numpy", "FixedLengthUTF32.to_numpy",
+    "FixedLengthUTF32.to_v2", "FixedLengthUTF32.decode_fill_value",
+    "FixedLengthUTF32.encode_fill_value", "FixedLengthUTF32.fill_array",
+])
+def test_public_functions_have_numpydoc_sections(name):
+    import fixedutf32.metadata
+
+    obj = fixedutf32.metadata
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    for section in ("Parameters", "Returns", "Raises", "Examples"):
+        assert f"{section}\n" in obj.__doc__, f"{name} lacks a {section} section"

@@ -163,7 +163,13 @@ class FixedLengthUTF32:
 
     @property
     def capacity(self) -> int:
-        """Largest number of code points one element holds (``length_bytes // 4``)."""
+        """Largest number of code points one element holds (``length_bytes // 4``).
+
+        Examples
+        --------
+        >>> FixedLengthUTF32(48).capacity
+        12
+        """
         return self.length_bytes // 4
 
     def to_json(self) -> dict:
@@ -766,15 +772,44 @@ class ArrayMetadata:
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
-        """Number of chunks along each axis."""
+        """Number of chunks along each axis (edge chunks included).
+
+        Examples
+        --------
+        >>> ArrayMetadata(3, (5, 4), (2, 2), FixedLengthUTF32(8)).grid_shape
+        (3, 2)
+        """
         return tuple(math.ceil(s / c) for s, c in zip(self.shape, self.chunk_shape))
 
     def chunk_indices(self) -> Iterator[tuple[int, ...]]:
-        """Yield the grid index of every chunk, in C order."""
+        """Return an iterator over the grid index of every chunk, in C order.
+
+        Returns
+        -------
+        iterator of tuple of int
+            ``()`` once for a zero-dimensional array; nothing when a
+            dimension is 0.
+
+        Examples
+        --------
+        >>> list(ArrayMetadata(3, (3, 4), (2, 2), FixedLengthUTF32(8)).chunk_indices())
+        [(0, 0), (0, 1), (1, 0), (1, 1)]
+        """
         return iter(numpy.ndindex(*self.grid_shape))
 
     def chunk_key(self, index: Sequence[int]) -> str:
         """Return the store key of the chunk at grid ``index``.
+
+        Parameters
+        ----------
+        index : sequence of int
+            The chunk's position in the chunk grid.
+
+        Returns
+        -------
+        str
+            ``"c/1/0"`` for the V3 ``default`` encoding, ``"1.0"`` for ``v2``
+            (with the array's separator); ``"c"`` and ``"0"`` for 0-d arrays.
 
         Examples
         --------
@@ -790,10 +825,25 @@ class ArrayMetadata:
         return self.separator.join(parts) if parts else "0"
 
     def chunk_region(self, index: Sequence[int]) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
-        """Where the chunk at grid ``index`` goes: ``(array slices, chunk slices)``.
+        """Where the chunk at grid ``index`` goes in the array.
 
-        Edge chunks are stored at full ``chunk_shape``; the chunk slices cut
-        off the part outside the array.
+        Parameters
+        ----------
+        index : sequence of int
+            The chunk's position in the chunk grid.
+
+        Returns
+        -------
+        (tuple of slice, tuple of slice)
+            The slices of the array the chunk covers, and the slices of the
+            decoded chunk to put there: edge chunks are stored at full
+            ``chunk_shape`` and their part outside the array is cut off.
+
+        Examples
+        --------
+        >>> meta = ArrayMetadata(3, (5,), (2,), FixedLengthUTF32(8))
+        >>> meta.chunk_region((2,))
+        ((slice(4, 5, None),), (slice(0, 1, None),))
         """
         target, source = [], []
         for i, s, c in zip(index, self.shape, self.chunk_shape):
@@ -805,6 +855,12 @@ class ArrayMetadata:
 
     def decode_kwargs(self) -> dict:
         """Keyword arguments for :func:`fixedutf32.decode_chunk` on one chunk.
+
+        Returns
+        -------
+        dict
+            A new dict: ``length_bytes``, ``endian``, ``shape`` (the chunk
+            shape) and ``order``, for ``decode_chunk(data, **kwargs)``.
 
         Examples
         --------
