@@ -10,11 +10,14 @@ import json
 import pathlib
 import re
 import sys
+import tempfile
 
 import numcodecs
 import numpy
 import pytest
 import zarr
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fixedutf32 import InvalidCodePointError, decode_chunk, encode_chunk
 from fixedutf32.metadata import (
@@ -471,3 +474,55 @@ def test_zarr_sharding(tmp_path):
                                             '"sharding_indexed"'):
         parse_array_metadata(doc)
     assert check_codecs(shard["configuration"]["codecs"], FixedLengthUTF32(8)) == "little"
+
+
+# --- random arrays both ways ------------------------------------------------
+
+
+@st.composite
+def stored_arrays(draw):
+    capacity = draw(st.integers(1, 4))
+    text = st.text(st.characters(exclude_categories=["Cs"]), max_size=capacity)
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=1, max_size=3)))
+    chunks = tuple(draw(st.integers(1, 3)) for _ in shape)
+    size = int(numpy.prod(shape))
+    values = numpy.array(draw(st.lists(text, min_size=size, max_size=size)) or [""],
+                         dtype=f"U{capacity}")[:size].reshape(shape)
+    fill = draw(text).rstrip("\x00")
+    meta = ArrayMetadata(
+        draw(st.sampled_from([2, 3])), shape, chunks, FixedLengthUTF32(4 * capacity),
+        endian=draw(st.sampled_from(["little", "big"])), order=draw(st.sampled_from("CF")),
+        fill_value=fill)
+    return meta, values
+
+
+@unstable_spec
+@settings(max_examples=25, deadline=None)
+@given(stored_arrays())
+def test_random_arrays_both_ways(case):
+    meta, values = case
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        # zarr-python writes, fixedutf32 reads
+        kwargs = {"zarr_format": meta.zarr_format, "compressors": None}
+        if meta.zarr_format == 2:
+            kwargs.update(dtype=meta.data_type.to_numpy(meta.endian), order=meta.order)
+        else:
+            kwargs.update(dtype=meta.data_type.to_numpy(),
+                          serializer=zarr.codecs.BytesCodec(endian=meta.endian))
+            if meta.order == "F":
+                axes = tuple(range(len(meta.shape)))[::-1]
+                kwargs["filters"] = [zarr.codecs.TransposeCodec(order=axes)]
+        array = zarr.create_array(str(tmp / "z"), shape=meta.shape, chunks=meta.chunk_shape,
+                                  fill_value=str(meta.fill_value), **kwargs)
+        array[...] = values
+        theirs = read_store(tmp / "z")
+        assert theirs.tolist() == values.tolist()
+        name = "zarr.json" if meta.zarr_format == 3 else ".zarray"
+        parsed = parse_array_metadata((tmp / "z" / name).read_bytes())
+        assert (parsed.endian, parsed.order, parsed.fill_value) == (
+            meta.endian, meta.order, meta.fill_value)
+        # fixedutf32 writes, zarr-python reads
+        write_store(tmp / "f", values, meta)
+        ours = zarr.open_array(str(tmp / "f"), mode="r", zarr_format=meta.zarr_format)
+        assert ours[...].tolist() == values.tolist()
