@@ -684,3 +684,15 @@ def test_public_functions_have_numpydoc_sections(name):
         obj = getattr(obj, part)
     for section in ("Parameters", "Returns", "Raises", "Examples"):
         assert f"{section}\n" in obj.__doc__, f"{name} lacks a {section} section"
+
+
+def test_pickle_round_trips():
+    """Dask and multiprocessing users send these between processes."""
+    import pickle
+
+    dt = FixedLengthUTF32(8)
+    assert pickle.loads(pickle.dumps(dt)) == dt
+    meta = parse_array_metadata(v3_doc(fill_value="ab", codecs=[BE, {"name": "gzip"}]))
+    assert pickle.loads(pickle.dumps(meta)) == meta
+    error = pickle.loads(pickle.dumps(MetadataError("fill_value: expected a JSON string, got 0")))
+    assert isinstance(error, MetadataError) and str(error).startswith("fill_value")
