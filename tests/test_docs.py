@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-MODULES = ["fixedutf32.chunk", "fixedutf32.errors", "fixedutf32._checks"]
+MODULES = ["fixedutf32.chunk", "fixedutf32.errors", "fixedutf32.metadata", "fixedutf32.bench"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -2,7 +2,7 @@
 and what zarr-python does with each rule of the data type (the README table).
 
 The ``test_zarr_*`` tests at the end record zarr-python's behaviour as observed;
-if one fails after a zarr-python upgrade, update the table in docs/metadata.md.
+if one fails after a zarr-python upgrade, update the table in README.md.
 """
 
 import importlib.util
@@ -219,7 +219,7 @@ def test_missing_chunks_read_as_fill_in_zarr(tmp_path):
 
 def _readme_reader_source():
     """The code block of the 'Reading a Zarr array with fixedutf32' section."""
-    for path in [ROOT / "README.md", ROOT / "docs" / "metadata.md"]:
+    for path in [ROOT / "README.md"]:
         if path.exists():
             text = path.read_text(encoding="utf-8")
             start = text.find("## Reading a Zarr array with fixedutf32")

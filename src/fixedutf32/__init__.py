@@ -6,8 +6,21 @@ decodes and encodes whole chunks of it, checking that every code unit is a
 Unicode scalar value, with the GIL released.
 """
 
-from ._kernels import available_simd_levels, get_simd_level, set_simd_level
+from ._kernels import (
+    available_simd_levels,
+    buffer_pool_bytes,
+    get_simd_level,
+    set_buffer_pool_limit,
+    set_simd_level,
+)
 from .chunk import byteswap, decode_chunk, encode_chunk, repad, str_lengths, validate
+from .metadata import (
+    ArrayMetadata,
+    FixedLengthUTF32,
+    check_codecs,
+    parse_array_metadata,
+    parse_v2_dtype,
+)
 from .errors import (
     ChunkSizeError,
     FixedUTF32Error,
@@ -26,9 +39,16 @@ __all__ = [
     "byteswap",
     "repad",
     "str_lengths",
+    "FixedLengthUTF32",
+    "ArrayMetadata",
+    "check_codecs",
+    "parse_array_metadata",
+    "parse_v2_dtype",
     "available_simd_levels",
     "get_simd_level",
     "set_simd_level",
+    "set_buffer_pool_limit",
+    "buffer_pool_bytes",
     "FixedUTF32Error",
     "InvalidCodePointError",
     "StringTooLongError",
