@@ -122,8 +122,8 @@ def bad_positions(n_units):
 @pytest.mark.parametrize("bad", [0x110000, 0xFFFFFFFF, 0xD800, 0xDFFF])
 @pytest.mark.parametrize("endian", ["little", "big"])
 @pytest.mark.parametrize("offset", [0, 3])
-def test_bad_unit_same_error_everywhere(bad, endian, offset):
-    width = 13
+@pytest.mark.parametrize("width", [13, 16])
+def test_bad_unit_same_error_everywhere(bad, endian, offset, width):
     n_elements = 2 * BLOCK_UNITS // width + 3
     rng = np.random.default_rng(7)
     base = random_text_units(rng, n_elements, width, fill=1.0)

@@ -273,7 +273,7 @@ cdef RepadStatus repad_elements(const uint8_t *src, uint8_t *dst, Py_ssize_t n_e
         resume = fu32_avx2_repad(src, dst, n_elems, from_units, to_units, flags)
     status = repad_scalar(src + 4 * resume * from_units,
                           dst + 4 * resume * to_units if dst != NULL else NULL,
-                          n_elems - resume, from_units, to_units, flags)
+                          n_elems - resume, from_units, to_units, flags & ~FU32_STREAM)
     if status.kind != KIND_OK:
         status.element += resume
     return status

@@ -90,6 +90,14 @@ FU32_AVX2_INLINE __m256i fu32_v_bswap(__m256i v) {
     return _mm256_shuffle_epi8(v, order);
 }
 
+/* Hide a value from the optimiser.  Without it GCC and Clang turn the short
+ * per-element copy and zero-fill loops into calls to memcpy and memset, which
+ * costs more than the loops for the 32..128 bytes of an element. */
+FU32_AVX2_INLINE __m256i fu32_v_opaque(__m256i v) {
+    __asm__("" : "+x"(v));
+    return v;
+}
+
 /* Lanes below `count` (0..8) set, the others clear. */
 FU32_AVX2_INLINE __m256i fu32_v_lanes_below(ptrdiff_t count) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count),
@@ -353,9 +361,9 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_impl(const uint8_t *src, uint8_t *dst
                 spill = _mm256_or_si256(spill, v);
             }
             for (j = 0; j < keep; j += 8) {
-                __m256i v = (j + 8 <= keep)
+                __m256i v = fu32_v_opaque((j + 8 <= keep)
                     ? _mm256_loadu_si256((const __m256i *)(s + 4 * j))
-                    : _mm256_maskload_epi32((const int *)(s + 4 * j), fu32_v_lanes_below(keep - j));
+                    : _mm256_maskload_epi32((const int *)(s + 4 * j), fu32_v_lanes_below(keep - j)));
                 __m256i swapped_v = (src_swapped || swap) ? fu32_v_bswap(v) : v;
                 if (validate) {
                     __m256i c = src_swapped ? swapped_v : v;
@@ -367,8 +375,9 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_impl(const uint8_t *src, uint8_t *dst
                 if (d) _mm256_storeu_si256((__m256i *)(d + 4 * j), swap ? swapped_v : v);
             }
             if (d) {
+                const __m256i padding = fu32_v_opaque(zero);
                 for (j = (keep + 7) & ~(ptrdiff_t)7; j < to_units; j += 8)
-                    _mm256_storeu_si256((__m256i *)(d + 4 * j), zero);
+                    _mm256_storeu_si256((__m256i *)(d + 4 * j), padding);
             }
         }
         if (!_mm256_testz_si256(spill, spill)) return e;
@@ -378,11 +387,79 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_impl(const uint8_t *src, uint8_t *dst
     return e;
 }
 
+/* The same for widths that are whole vectors (U8, U16, U24, ...): no masks,
+ * no stores past an element, so every element is done here. */
+FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_vectors_impl(const uint8_t *src, uint8_t *dst,
+                                                        ptrdiff_t n_elems, ptrdiff_t from_vectors,
+                                                        ptrdiff_t to_vectors, const int validate,
+                                                        const int src_swapped, const int swap,
+                                                        const int stream) {
+    const __m256i surrogate = _mm256_set1_epi32(0xD800);
+    const __m256i zero = fu32_v_opaque(_mm256_setzero_si256());
+    const ptrdiff_t keep = from_vectors < to_vectors ? from_vectors : to_vectors;
+    ptrdiff_t group = FU32_BLOCK_UNITS / 8 / (from_vectors > to_vectors ? from_vectors : to_vectors);
+    if (group < 1) group = 1;
+    for (ptrdiff_t e = 0; e < n_elems; e += group) {
+        ptrdiff_t group_end = (n_elems - e < group) ? n_elems : e + group;
+        __m256i hi = zero, lo = _mm256_set1_epi32(-1), spill = zero;
+        const __m256i *s = (const __m256i *)(src + 32 * e * from_vectors);
+        __m256i *d = dst ? (__m256i *)(dst + 32 * e * to_vectors) : NULL;
+        for (ptrdiff_t k = e; k < group_end; k++) {
+            ptrdiff_t j;
+            for (j = keep; j < from_vectors; j++) spill = _mm256_or_si256(spill, _mm256_loadu_si256(s + j));
+            for (j = 0; j < keep; j++) {
+                __m256i v = fu32_v_opaque(_mm256_loadu_si256(s + j));
+                __m256i swapped_v = (src_swapped || swap) ? fu32_v_bswap(v) : v;
+                if (validate) {
+                    __m256i c = src_swapped ? swapped_v : v;
+                    hi = _mm256_max_epu32(hi, c);
+                    lo = _mm256_min_epu32(lo, _mm256_xor_si256(c, surrogate));
+                }
+                if (d) {
+                    if (stream) _mm256_stream_si256(d + j, swap ? swapped_v : v);
+                    else _mm256_storeu_si256(d + j, swap ? swapped_v : v);
+                }
+            }
+            if (d) {
+                for (j = keep; j < to_vectors; j++) {
+                    if (stream) _mm256_stream_si256(d + j, zero);
+                    else _mm256_storeu_si256(d + j, zero);
+                }
+                d += to_vectors;
+            }
+            s += from_vectors;
+        }
+        if (!_mm256_testz_si256(spill, spill) || (validate && !fu32_v_all_valid(hi, lo))) {
+            if (stream) _mm_sfence();
+            return e;
+        }
+    }
+    if (stream) _mm_sfence();
+    return n_elems;
+}
+
 FU32_AVX2_FN ptrdiff_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
                                        ptrdiff_t from_units, ptrdiff_t to_units, int flags) {
     const int validate = (flags & FU32_VALIDATE) != 0;
     const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
     const int swap = (flags & FU32_SWAP) != 0;
+    if (from_units % 8 == 0 && to_units % 8 == 0) {
+        const ptrdiff_t f = from_units / 8, t = to_units / 8;
+        const int stream = (flags & FU32_STREAM) != 0 && dst != NULL && (uintptr_t)dst % 32 == 0;
+        if (stream) {
+            if (!validate) return fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 0, 0, swap, 1);
+            return src_swapped ? fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 1, swap, 1)
+                               : fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 0, swap, 1);
+        }
+        if (!validate)
+            return swap ? fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 0, 0, 1, 0)
+                        : fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 0, 0, 0, 0);
+        if (src_swapped)
+            return swap ? fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 1, 1, 0)
+                        : fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 1, 0, 0);
+        return swap ? fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 0, 1, 0)
+                    : fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 0, 0, 0);
+    }
     if (!validate)
         return swap ? fu32_avx2_repad_impl(src, dst, n_elems, from_units, to_units, 0, 0, 1)
                     : fu32_avx2_repad_impl(src, dst, n_elems, from_units, to_units, 0, 0, 0);
@@ -396,49 +473,80 @@ FU32_AVX2_FN ptrdiff_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, ptrdiff
 /* Code points per element without trailing U+0000.  Returns -1 when done,
  * else the first element of a group that failed validation (lengths before
  * it are written). */
+/* Length of one element: the position after its last non-zero unit.  Reads
+ * from the end, one vector at a time, and stops at the first non-zero one. */
+FU32_AVX2_INLINE ptrdiff_t fu32_v_element_length(const uint8_t *s, ptrdiff_t width) {
+    const __m256i zero = _mm256_setzero_si256();
+    ptrdiff_t j = width - 8;
+    for (; j >= 0; j -= 8) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(s + 4 * j));
+        unsigned zeros = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)));
+        if (zeros != 0xFFu) return j + 32 - __builtin_clz(~zeros & 0xFFu);
+    }
+    if (j > -8) {  /* the first width % 8 units */
+        __m256i v = _mm256_maskload_epi32((const int *)s, fu32_v_lanes_below(j + 8));
+        unsigned zeros = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)));
+        if (zeros != 0xFFu) return 32 - __builtin_clz(~zeros & 0xFFu);
+    }
+    return 0;
+}
+
+/* Code points per element without trailing U+0000.  Returns -1 when done,
+ * else the first element of a group that failed validation (lengths before
+ * it are written).  Each group is validated first, then measured while it
+ * is still in L1. */
 FU32_AVX2_INLINE ptrdiff_t fu32_avx2_str_lengths_impl(const uint8_t *src, ptrdiff_t n_elems,
                                                       ptrdiff_t width, ptrdiff_t *lengths,
                                                       const int validate, const int src_swapped) {
-    const __m256i surrogate = _mm256_set1_epi32(0xD800);
-    const __m256i zero = _mm256_setzero_si256();
     ptrdiff_t group = FU32_BLOCK_UNITS / width;
     if (group < 1) group = 1;
     for (ptrdiff_t e = 0; e < n_elems; e += group) {
         ptrdiff_t group_end = (n_elems - e < group) ? n_elems : e + group;
-        __m256i hi = zero, lo = _mm256_set1_epi32(-1);
-        for (ptrdiff_t k = e; k < group_end; k++) {
-            const uint8_t *s = src + 4 * k * width;
-            ptrdiff_t length = 0;
-            if (validate) {
-                for (ptrdiff_t j = 0; j < width; j += 8) {
-                    __m256i v = (j + 8 <= width)
-                        ? _mm256_loadu_si256((const __m256i *)(s + 4 * j))
-                        : _mm256_maskload_epi32((const int *)(s + 4 * j), fu32_v_lanes_below(width - j));
-                    unsigned nonzero = ~(unsigned)_mm256_movemask_ps(
-                        _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero))) & 0xFFu;
-                    if (nonzero) length = j + 32 - __builtin_clz(nonzero);
-                    if (src_swapped) v = fu32_v_bswap(v);
-                    hi = _mm256_max_epu32(hi, v);
-                    lo = _mm256_min_epu32(lo, _mm256_xor_si256(v, surrogate));
+        const uint8_t *s = src + 4 * e * width;
+        if (validate && width != 16 && !fu32_v_range_valid(s, (group_end - e) * width, src_swapped))
+            return e;
+        if (width == 16) {
+            /* The common 64-byte layout, two elements per step: pack the
+             * zero flags of both (4 vectors) into one 32-bit mask, units in
+             * order, then length = index of the highest non-zero unit + 1. */
+            const __m256i zero = _mm256_setzero_si256();
+            const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+            const __m256i surrogate = _mm256_set1_epi32(0xD800);
+            __m256i hi = zero, lo = _mm256_set1_epi32(-1);
+            ptrdiff_t k = e;
+            for (; k + 2 <= group_end; k += 2, s += 128) {
+                __m256i u0 = _mm256_loadu_si256((const __m256i *)s);
+                __m256i u1 = _mm256_loadu_si256((const __m256i *)(s + 32));
+                __m256i u2 = _mm256_loadu_si256((const __m256i *)(s + 64));
+                __m256i u3 = _mm256_loadu_si256((const __m256i *)(s + 96));
+                if (validate) {
+                    __m256i c0 = src_swapped ? fu32_v_bswap(u0) : u0;
+                    __m256i c1 = src_swapped ? fu32_v_bswap(u1) : u1;
+                    __m256i c2 = src_swapped ? fu32_v_bswap(u2) : u2;
+                    __m256i c3 = src_swapped ? fu32_v_bswap(u3) : u3;
+                    hi = _mm256_max_epu32(hi, _mm256_max_epu32(_mm256_max_epu32(c0, c1),
+                                                               _mm256_max_epu32(c2, c3)));
+                    lo = _mm256_min_epu32(lo, _mm256_min_epu32(
+                        _mm256_min_epu32(_mm256_xor_si256(c0, surrogate), _mm256_xor_si256(c1, surrogate)),
+                        _mm256_min_epu32(_mm256_xor_si256(c2, surrogate), _mm256_xor_si256(c3, surrogate))));
                 }
-            } else {
-                /* Without validation only the tail needs reading. */
-                ptrdiff_t j = (width - 1) & ~(ptrdiff_t)7;
-                for (; j >= 0; j -= 8) {
-                    __m256i v = (j + 8 <= width)
-                        ? _mm256_loadu_si256((const __m256i *)(s + 4 * j))
-                        : _mm256_maskload_epi32((const int *)(s + 4 * j), fu32_v_lanes_below(width - j));
-                    unsigned nonzero = ~(unsigned)_mm256_movemask_ps(
-                        _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero))) & 0xFFu;
-                    if (nonzero) {
-                        length = j + 32 - __builtin_clz(nonzero);
-                        break;
-                    }
-                }
+                __m256i a = _mm256_packs_epi32(_mm256_cmpeq_epi32(u0, zero), _mm256_cmpeq_epi32(u1, zero));
+                __m256i b = _mm256_packs_epi32(_mm256_cmpeq_epi32(u2, zero), _mm256_cmpeq_epi32(u3, zero));
+                __m256i flags = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(a, b), order);
+                uint32_t nonzero = ~(uint32_t)_mm256_movemask_epi8(flags);
+                /* 31 - clz(2x + 1) is x's bit length, and 0 for x == 0. */
+                lengths[k] = 31 - __builtin_clz(((nonzero & 0xFFFFu) << 1) | 1u);
+                lengths[k + 1] = 31 - __builtin_clz(((nonzero >> 16) << 1) | 1u);
             }
-            lengths[k] = length;
+            if (k < group_end) {
+                if (validate && !fu32_v_range_valid(s, 16, src_swapped)) return e;
+                lengths[k] = fu32_v_element_length(s, width);
+            }
+            if (validate && !fu32_v_all_valid(hi, lo)) return e;
+        } else {
+            for (ptrdiff_t k = e; k < group_end; k++, s += 4 * width)
+                lengths[k] = fu32_v_element_length(s, width);
         }
-        if (validate && !fu32_v_all_valid(hi, lo)) return e;
     }
     return -1;
 }

@@ -390,7 +390,7 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
 
     if out is None:
         result = _new_array(nbytes, _UINT8)
-        status = _kernels.repad(src, result, width, capacity, flags)
+        status = _kernels.repad(src, result, width, capacity, flags | _stream_flag(nbytes))
         _raise_repad_status(status, src, width, capacity, source_endian)
         return result
     dst, out_nbytes = writable_byte_view(out, "out")
@@ -398,7 +398,7 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
     if _kernels.overlap(src, dst):
         raise ValueError("out overlaps the array's memory; pass a separate buffer")
     _raise_repad_status(_kernels.repad(src, None, width, capacity, flags), src, width, capacity, source_endian)
-    _kernels.repad(src, dst, width, capacity, flags & ~_VALIDATE)
+    _kernels.repad(src, dst, width, capacity, (flags & ~_VALIDATE) | _stream_flag(nbytes))
     return out
 
 
@@ -500,7 +500,7 @@ def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None
     flags = (_VALIDATE if validate else 0) | (_SRC_SWAPPED if swapped else 0)
     if out is None:
         result = _new_array(nbytes, _UINT8)
-        status = _kernels.repad(src, result, from_units, to_units, flags)
+        status = _kernels.repad(src, result, from_units, to_units, flags | _stream_flag(nbytes))
         _raise_repad_status(status, src, from_units, to_units, endian)
         return result
     dst, out_nbytes = writable_byte_view(out, "out")
@@ -508,7 +508,7 @@ def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None
     if _kernels.overlap(src, dst):
         raise ValueError("out overlaps data; pass a separate buffer")
     _raise_repad_status(_kernels.repad(src, None, from_units, to_units, flags), src, from_units, to_units, endian)
-    _kernels.repad(src, dst, from_units, to_units, flags & ~_VALIDATE)
+    _kernels.repad(src, dst, from_units, to_units, (flags & ~_VALIDATE) | _stream_flag(nbytes))
     return out
 
 
