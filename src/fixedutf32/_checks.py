@@ -1,0 +1,150 @@
+"""Argument checks shared by the public functions.
+
+Each helper either returns the normalised value or raises with a message
+that says what was expected, what arrived and which argument it was.
+"""
+
+import operator
+import sys
+
+import numpy as np
+
+from .errors import ChunkSizeError
+
+NATIVE_ENDIAN = sys.byteorder
+# Whether data in each byte order must be swapped to be read natively.
+_SWAPPED = {"little": NATIVE_ENDIAN != "little", "big": NATIVE_ENDIAN != "big"}
+_ORDERS = ("C", "F")
+_native_dtypes = {}
+
+
+def check_length_bytes(value, name="length_bytes"):
+    """Return ``value`` as an int if it is a positive multiple of 4, else raise ValueError."""
+    if type(value) is int and value > 0 and not value & 3:
+        return value  # the common case, first: this runs on every call
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(
+            f"{name} must be a positive int multiple of 4, got {value!r} "
+            f"of type {type(value).__name__}"
+        )
+    value = operator.index(value)
+    if value <= 0 or value % 4:
+        raise ValueError(
+            f"{name} must be a positive multiple of 4 (4 bytes per UTF-32 code unit), got {value}"
+        )
+    return value
+
+
+def check_endian(endian, name="endian"):
+    """Return True when data in ``endian`` byte order needs swapping on this machine."""
+    try:
+        return _SWAPPED[endian]
+    except (KeyError, TypeError):
+        raise ValueError(f"{name} must be 'little' or 'big', got {endian!r}") from None
+
+
+def check_order(order):
+    if order not in _ORDERS:
+        raise ValueError(f"order must be 'C' or 'F', got {order!r}")
+    return order
+
+
+def native_dtype(capacity):
+    """The native-byte-order ``U{capacity}`` dtype (cached: this is on the hot path)."""
+    dtype = _native_dtypes.get(capacity)
+    if dtype is None:
+        dtype = _native_dtypes[capacity] = np.dtype(f"=U{capacity}")
+    return dtype
+
+
+def byte_view(obj, name):
+    """``obj``'s bytes as ``(buffer, nbytes)``, without copying.
+
+    The buffer is ``obj`` itself when it is bytes, a bytearray or a
+    C-contiguous ndarray (the kernels read any of them as raw bytes), else a
+    flat ``uint8`` memoryview.  Raises TypeError when ``obj`` has no buffer,
+    BufferError when its buffer is not C-contiguous.
+    """
+    cls = type(obj)
+    if cls is bytes or cls is bytearray:
+        return obj, len(obj)
+    if cls is np.ndarray and obj.flags.c_contiguous:
+        return obj, obj.nbytes
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        raise TypeError(
+            f"{name} must support the buffer protocol (bytes, bytearray, memoryview, "
+            f"mmap, array.array, numpy.ndarray), got {type(obj).__name__}"
+        ) from None
+    if not view.c_contiguous:
+        raise BufferError(
+            f"{name} must be a C-contiguous buffer, got one of shape {view.shape} "
+            f"with strides {view.strides}"
+        )
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
+    return view, view.nbytes
+
+
+def writable_byte_view(obj, name):
+    """Like :func:`byte_view`, and raise TypeError if the buffer is read-only."""
+    if type(obj) is np.ndarray and obj.flags.c_contiguous:
+        if not obj.flags.writeable:
+            raise TypeError(f"{name} must be a writable buffer, got a read-only numpy.ndarray")
+        return obj, obj.nbytes
+    view, nbytes = byte_view(obj, name)
+    if type(view) is bytes or (type(view) is memoryview and view.readonly):
+        raise TypeError(
+            f"{name} must be a writable buffer, got a read-only {type(obj).__name__}"
+        )
+    return view, nbytes
+
+
+def as_bytes(buffer):
+    """A flat ``uint8`` memoryview of a buffer returned by :func:`byte_view`."""
+    view = memoryview(buffer)
+    return view if view.format == "B" and view.ndim == 1 else view.cast("B")
+
+
+def element_count(nbytes, length_bytes, shape, name="data"):
+    """Number of elements in a chunk of ``nbytes``; check it against ``shape``.
+
+    Returns ``(count, shape)`` where ``shape`` is a tuple, or None when none
+    was given (one dimension of ``count``).
+    """
+    count, remainder = divmod(nbytes, length_bytes)
+    if shape is None and not remainder:
+        return count, None
+    if remainder:
+        raise ChunkSizeError(
+            f"{name} holds {nbytes} bytes, which is not a multiple of "
+            f"length_bytes {length_bytes} ({remainder} bytes left over)"
+        )
+    try:
+        shape = (operator.index(shape),)
+    except TypeError:
+        try:
+            shape = tuple(operator.index(extent) for extent in shape)
+        except TypeError:
+            raise TypeError(
+                f"shape must be an int or a sequence of ints, got {shape!r}"
+            ) from None
+    if any(extent < 0 for extent in shape):
+        raise ValueError(f"shape must not have negative extents, got {shape}")
+    expected = 1
+    for extent in shape:
+        expected *= extent
+    if expected != count:
+        raise ChunkSizeError(
+            f"shape {shape} needs {expected} elements ({expected * length_bytes} bytes), "
+            f"but {name} holds {count} elements ({nbytes} bytes) of length_bytes {length_bytes}"
+        )
+    return count, shape
+
+
+def check_out_size(out_nbytes, nbytes, what):
+    if out_nbytes != nbytes:
+        raise ChunkSizeError(
+            f"out holds {out_nbytes} bytes, expected exactly {nbytes} bytes for {what}"
+        )

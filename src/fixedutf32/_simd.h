@@ -1,0 +1,584 @@
+/*
+ * Fast paths for the fixed_length_utf32 kernels in _kernels.pyx.
+ *
+ * Each function here runs over a whole buffer and returns either -1 (all done,
+ * all valid) or a "resume index": the first code unit (or element) from which
+ * the scalar kernel in _kernels.pyx, which is the reference, must carry on.
+ * Everything before the resume index has been checked and written exactly as
+ * the scalar kernel would have done it; nothing from the resume index on has
+ * been written.  The scalar kernel then pins down the exact error, so every
+ * error is reported by one piece of code, whatever the instruction set.
+ *
+ * The AVX2 functions carry __attribute__((target("avx2"))): they compile in
+ * the default (portable) build and are only called after the CPU check.
+ */
+#ifndef FIXEDUTF32_SIMD_H
+#define FIXEDUTF32_SIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(_MSC_VER)
+#include <stdlib.h>
+#define fu32_bswap32(x) _byteswap_ulong(x)
+#else
+#define fu32_bswap32(x) __builtin_bswap32(x)
+#endif
+
+/* Unaligned 4-byte access: inputs may start at any address. */
+static inline uint32_t fu32_load_unit(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static inline void fu32_store_unit(uint8_t *p, uint32_t v) {
+    memcpy(p, &v, 4);
+}
+
+/* Output buffers: 64-byte aligned (whole cache lines, and 32-byte aligned
+ * for streaming stores); large ones are offered huge pages, as NumPy does,
+ * so that first touch and TLB misses cost less. */
+#if defined(_WIN32)
+#include <malloc.h>
+static void *fu32_buffer_alloc(size_t size) { return _aligned_malloc(size ? size : 1, 64); }
+static void fu32_buffer_free(void *p) { _aligned_free(p); }
+#else
+#include <stdlib.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+static void *fu32_buffer_alloc(size_t size) {
+    void *p = NULL;
+    size_t alignment = size >= ((size_t)4 << 20) ? ((size_t)2 << 20) : 64;
+    if (posix_memalign(&p, alignment, size ? size : 1) != 0) return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (size >= ((size_t)4 << 20)) madvise(p, size, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+static void fu32_buffer_free(void *p) { free(p); }
+#endif
+
+/* Flags shared by the convert kernels (scalar and SIMD). */
+#define FU32_VALIDATE 1    /* check every code point */
+#define FU32_SRC_SWAPPED 2 /* source units are in non-native byte order */
+#define FU32_SWAP 4        /* byte-swap units on the way to the destination */
+#define FU32_STREAM 8      /* non-temporal stores: output larger than cache */
+
+/* Units per fast-check block (16 KiB): small enough to stay in L1 between
+ * the validating pass and the writing pass over the same block. */
+#define FU32_BLOCK_UNITS 4096
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FU32_HAVE_AVX2 1
+#include <immintrin.h>
+
+static int fu32_cpu_has_avx2(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+}
+
+#define FU32_AVX2_FN static __attribute__((target("avx2"), noinline))
+#define FU32_AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))
+
+FU32_AVX2_INLINE __m256i fu32_v_bswap(__m256i v) {
+    const __m256i order = _mm256_setr_epi8(
+        3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12,
+        3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
+    return _mm256_shuffle_epi8(v, order);
+}
+
+/* Hide a value from the optimiser.  Without it GCC and Clang turn the short
+ * per-element copy and zero-fill loops into calls to memcpy and memset, which
+ * costs more than the loops for the 32..128 bytes of an element. */
+FU32_AVX2_INLINE __m256i fu32_v_opaque(__m256i v) {
+    __asm__("" : "+x"(v));
+    return v;
+}
+
+/* Lanes below `count` (0..8) set, the others clear. */
+FU32_AVX2_INLINE __m256i fu32_v_lanes_below(ptrdiff_t count) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* simdutf's test: every unit c is a scalar value iff max(c) <= 0x10FFFF and
+ * min(c ^ 0xD800) >= 0x800.  `hi` holds a running max of c, `lo` a running
+ * min of c ^ 0xD800. */
+FU32_AVX2_INLINE int fu32_v_all_valid(__m256i hi, __m256i lo) {
+    const __m256i max_scalar = _mm256_set1_epi32(0x10FFFF);
+    const __m256i min_offset = _mm256_set1_epi32(0x800);
+    __m256i ok_hi = _mm256_cmpeq_epi32(_mm256_max_epu32(hi, max_scalar), max_scalar);
+    __m256i ok_lo = _mm256_cmpeq_epi32(_mm256_min_epu32(lo, min_offset), min_offset);
+    return _mm256_movemask_epi8(_mm256_and_si256(ok_hi, ok_lo)) == -1;
+}
+
+/* Returns 1 when all `n` units at src are valid. */
+FU32_AVX2_INLINE int fu32_v_range_valid(const uint8_t *src, ptrdiff_t n, const int swapped) {
+    const __m256i surrogate = _mm256_set1_epi32(0xD800);
+    __m256i hi0 = _mm256_setzero_si256(), hi1 = _mm256_setzero_si256();
+    __m256i lo0 = _mm256_set1_epi32(-1), lo1 = _mm256_set1_epi32(-1);
+    ptrdiff_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(src + 4 * j));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 64));
+        __m256i d = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 96));
+        if (swapped) {
+            a = fu32_v_bswap(a); b = fu32_v_bswap(b);
+            c = fu32_v_bswap(c); d = fu32_v_bswap(d);
+        }
+        hi0 = _mm256_max_epu32(hi0, _mm256_max_epu32(a, b));
+        hi1 = _mm256_max_epu32(hi1, _mm256_max_epu32(c, d));
+        lo0 = _mm256_min_epu32(lo0, _mm256_min_epu32(_mm256_xor_si256(a, surrogate),
+                                                     _mm256_xor_si256(b, surrogate)));
+        lo1 = _mm256_min_epu32(lo1, _mm256_min_epu32(_mm256_xor_si256(c, surrogate),
+                                                     _mm256_xor_si256(d, surrogate)));
+    }
+    for (; j < n; j += 8) {
+        /* Masked-off lanes load as 0, which is valid. */
+        __m256i a = (j + 8 <= n)
+            ? _mm256_loadu_si256((const __m256i *)(src + 4 * j))
+            : _mm256_maskload_epi32((const int *)(src + 4 * j), fu32_v_lanes_below(n - j));
+        if (swapped) a = fu32_v_bswap(a);
+        hi0 = _mm256_max_epu32(hi0, a);
+        lo0 = _mm256_min_epu32(lo0, _mm256_xor_si256(a, surrogate));
+    }
+    return fu32_v_all_valid(_mm256_max_epu32(hi0, hi1), _mm256_min_epu32(lo0, lo1));
+}
+
+FU32_AVX2_INLINE ptrdiff_t fu32_avx2_validate_impl(const uint8_t *src, ptrdiff_t n, const int swapped) {
+    for (ptrdiff_t i = 0; i < n; i += FU32_BLOCK_UNITS) {
+        ptrdiff_t count = (n - i < FU32_BLOCK_UNITS) ? n - i : FU32_BLOCK_UNITS;
+        if (!fu32_v_range_valid(src + 4 * i, count, swapped)) return i;
+    }
+    return -1;
+}
+
+/* -1 when all n units are valid, else the start of the first failing block. */
+FU32_AVX2_FN ptrdiff_t fu32_avx2_validate(const uint8_t *src, ptrdiff_t n, int swapped) {
+    return swapped ? fu32_avx2_validate_impl(src, n, 1) : fu32_avx2_validate_impl(src, n, 0);
+}
+
+/* Copy n units, byte-swapping when `swap`; src may equal dst. */
+FU32_AVX2_INLINE void fu32_v_transform(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
+                                       const int swap, const int stream) {
+    ptrdiff_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(src + 4 * j));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 64));
+        __m256i d = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 96));
+        if (swap) {
+            a = fu32_v_bswap(a); b = fu32_v_bswap(b);
+            c = fu32_v_bswap(c); d = fu32_v_bswap(d);
+        }
+        if (stream) {
+            _mm256_stream_si256((__m256i *)(dst + 4 * j), a);
+            _mm256_stream_si256((__m256i *)(dst + 4 * j + 32), b);
+            _mm256_stream_si256((__m256i *)(dst + 4 * j + 64), c);
+            _mm256_stream_si256((__m256i *)(dst + 4 * j + 96), d);
+        } else {
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j), a);
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 32), b);
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 64), c);
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 96), d);
+        }
+    }
+    for (; j + 8 <= n; j += 8) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(src + 4 * j));
+        if (swap) a = fu32_v_bswap(a);
+        _mm256_storeu_si256((__m256i *)(dst + 4 * j), a);
+    }
+    for (; j < n; j++) {
+        uint32_t u = fu32_load_unit(src + 4 * j);
+        fu32_store_unit(dst + 4 * j, swap ? fu32_bswap32(u) : u);
+    }
+}
+
+/* Copy n units like fu32_v_transform, and check each one on the way.
+ * Returns 1 when all were valid.  The units are written either way. */
+FU32_AVX2_INLINE int fu32_v_transform_checked(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
+                                              const int src_swapped, const int swap,
+                                              const int stream) {
+    const __m256i surrogate = _mm256_set1_epi32(0xD800);
+    __m256i hi0 = _mm256_setzero_si256(), hi1 = _mm256_setzero_si256();
+    __m256i lo0 = _mm256_set1_epi32(-1), lo1 = _mm256_set1_epi32(-1);
+    ptrdiff_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(src + 4 * j));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 64));
+        __m256i d = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 96));
+        __m256i sa = a, sb = b, sc = c, sd = d;
+        if (src_swapped || swap) {
+            sa = fu32_v_bswap(a); sb = fu32_v_bswap(b);
+            sc = fu32_v_bswap(c); sd = fu32_v_bswap(d);
+        }
+        /* Check the native values, store the requested byte order. */
+        __m256i ca = src_swapped ? sa : a, cb = src_swapped ? sb : b;
+        __m256i cc = src_swapped ? sc : c, cd = src_swapped ? sd : d;
+        hi0 = _mm256_max_epu32(hi0, _mm256_max_epu32(ca, cb));
+        hi1 = _mm256_max_epu32(hi1, _mm256_max_epu32(cc, cd));
+        lo0 = _mm256_min_epu32(lo0, _mm256_min_epu32(_mm256_xor_si256(ca, surrogate),
+                                                     _mm256_xor_si256(cb, surrogate)));
+        lo1 = _mm256_min_epu32(lo1, _mm256_min_epu32(_mm256_xor_si256(cc, surrogate),
+                                                     _mm256_xor_si256(cd, surrogate)));
+        __m256i oa = swap ? sa : a, ob = swap ? sb : b, oc = swap ? sc : c, od = swap ? sd : d;
+        if (stream) {
+            _mm256_stream_si256((__m256i *)(dst + 4 * j), oa);
+            _mm256_stream_si256((__m256i *)(dst + 4 * j + 32), ob);
+            _mm256_stream_si256((__m256i *)(dst + 4 * j + 64), oc);
+            _mm256_stream_si256((__m256i *)(dst + 4 * j + 96), od);
+        } else {
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j), oa);
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 32), ob);
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 64), oc);
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 96), od);
+        }
+    }
+    for (; j < n; j += 8) {
+        ptrdiff_t lanes = (n - j < 8) ? n - j : 8;
+        __m256i a = (lanes == 8)
+            ? _mm256_loadu_si256((const __m256i *)(src + 4 * j))
+            : _mm256_maskload_epi32((const int *)(src + 4 * j), fu32_v_lanes_below(lanes));
+        __m256i sa = (src_swapped || swap) ? fu32_v_bswap(a) : a;
+        __m256i ca = src_swapped ? sa : a;
+        hi0 = _mm256_max_epu32(hi0, ca);
+        lo0 = _mm256_min_epu32(lo0, _mm256_xor_si256(ca, surrogate));
+        __m256i oa = swap ? sa : a;
+        if (lanes == 8) {
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j), oa);
+        } else {
+            uint32_t tail[8];
+            _mm256_storeu_si256((__m256i *)tail, oa);
+            memcpy(dst + 4 * j, tail, 4 * (size_t)lanes);
+        }
+    }
+    return fu32_v_all_valid(_mm256_max_epu32(hi0, hi1), _mm256_min_epu32(lo0, lo1));
+}
+
+FU32_AVX2_INLINE ptrdiff_t fu32_avx2_convert_impl(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
+                                                  const int validate, const int src_swapped,
+                                                  const int swap, const int stream) {
+    ptrdiff_t i = 0;
+    ptrdiff_t head = 0;
+    if (stream) {
+        /* Streaming stores need 32-byte aligned destinations; the caller
+         * only streams to destinations aligned to a code unit. */
+        uintptr_t misalign = (uintptr_t)dst % 32;
+        head = misalign ? (ptrdiff_t)((32 - misalign) / 4) : 0;
+        if (head > n) head = n;
+    }
+    while (i < n) {
+        ptrdiff_t count = (n - i < FU32_BLOCK_UNITS) ? n - i : FU32_BLOCK_UNITS;
+        int block_stream = stream;
+        if (i == 0 && head > 0) {
+            count = head;
+            block_stream = 0;
+        }
+        if (!validate) {
+            fu32_v_transform(src + 4 * i, dst + 4 * i, count, swap, block_stream);
+        } else if (!fu32_v_transform_checked(src + 4 * i, dst + 4 * i, count, src_swapped, swap,
+                                             block_stream)) {
+            /* Leave the failing block as it was before: in place, swap it
+             * back; elsewhere the scalar loop rewrites it. */
+            if (src == dst && swap) fu32_v_transform(dst + 4 * i, dst + 4 * i, count, 1, 0);
+            if (stream) _mm_sfence();
+            return i;
+        }
+        i += count;
+    }
+    if (stream) _mm_sfence();
+    return -1;
+}
+
+/* Converts n units from src to dst by `flags` (FU32_*).  Returns -1 when
+ * done, else the start of the first block that failed validation: units
+ * before it are written, units from it on are untouched. */
+FU32_AVX2_FN ptrdiff_t fu32_avx2_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags) {
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
+    const int swap = (flags & FU32_SWAP) != 0;
+    const int stream = (flags & FU32_STREAM) != 0 && (uintptr_t)dst % 4 == 0;
+    /* Spell out the common combinations so each gets its own tight loop. */
+    if (!validate) {
+        if (swap) return stream ? fu32_avx2_convert_impl(src, dst, n, 0, 0, 1, 1)
+                                : fu32_avx2_convert_impl(src, dst, n, 0, 0, 1, 0);
+        return stream ? fu32_avx2_convert_impl(src, dst, n, 0, 0, 0, 1)
+                      : fu32_avx2_convert_impl(src, dst, n, 0, 0, 0, 0);
+    }
+    if (swap && src_swapped)
+        return stream ? fu32_avx2_convert_impl(src, dst, n, 1, 1, 1, 1)
+                      : fu32_avx2_convert_impl(src, dst, n, 1, 1, 1, 0);
+    if (swap)
+        return stream ? fu32_avx2_convert_impl(src, dst, n, 1, 0, 1, 1)
+                      : fu32_avx2_convert_impl(src, dst, n, 1, 0, 1, 0);
+    if (src_swapped)
+        return stream ? fu32_avx2_convert_impl(src, dst, n, 1, 1, 0, 1)
+                      : fu32_avx2_convert_impl(src, dst, n, 1, 1, 0, 0);
+    return stream ? fu32_avx2_convert_impl(src, dst, n, 1, 0, 0, 1)
+                  : fu32_avx2_convert_impl(src, dst, n, 1, 0, 0, 0);
+}
+
+/* Element-wise width change.  Elements hold `from_units` code units in src
+ * and `to_units` in dst (dst may be NULL: check only).  Returns the index of
+ * the element from which the scalar kernel must resume: either the start of
+ * a group that failed a check, or the last few elements, whose 32-byte
+ * stores could run past the end of the buffer. */
+FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_impl(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
+                                                ptrdiff_t from_units, ptrdiff_t to_units,
+                                                const int validate, const int src_swapped,
+                                                const int swap) {
+    const __m256i surrogate = _mm256_set1_epi32(0xD800);
+    const __m256i zero = _mm256_setzero_si256();
+    const ptrdiff_t keep = from_units < to_units ? from_units : to_units;
+    const ptrdiff_t to_round = (to_units + 7) & ~(ptrdiff_t)7;
+    ptrdiff_t safe = n_elems;
+    if (dst != NULL) {
+        /* Element e stores up to unit e * to_units + to_round of dst. */
+        ptrdiff_t tail = (to_round + to_units - 1) / to_units;
+        safe = n_elems - tail + 1;
+        if (safe < 0) safe = 0;
+    }
+    ptrdiff_t group = FU32_BLOCK_UNITS / (from_units > to_units ? from_units : to_units);
+    if (group < 1) group = 1;
+    ptrdiff_t e = 0;
+    while (e < safe) {
+        ptrdiff_t group_end = (safe - e < group) ? safe : e + group;
+        __m256i hi = zero, lo = _mm256_set1_epi32(-1), spill = zero;
+        for (ptrdiff_t k = e; k < group_end; k++) {
+            const uint8_t *s = src + 4 * k * from_units;
+            uint8_t *d = dst ? dst + 4 * k * to_units : NULL;
+            ptrdiff_t j;
+            /* Units past the new width must all be padding. */
+            for (j = to_units; j < from_units; j += 8) {
+                __m256i v = (j + 8 <= from_units)
+                    ? _mm256_loadu_si256((const __m256i *)(s + 4 * j))
+                    : _mm256_maskload_epi32((const int *)(s + 4 * j), fu32_v_lanes_below(from_units - j));
+                spill = _mm256_or_si256(spill, v);
+            }
+            for (j = 0; j < keep; j += 8) {
+                __m256i v = fu32_v_opaque((j + 8 <= keep)
+                    ? _mm256_loadu_si256((const __m256i *)(s + 4 * j))
+                    : _mm256_maskload_epi32((const int *)(s + 4 * j), fu32_v_lanes_below(keep - j)));
+                __m256i swapped_v = (src_swapped || swap) ? fu32_v_bswap(v) : v;
+                if (validate) {
+                    __m256i c = src_swapped ? swapped_v : v;
+                    hi = _mm256_max_epu32(hi, c);
+                    lo = _mm256_min_epu32(lo, _mm256_xor_si256(c, surrogate));
+                }
+                /* Lanes past `keep` are zero: the padding of this element or
+                 * a part of the next one, which is written after this. */
+                if (d) _mm256_storeu_si256((__m256i *)(d + 4 * j), swap ? swapped_v : v);
+            }
+            if (d) {
+                const __m256i padding = fu32_v_opaque(zero);
+                for (j = (keep + 7) & ~(ptrdiff_t)7; j < to_units; j += 8)
+                    _mm256_storeu_si256((__m256i *)(d + 4 * j), padding);
+            }
+        }
+        if (!_mm256_testz_si256(spill, spill)) return e;
+        if (validate && !fu32_v_all_valid(hi, lo)) return e;
+        e = group_end;
+    }
+    return e;
+}
+
+/* The same for widths that are whole vectors (U8, U16, U24, ...): no masks,
+ * no stores past an element, so every element is done here. */
+FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_vectors_impl(const uint8_t *src, uint8_t *dst,
+                                                        ptrdiff_t n_elems, ptrdiff_t from_vectors,
+                                                        ptrdiff_t to_vectors, const int validate,
+                                                        const int src_swapped, const int swap,
+                                                        const int stream) {
+    const __m256i surrogate = _mm256_set1_epi32(0xD800);
+    const __m256i zero = fu32_v_opaque(_mm256_setzero_si256());
+    const ptrdiff_t keep = from_vectors < to_vectors ? from_vectors : to_vectors;
+    ptrdiff_t group = FU32_BLOCK_UNITS / 8 / (from_vectors > to_vectors ? from_vectors : to_vectors);
+    if (group < 1) group = 1;
+    for (ptrdiff_t e = 0; e < n_elems; e += group) {
+        ptrdiff_t group_end = (n_elems - e < group) ? n_elems : e + group;
+        __m256i hi = zero, lo = _mm256_set1_epi32(-1), spill = zero;
+        const __m256i *s = (const __m256i *)(src + 32 * e * from_vectors);
+        __m256i *d = dst ? (__m256i *)(dst + 32 * e * to_vectors) : NULL;
+        for (ptrdiff_t k = e; k < group_end; k++) {
+            ptrdiff_t j;
+            for (j = keep; j < from_vectors; j++) spill = _mm256_or_si256(spill, _mm256_loadu_si256(s + j));
+            for (j = 0; j < keep; j++) {
+                __m256i v = fu32_v_opaque(_mm256_loadu_si256(s + j));
+                __m256i swapped_v = (src_swapped || swap) ? fu32_v_bswap(v) : v;
+                if (validate) {
+                    __m256i c = src_swapped ? swapped_v : v;
+                    hi = _mm256_max_epu32(hi, c);
+                    lo = _mm256_min_epu32(lo, _mm256_xor_si256(c, surrogate));
+                }
+                if (d) {
+                    if (stream) _mm256_stream_si256(d + j, swap ? swapped_v : v);
+                    else _mm256_storeu_si256(d + j, swap ? swapped_v : v);
+                }
+            }
+            if (d) {
+                for (j = keep; j < to_vectors; j++) {
+                    if (stream) _mm256_stream_si256(d + j, zero);
+                    else _mm256_storeu_si256(d + j, zero);
+                }
+                d += to_vectors;
+            }
+            s += from_vectors;
+        }
+        if (!_mm256_testz_si256(spill, spill) || (validate && !fu32_v_all_valid(hi, lo))) {
+            if (stream) _mm_sfence();
+            return e;
+        }
+    }
+    if (stream) _mm_sfence();
+    return n_elems;
+}
+
+FU32_AVX2_FN ptrdiff_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
+                                       ptrdiff_t from_units, ptrdiff_t to_units, int flags) {
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
+    const int swap = (flags & FU32_SWAP) != 0;
+    if (from_units % 8 == 0 && to_units % 8 == 0) {
+        const ptrdiff_t f = from_units / 8, t = to_units / 8;
+        const int stream = (flags & FU32_STREAM) != 0 && dst != NULL && (uintptr_t)dst % 32 == 0;
+        if (stream) {
+            if (!validate) return fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 0, 0, swap, 1);
+            return src_swapped ? fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 1, swap, 1)
+                               : fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 0, swap, 1);
+        }
+        if (!validate)
+            return swap ? fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 0, 0, 1, 0)
+                        : fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 0, 0, 0, 0);
+        if (src_swapped)
+            return swap ? fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 1, 1, 0)
+                        : fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 1, 0, 0);
+        return swap ? fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 0, 1, 0)
+                    : fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 0, 0, 0);
+    }
+    if (!validate)
+        return swap ? fu32_avx2_repad_impl(src, dst, n_elems, from_units, to_units, 0, 0, 1)
+                    : fu32_avx2_repad_impl(src, dst, n_elems, from_units, to_units, 0, 0, 0);
+    if (src_swapped)
+        return swap ? fu32_avx2_repad_impl(src, dst, n_elems, from_units, to_units, 1, 1, 1)
+                    : fu32_avx2_repad_impl(src, dst, n_elems, from_units, to_units, 1, 1, 0);
+    return swap ? fu32_avx2_repad_impl(src, dst, n_elems, from_units, to_units, 1, 0, 1)
+                : fu32_avx2_repad_impl(src, dst, n_elems, from_units, to_units, 1, 0, 0);
+}
+
+/* Code points per element without trailing U+0000.  Returns -1 when done,
+ * else the first element of a group that failed validation (lengths before
+ * it are written). */
+/* Length of one element: the position after its last non-zero unit.  Reads
+ * from the end, one vector at a time, and stops at the first non-zero one. */
+FU32_AVX2_INLINE ptrdiff_t fu32_v_element_length(const uint8_t *s, ptrdiff_t width) {
+    const __m256i zero = _mm256_setzero_si256();
+    ptrdiff_t j = width - 8;
+    for (; j >= 0; j -= 8) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(s + 4 * j));
+        unsigned zeros = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)));
+        if (zeros != 0xFFu) return j + 32 - __builtin_clz(~zeros & 0xFFu);
+    }
+    if (j > -8) {  /* the first width % 8 units */
+        __m256i v = _mm256_maskload_epi32((const int *)s, fu32_v_lanes_below(j + 8));
+        unsigned zeros = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)));
+        if (zeros != 0xFFu) return 32 - __builtin_clz(~zeros & 0xFFu);
+    }
+    return 0;
+}
+
+/* Code points per element without trailing U+0000.  Returns -1 when done,
+ * else the first element of a group that failed validation (lengths before
+ * it are written).  Each group is validated first, then measured while it
+ * is still in L1. */
+FU32_AVX2_INLINE ptrdiff_t fu32_avx2_str_lengths_impl(const uint8_t *src, ptrdiff_t n_elems,
+                                                      ptrdiff_t width, ptrdiff_t *lengths,
+                                                      const int validate, const int src_swapped) {
+    ptrdiff_t group = FU32_BLOCK_UNITS / width;
+    if (group < 1) group = 1;
+    for (ptrdiff_t e = 0; e < n_elems; e += group) {
+        ptrdiff_t group_end = (n_elems - e < group) ? n_elems : e + group;
+        const uint8_t *s = src + 4 * e * width;
+        if (validate && width != 16 && !fu32_v_range_valid(s, (group_end - e) * width, src_swapped))
+            return e;
+        if (width == 16) {
+            /* The common 64-byte layout, two elements per step: pack the
+             * zero flags of both (4 vectors) into one 32-bit mask, units in
+             * order, then length = index of the highest non-zero unit + 1. */
+            const __m256i zero = _mm256_setzero_si256();
+            const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+            const __m256i surrogate = _mm256_set1_epi32(0xD800);
+            __m256i hi = zero, lo = _mm256_set1_epi32(-1);
+            ptrdiff_t k = e;
+            for (; k + 2 <= group_end; k += 2, s += 128) {
+                __m256i u0 = _mm256_loadu_si256((const __m256i *)s);
+                __m256i u1 = _mm256_loadu_si256((const __m256i *)(s + 32));
+                __m256i u2 = _mm256_loadu_si256((const __m256i *)(s + 64));
+                __m256i u3 = _mm256_loadu_si256((const __m256i *)(s + 96));
+                if (validate) {
+                    __m256i c0 = src_swapped ? fu32_v_bswap(u0) : u0;
+                    __m256i c1 = src_swapped ? fu32_v_bswap(u1) : u1;
+                    __m256i c2 = src_swapped ? fu32_v_bswap(u2) : u2;
+                    __m256i c3 = src_swapped ? fu32_v_bswap(u3) : u3;
+                    hi = _mm256_max_epu32(hi, _mm256_max_epu32(_mm256_max_epu32(c0, c1),
+                                                               _mm256_max_epu32(c2, c3)));
+                    lo = _mm256_min_epu32(lo, _mm256_min_epu32(
+                        _mm256_min_epu32(_mm256_xor_si256(c0, surrogate), _mm256_xor_si256(c1, surrogate)),
+                        _mm256_min_epu32(_mm256_xor_si256(c2, surrogate), _mm256_xor_si256(c3, surrogate))));
+                }
+                __m256i a = _mm256_packs_epi32(_mm256_cmpeq_epi32(u0, zero), _mm256_cmpeq_epi32(u1, zero));
+                __m256i b = _mm256_packs_epi32(_mm256_cmpeq_epi32(u2, zero), _mm256_cmpeq_epi32(u3, zero));
+                __m256i flags = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(a, b), order);
+                uint32_t nonzero = ~(uint32_t)_mm256_movemask_epi8(flags);
+                /* 31 - clz(2x + 1) is x's bit length, and 0 for x == 0. */
+                lengths[k] = 31 - __builtin_clz(((nonzero & 0xFFFFu) << 1) | 1u);
+                lengths[k + 1] = 31 - __builtin_clz(((nonzero >> 16) << 1) | 1u);
+            }
+            if (k < group_end) {
+                if (validate && !fu32_v_range_valid(s, 16, src_swapped)) return e;
+                lengths[k] = fu32_v_element_length(s, width);
+            }
+            if (validate && !fu32_v_all_valid(hi, lo)) return e;
+        } else {
+            for (ptrdiff_t k = e; k < group_end; k++, s += 4 * width)
+                lengths[k] = fu32_v_element_length(s, width);
+        }
+    }
+    return -1;
+}
+
+FU32_AVX2_FN ptrdiff_t fu32_avx2_str_lengths(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+                                             ptrdiff_t *lengths, int flags) {
+    if (!(flags & FU32_VALIDATE)) return fu32_avx2_str_lengths_impl(src, n_elems, width, lengths, 0, 0);
+    if (flags & FU32_SRC_SWAPPED) return fu32_avx2_str_lengths_impl(src, n_elems, width, lengths, 1, 1);
+    return fu32_avx2_str_lengths_impl(src, n_elems, width, lengths, 1, 0);
+}
+
+#else /* no AVX2 path on this compiler / architecture */
+#define FU32_HAVE_AVX2 0
+
+static int fu32_cpu_has_avx2(void) { return 0; }
+
+/* Never called: the dispatcher only picks AVX2 when FU32_HAVE_AVX2. Each
+ * returns 0 so that the scalar kernel would redo all of the work. */
+static ptrdiff_t fu32_avx2_validate(const uint8_t *src, ptrdiff_t n, int swapped) {
+    (void)src; (void)n; (void)swapped; return 0;
+}
+static ptrdiff_t fu32_avx2_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags) {
+    (void)src; (void)dst; (void)n; (void)flags; return 0;
+}
+static ptrdiff_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
+                                 ptrdiff_t from_units, ptrdiff_t to_units, int flags) {
+    (void)src; (void)dst; (void)n_elems; (void)from_units; (void)to_units; (void)flags; return 0;
+}
+static ptrdiff_t fu32_avx2_str_lengths(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+                                       ptrdiff_t *lengths, int flags) {
+    (void)src; (void)n_elems; (void)width; (void)lengths; (void)flags; return 0;
+}
+#endif
+
+#endif /* FIXEDUTF32_SIMD_H */

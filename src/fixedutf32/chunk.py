@@ -1,0 +1,561 @@
+"""Encode and decode whole fixed_length_utf32 chunks.
+
+A chunk is what the Zarr ``bytes`` codec makes of an array of this data type:
+``size * length_bytes`` bytes, each element ``length_bytes // 4`` UTF-32 code
+units in the codec's byte order, zero-padded at the end.  The same bytes are a
+Zarr V2 ``<U``/``>U`` chunk.
+
+Argument checks and messages live here; the loops live in ``_kernels.pyx``
+and run without the GIL.
+"""
+
+import numpy as np
+
+from . import _kernels
+from ._checks import (
+    NATIVE_ENDIAN,
+    as_bytes,
+    byte_view,
+    check_endian,
+    check_length_bytes,
+    check_order,
+    check_out_size,
+    element_count,
+    native_dtype,
+    writable_byte_view,
+)
+from .errors import InvalidCodePointError, StringTooLongError
+
+__all__ = ["decode_chunk", "encode_chunk", "validate", "byteswap", "repad", "str_lengths"]
+
+_VALIDATE = _kernels.VALIDATE
+_SRC_SWAPPED = _kernels.SRC_SWAPPED
+_SWAP = _kernels.SWAP
+_STREAM = _kernels.STREAM
+_POOL_MIN_BYTES = _kernels.POOL_MIN_BYTES
+_UINT8 = np.dtype(np.uint8)
+
+# Outputs at least this large are written with non-temporal stores: they
+# would not fit in the last-level cache anyway, and streaming saves the read
+# of each destination line.
+STREAM_THRESHOLD_BYTES = 16 * 1024 * 1024
+
+
+def _code_point_at(buffer, unit, endian):
+    return int.from_bytes(as_bytes(buffer)[4 * unit : 4 * unit + 4], endian)
+
+
+def _invalid_code_point(view, unit, units_per_element, endian):
+    """The InvalidCodePointError for flat code unit ``unit`` of ``view``."""
+    index, position = divmod(unit, units_per_element)
+    return InvalidCodePointError(index, position, _code_point_at(view, unit, endian))
+
+
+def _too_long(view, element, units_per_element, capacity):
+    """The StringTooLongError for ``element`` of ``view``."""
+    start = element * units_per_element
+    length = units_per_element
+    while length > 0 and _code_point_at(view, start + length - 1, "little") == 0:
+        length -= 1
+    return StringTooLongError(element, length, capacity)
+
+
+def _raise_repad_status(status, view, from_units, to_units, endian):
+    kind, element, position = status
+    if kind == _kernels.INVALID_CODE_POINT:
+        raise _invalid_code_point(view, element * from_units + position, from_units, endian)
+    if kind == _kernels.TOO_LONG:
+        raise _too_long(view, element, from_units, to_units)
+
+
+def _new_array(count, dtype):
+    """A new writable 1-D array; large ones reuse freed memory from the pool."""
+    nbytes = count * dtype.itemsize
+    if nbytes >= _POOL_MIN_BYTES:
+        return np.frombuffer(_kernels.new_buffer(nbytes), dtype)
+    return np.empty(count, dtype)
+
+
+def _stream_flag(nbytes):
+    return _STREAM if nbytes >= STREAM_THRESHOLD_BYTES else 0
+
+
+def validate(data, length_bytes, *, endian="little"):
+    """Check that every code unit of a chunk is a Unicode scalar value.
+
+    Parameters
+    ----------
+    data : buffer
+        The chunk's bytes: any C-contiguous object with the buffer protocol
+        (bytes, bytearray, memoryview, mmap, array.array, numpy.ndarray).
+        Read only; never copied.
+    length_bytes : int
+        Bytes per element, a positive multiple of 4.
+    endian : {"little", "big"}
+        Byte order of the code units.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InvalidCodePointError
+        At the first code unit above U+10FFFF or in U+D800..U+DFFF; its
+        ``index``, ``position`` and ``code_point`` say where and what.
+    ChunkSizeError
+        If the size of ``data`` is not a multiple of ``length_bytes``.
+    ValueError
+        If ``length_bytes`` or ``endian`` is invalid.
+    TypeError, BufferError
+        If ``data`` has no buffer, or a non-contiguous one.
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> fixedutf32.validate("Hi\\x00".encode("utf-32-le"), 12)
+    >>> fixedutf32.validate(b"\\x00\\xd8\\x00\\x00", 4)
+    Traceback (most recent call last):
+    ...
+    fixedutf32.errors.InvalidCodePointError: invalid code point U+D800 (surrogate) at element 0, position 0; ...
+    """
+    length_bytes = check_length_bytes(length_bytes)
+    swapped = check_endian(endian)
+    src, nbytes = byte_view(data, "data")
+    element_count(nbytes, length_bytes, None)
+    bad = _kernels.validate(src, swapped)
+    if bad >= 0:
+        raise _invalid_code_point(src, bad, length_bytes // 4, endian)
+
+
+def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", validate=True, out=None):
+    """Turn the bytes of a chunk into a native NumPy ``U`` array.
+
+    Parameters
+    ----------
+    data : buffer
+        The chunk's bytes: any C-contiguous object with the buffer protocol
+        (bytes, bytearray, memoryview, mmap, array.array, numpy.ndarray).
+    length_bytes : int
+        Bytes per element, a positive multiple of 4 (the data type's
+        ``length_bytes``; ``4 * n`` for a Zarr V2 ``<Un``).
+    endian : {"little", "big"}
+        Byte order of the code units in ``data`` (the ``bytes`` codec's
+        ``endian``).
+    shape : int or tuple of int, optional
+        Shape of the result; default one dimension of
+        ``len(data) // length_bytes`` elements.
+    order : {"C", "F"}
+        Element order of ``data`` (Zarr V2 arrays may be ``"F"``).
+    validate : bool
+        Check that every code unit is a Unicode scalar value.  ``False`` is
+        for trusted data and is never slower.
+    out : buffer, optional
+        Writable C-contiguous buffer of exactly ``len(data)`` bytes to write
+        the decoded elements to.  May be ``data`` itself, to decode in place.
+
+    Returns
+    -------
+    numpy.ndarray
+        Array of native-byte-order ``U{length_bytes // 4}`` of ``shape``,
+        laid out in ``order``.  It shares memory with ``out`` when given,
+        else with ``data`` when no byte swap is needed (no copy; read-only
+        when ``data`` is), else it owns a new buffer.
+
+    Raises
+    ------
+    InvalidCodePointError
+        At the first invalid code unit (``validate=True``).  ``data`` and
+        ``out`` are then left exactly as they were, in place decodes too.
+    ChunkSizeError
+        If ``data`` is not a whole number of elements, or does not match
+        ``shape`` or the size of ``out``.
+    ValueError
+        If ``length_bytes``, ``endian`` or ``order`` is invalid, or if
+        ``out`` partly overlaps ``data``.
+    TypeError, BufferError
+        If ``data`` or ``out`` has no buffer or a non-contiguous one, or if
+        ``out`` is read-only.
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> chunk = bytes.fromhex("000000480000006900000000")  # the spec's "Hi"
+    >>> fixedutf32.decode_chunk(chunk, 12, endian="big")
+    array(['Hi'], dtype='<U3')
+    >>> fixedutf32.decode_chunk("abcdef".encode("utf-32-le"), 8, shape=(1, 3))
+    array([['ab', 'cd', 'ef']], dtype='<U2')
+    """
+    length_bytes = check_length_bytes(length_bytes)
+    swapped = check_endian(endian)
+    if order != "C":
+        check_order(order)
+    src, nbytes = byte_view(data, "data")
+    count, shape = element_count(nbytes, length_bytes, shape)
+    dtype = native_dtype(length_bytes >> 2)
+    flags = _VALIDATE if validate else 0
+    if swapped:
+        flags |= _SRC_SWAPPED | _SWAP
+
+    if out is None:
+        if not swapped:
+            if validate:
+                bad = _kernels.validate(src, False)
+                if bad >= 0:
+                    raise _invalid_code_point(src, bad, length_bytes // 4, endian)
+            result = np.frombuffer(src, dtype)
+        else:
+            result = _new_array(count, dtype)
+            bad = _kernels.convert(src, result, flags | _stream_flag(nbytes))
+            if bad >= 0:
+                raise _invalid_code_point(src, bad, length_bytes // 4, endian)
+    else:
+        dst, out_nbytes = writable_byte_view(out, "out")
+        check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {length_bytes}")
+        _write_units(src, dst, flags, length_bytes // 4, endian)
+        result = np.frombuffer(dst, dtype)
+
+    if shape is not None and len(shape) != 1:
+        result = result.reshape(shape, order=order)
+    return result
+
+
+def _write_units(src, dst, flags, units_per_element, endian):
+    """Convert ``src`` into ``dst`` by ``flags``, leaving ``dst`` untouched on error."""
+    relation = _kernels.overlap(src, dst)
+    if relation == 2:
+        raise ValueError("out partly overlaps data; pass the same buffer or a separate one")
+    if relation == 1:
+        # In place: the kernel swaps the prefix back if it finds a bad unit.
+        if flags & _SWAP:
+            bad = _kernels.convert(src, dst, flags)
+        elif flags & _VALIDATE:
+            bad = _kernels.validate(src, bool(flags & _SRC_SWAPPED))
+        else:
+            bad = -1
+    else:
+        # A separate buffer: check everything first so that a bad unit near
+        # the end cannot leave ``out`` half written.
+        bad = -1
+        if flags & _VALIDATE:
+            bad = _kernels.validate(src, bool(flags & _SRC_SWAPPED))
+        if bad < 0:
+            _kernels.convert(src, dst, (flags & ~_VALIDATE) | _stream_flag(memoryview(dst).nbytes))
+    if bad >= 0:
+        raise _invalid_code_point(src, bad, units_per_element, endian)
+
+
+def _as_unicode_array(array):
+    """``array`` as a NumPy ``U`` array (a view where it already is one)."""
+    if isinstance(array, np.ndarray):
+        kind = array.dtype.kind
+        if kind == "U":
+            return array
+        if kind == "T":
+            return _string_dtype_to_unicode(array)
+        if kind != "O":
+            raise TypeError(
+                f"array must hold strings (NumPy 'U', StringDType, or object array of "
+                f"str), got dtype {array.dtype}"
+            )
+        objects = array
+    elif isinstance(array, str):
+        return np.array(array)
+    else:
+        objects = np.empty(0, dtype=object)
+        try:
+            objects = np.array(array, dtype=object)
+        except ValueError as exc:
+            raise TypeError(f"array must be a (nested) sequence of str: {exc}") from None
+    for index, item in enumerate(objects.flat):
+        if not isinstance(item, str):
+            raise TypeError(
+                f"element {index} is a {type(item).__name__} ({item!r:.40}); expected str"
+            )
+    return objects.astype(np.str_) if objects.size else objects.astype("U1")
+
+
+def _string_dtype_to_unicode(array):
+    # The widest string sets the width; a string too long for length_bytes
+    # is then reported by the repad kernel, at its index in the chunk order.
+    lengths = np.strings.str_len(array)
+    width = int(lengths.max()) if lengths.size else 1
+    return array.astype(f"U{max(width, 1)}")
+
+
+def _endian_of(dtype):
+    byteorder = dtype.byteorder
+    if byteorder in ("=", "|"):
+        return NATIVE_ENDIAN
+    return "little" if byteorder == "<" else "big"
+
+
+def encode_chunk(array, length_bytes=None, *, endian="little", order="C", validate=True, out=None):
+    """Turn an array of strings into the bytes of a chunk.
+
+    Parameters
+    ----------
+    array : array_like of str
+        A NumPy ``U`` array of any width, byte order and memory layout; a
+        NumPy 2 ``StringDType`` array; an object array of ``str``; a (nested)
+        sequence of ``str``; or one ``str``.
+    length_bytes : int, optional
+        Bytes per element, a positive multiple of 4.  Default: the width of
+        ``array`` (``4 * n`` for ``U{n}``).  Shorter strings are padded with
+        U+0000.
+    endian : {"little", "big"}
+        Byte order of the code units in the chunk.
+    order : {"C", "F"}
+        Order in which the elements are written.
+    validate : bool
+        Check that every code unit is a Unicode scalar value (a NumPy ``U``
+        array may hold lone surrogates).  ``False`` is for trusted data and
+        is never slower.
+    out : buffer, optional
+        Writable C-contiguous buffer of exactly ``array.size * length_bytes``
+        bytes to write the chunk to.
+
+    Returns
+    -------
+    numpy.ndarray or out
+        A 1-D ``uint8`` array of ``array.size * length_bytes`` bytes, or
+        ``out`` when given.  When ``array`` is a ``U`` array already laid out
+        as the chunk (same width, byte order ``endian``, contiguous in
+        ``order``), the result is a view of ``array``'s memory, not a copy.
+
+    Raises
+    ------
+    StringTooLongError
+        If a string holds more than ``length_bytes // 4`` code points.
+    InvalidCodePointError
+        At the first code unit that is not a Unicode scalar value.
+    ChunkSizeError
+        If ``out`` is not exactly the chunk's size.
+    TypeError
+        If ``array`` does not hold strings, or ``out`` is not a writable
+        buffer.
+    ValueError
+        If ``length_bytes``, ``endian`` or ``order`` is invalid.
+
+    ``out`` is left exactly as it was when an error is raised.
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> bytes(fixedutf32.encode_chunk(["Hi"], 12, endian="big")).hex()
+    '000000480000006900000000'
+    >>> bytes(fixedutf32.encode_chunk(["a", "bc"])) == "a\\x00bc".encode("utf-32-le")
+    True
+    """
+    target_swapped = check_endian(endian)
+    if order != "C":
+        check_order(order)
+    capacity = None if length_bytes is None else check_length_bytes(length_bytes) >> 2
+    if type(array) is not np.ndarray or array.dtype.kind != "U":
+        array = _as_unicode_array(array)
+    width = array.dtype.itemsize >> 2
+    if capacity is None:
+        capacity = max(width, 1)
+    if width == 0:  # a U0 array holds only empty strings
+        array = array.astype("U1")
+        width = 1
+    src = array.ravel(order=order)
+    source_swapped = not array.dtype.isnative
+    source_endian = _endian_of(array.dtype)
+    count = src.size
+    nbytes = count * capacity * 4
+    flags = _VALIDATE if validate else 0
+    if source_swapped:
+        flags |= _SRC_SWAPPED
+    if source_swapped != target_swapped:
+        flags |= _SWAP
+
+    if width == capacity:
+        if out is None:
+            if not flags & _SWAP:
+                if validate:
+                    bad = _kernels.validate(src, source_swapped)
+                    if bad >= 0:
+                        raise _invalid_code_point(src, bad, width, source_endian)
+                return src.view(np.uint8)
+            result = _new_array(nbytes, _UINT8)
+            bad = _kernels.convert(src, result, flags | _stream_flag(nbytes))
+            if bad >= 0:
+                raise _invalid_code_point(src, bad, width, source_endian)
+            return result
+        dst, out_nbytes = writable_byte_view(out, "out")
+        check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * capacity}")
+        _write_units(src, dst, flags, width, source_endian)
+        return out
+
+    if out is None:
+        result = _new_array(nbytes, _UINT8)
+        status = _kernels.repad(src, result, width, capacity, flags | _stream_flag(nbytes))
+        _raise_repad_status(status, src, width, capacity, source_endian)
+        return result
+    dst, out_nbytes = writable_byte_view(out, "out")
+    check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * capacity}")
+    if _kernels.overlap(src, dst):
+        raise ValueError("out overlaps the array's memory; pass a separate buffer")
+    _raise_repad_status(_kernels.repad(src, None, width, capacity, flags), src, width, capacity, source_endian)
+    _kernels.repad(src, dst, width, capacity, (flags & ~_VALIDATE) | _stream_flag(nbytes))
+    return out
+
+
+def byteswap(buffer):
+    """Reverse the byte order of every 4-byte code unit, in place.
+
+    Parameters
+    ----------
+    buffer : writable buffer
+        C-contiguous, a multiple of 4 bytes (bytearray, memoryview, mmap,
+        numpy.ndarray, ...).  It is modified; nothing is copied.  Code points
+        are not checked.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ChunkSizeError
+        If the size is not a multiple of 4 bytes.
+    TypeError, BufferError
+        If ``buffer`` is read-only, has no buffer or a non-contiguous one.
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> b = bytearray(b"H\\x00\\x00\\x00")
+    >>> fixedutf32.byteswap(b)
+    >>> bytes(b)
+    b'\\x00\\x00\\x00H'
+    """
+    view, nbytes = writable_byte_view(buffer, "buffer")
+    element_count(nbytes, 4, None, name="buffer")
+    _kernels.convert(view, view, _SWAP)
+
+
+def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None, validate=True):
+    """Change the element width of a chunk, keeping its byte order.
+
+    Widening pads every element with U+0000; narrowing drops trailing
+    padding and fails if a string does not fit.
+
+    Parameters
+    ----------
+    data : buffer
+        The chunk's bytes (C-contiguous), elements of ``from_length_bytes``.
+    from_length_bytes, to_length_bytes : int
+        Old and new bytes per element, positive multiples of 4.
+    endian : {"little", "big"}
+        Byte order of the code units, in ``data`` and in the result.
+    out : buffer, optional
+        Writable C-contiguous buffer of exactly
+        ``len(data) // from_length_bytes * to_length_bytes`` bytes that does
+        not overlap ``data``.
+    validate : bool
+        Check that every kept code unit is a Unicode scalar value.
+
+    Returns
+    -------
+    numpy.ndarray or out
+        A new 1-D ``uint8`` array holding the repadded chunk, or ``out``.
+
+    Raises
+    ------
+    StringTooLongError
+        When narrowing, at the first string longer than
+        ``to_length_bytes // 4`` code points.
+    InvalidCodePointError
+        At the first invalid code unit (``validate=True``).
+    ChunkSizeError
+        If ``data`` is not a whole number of elements or ``out`` has the
+        wrong size.
+    ValueError, TypeError, BufferError
+        For invalid widths, ``endian``, buffers, or an ``out`` that overlaps
+        ``data``.
+
+    ``out`` is left exactly as it was when an error is raised.
+
+    Examples
+    --------
+    >>> import numpy as np, fixedutf32
+    >>> chunk = fixedutf32.encode_chunk(np.array(["ab", "c"]))
+    >>> wide = fixedutf32.repad(chunk, 8, 16)
+    >>> fixedutf32.decode_chunk(wide, 16)
+    array(['ab', 'c'], dtype='<U4')
+    >>> fixedutf32.repad(wide, 16, 4)
+    Traceback (most recent call last):
+    ...
+    fixedutf32.errors.StringTooLongError: string at element 0 has 2 code points; expected at most 1 (length_bytes 4)
+    """
+    from_length_bytes = check_length_bytes(from_length_bytes, "from_length_bytes")
+    to_length_bytes = check_length_bytes(to_length_bytes, "to_length_bytes")
+    swapped = check_endian(endian)
+    src, src_nbytes = byte_view(data, "data")
+    count, _ = element_count(src_nbytes, from_length_bytes, None)
+    from_units, to_units = from_length_bytes // 4, to_length_bytes // 4
+    nbytes = count * to_length_bytes
+    flags = (_VALIDATE if validate else 0) | (_SRC_SWAPPED if swapped else 0)
+    if out is None:
+        result = _new_array(nbytes, _UINT8)
+        status = _kernels.repad(src, result, from_units, to_units, flags | _stream_flag(nbytes))
+        _raise_repad_status(status, src, from_units, to_units, endian)
+        return result
+    dst, out_nbytes = writable_byte_view(out, "out")
+    check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {to_length_bytes}")
+    if _kernels.overlap(src, dst):
+        raise ValueError("out overlaps data; pass a separate buffer")
+    _raise_repad_status(_kernels.repad(src, None, from_units, to_units, flags), src, from_units, to_units, endian)
+    _kernels.repad(src, dst, from_units, to_units, (flags & ~_VALIDATE) | _stream_flag(nbytes))
+    return out
+
+
+def str_lengths(data, length_bytes, *, endian="little", validate=True):
+    """Count the code points of every element, without trailing U+0000.
+
+    Parameters
+    ----------
+    data : buffer
+        The chunk's bytes (C-contiguous); read only, never copied.
+    length_bytes : int
+        Bytes per element, a positive multiple of 4.
+    endian : {"little", "big"}
+        Byte order of the code units.
+    validate : bool
+        Check that every code unit is a Unicode scalar value.  Without it
+        only the tail of each element is read.
+
+    Returns
+    -------
+    numpy.ndarray
+        New 1-D ``intp`` array, one length per element.  U+0000 inside a
+        string counts; trailing U+0000 is padding and does not.
+
+    Raises
+    ------
+    InvalidCodePointError
+        At the first invalid code unit (``validate=True``).
+    ChunkSizeError
+        If ``data`` is not a whole number of elements.
+    ValueError, TypeError, BufferError
+        For an invalid ``length_bytes``, ``endian`` or buffer.
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> chunk = "ab\\x00\\x00a\\x00b\\x00".encode("utf-32-le")
+    >>> fixedutf32.str_lengths(chunk, 16)
+    array([2, 3])
+    """
+    length_bytes = check_length_bytes(length_bytes)
+    swapped = check_endian(endian)
+    src, nbytes = byte_view(data, "data")
+    count, _ = element_count(nbytes, length_bytes, None)
+    lengths = np.empty(count, np.intp)
+    flags = (_VALIDATE if validate else 0) | (_SRC_SWAPPED if swapped else 0)
+    bad = _kernels.str_lengths(src, lengths, length_bytes // 4, flags)
+    if bad >= 0:
+        raise _invalid_code_point(src, bad, length_bytes // 4, endian)
+    return lengths

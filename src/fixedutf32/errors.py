@@ -1,0 +1,112 @@
+"""Exceptions raised by fixedutf32.
+
+Every data error derives from :class:`FixedUTF32Error`, itself a
+:class:`ValueError`, so ``except ValueError`` keeps working for callers that
+do not care which rule was broken.
+"""
+
+__all__ = [
+    "FixedUTF32Error",
+    "InvalidCodePointError",
+    "StringTooLongError",
+    "ChunkSizeError",
+    "MetadataError",
+    "InvalidUTF8Error",
+]
+
+
+def _describe_code_point(code_point):
+    if 0xD800 <= code_point <= 0xDFFF:
+        return "surrogate"
+    return "above U+10FFFF"
+
+
+class FixedUTF32Error(ValueError):
+    """Base class of every data error raised by fixedutf32."""
+
+
+class InvalidCodePointError(FixedUTF32Error):
+    """A code unit is not a Unicode scalar value.
+
+    Attributes
+    ----------
+    index : int
+        Flat index of the element in the chunk's element order.
+    position : int
+        Code point position inside that element.
+    code_point : int
+        The offending value, read in the chunk's byte order.
+    kind : str
+        ``"surrogate"`` (U+D800..U+DFFF) or ``"too_large"`` (above U+10FFFF).
+    """
+
+    def __init__(self, index, position, code_point):
+        self.index = index
+        self.position = position
+        self.code_point = code_point
+        self.kind = "surrogate" if 0xD800 <= code_point <= 0xDFFF else "too_large"
+        super().__init__(
+            f"invalid code point U+{code_point:04X} ({_describe_code_point(code_point)}) "
+            f"at element {index}, position {position}; expected a Unicode scalar value "
+            f"(U+0000..U+10FFFF, not U+D800..U+DFFF)"
+        )
+
+    def __reduce__(self):
+        return type(self), (self.index, self.position, self.code_point)
+
+
+class StringTooLongError(FixedUTF32Error):
+    """A string holds more code points than the element width allows.
+
+    Attributes
+    ----------
+    index : int
+        Flat index of the element in the chunk's element order.
+    length : int
+        Its length in code points (without trailing U+0000 padding).
+    capacity : int
+        The most code points the target width holds (``length_bytes // 4``).
+    """
+
+    def __init__(self, index, length, capacity):
+        self.index = index
+        self.length = length
+        self.capacity = capacity
+        super().__init__(
+            f"string at element {index} has {length} code points; expected at most "
+            f"{capacity} (length_bytes {4 * capacity})"
+        )
+
+    def __reduce__(self):
+        return type(self), (self.index, self.length, self.capacity)
+
+
+class ChunkSizeError(FixedUTF32Error):
+    """A buffer's size does not fit ``length_bytes``, ``shape`` or ``out``."""
+
+
+class MetadataError(FixedUTF32Error):
+    """Array metadata breaks the fixed_length_utf32 specification."""
+
+
+class InvalidUTF8Error(FixedUTF32Error):
+    """UTF-8 input is not well formed.
+
+    Attributes
+    ----------
+    index : int
+        The element (string) holding the bad byte.
+    byte_offset : int
+        Offset of the first bad byte inside that element's UTF-8 bytes.
+    reason : str
+        What is wrong with the bytes there.
+    """
+
+    def __init__(self, index, byte_offset, reason):
+        self.index = index
+        self.byte_offset = byte_offset
+        self.reason = reason
+        super().__init__(f"invalid UTF-8 at element {index}, byte {byte_offset}: {reason}")
+
+    def __reduce__(self):
+        return type(self), (self.index, self.byte_offset, self.reason)

@@ -1,0 +1,39 @@
+import array
+import mmap
+
+import numpy as np
+import pytest
+
+import fixedutf32
+
+SIMD_LEVELS = fixedutf32.available_simd_levels()
+
+
+@pytest.fixture(params=SIMD_LEVELS)
+def simd_level(request):
+    """Run the test once per kernel implementation this CPU has."""
+    previous = fixedutf32.set_simd_level(request.param)
+    yield request.param
+    fixedutf32.set_simd_level(previous)
+
+
+def as_buffer(raw, kind, tmp_path=None):
+    """The bytes ``raw`` wrapped in one of the buffer types users pass."""
+    if kind == "bytes":
+        return bytes(raw)
+    if kind == "bytearray":
+        return bytearray(raw)
+    if kind == "memoryview":
+        return memoryview(bytes(raw))
+    if kind == "array":
+        return array.array("B", raw)
+    if kind == "ndarray":
+        return np.frombuffer(bytearray(raw), np.uint8)
+    if kind == "mmap":
+        m = mmap.mmap(-1, max(len(raw), 1))
+        m.write(raw)
+        return memoryview(m)[: len(raw)]
+    raise ValueError(kind)
+
+
+BUFFER_KINDS = ["bytes", "bytearray", "memoryview", "array", "ndarray", "mmap"]

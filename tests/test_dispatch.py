@@ -1,0 +1,182 @@
+"""Every SIMD path gives the scalar path's bytes and errors, byte for byte.
+
+The inputs are sized to hit every part of the vector loops: lengths that are
+not a multiple of the vector width, starts at odd addresses, several fast-check
+blocks (4096 code units each), and bad units in the first, a middle and the
+last vector.
+"""
+
+import contextlib
+
+import numpy as np
+import pytest
+
+import fixedutf32
+from fixedutf32 import InvalidCodePointError, StringTooLongError
+
+LEVELS = fixedutf32.available_simd_levels()
+BLOCK_UNITS = 4096
+
+
+@contextlib.contextmanager
+def simd(level):
+    previous = fixedutf32.set_simd_level(level)
+    try:
+        yield
+    finally:
+        fixedutf32.set_simd_level(previous)
+
+
+def outcome(function):
+    """The result bytes, or the error's type and attributes."""
+    try:
+        result = function()
+    except (InvalidCodePointError, StringTooLongError) as error:
+        return type(error).__name__, vars(error).copy()
+    return np.asarray(result).tobytes() if result is not None else None
+
+
+def per_level(function):
+    results = {}
+    for level in LEVELS:
+        with simd(level):
+            results[level] = outcome(function)
+    return results
+
+
+def assert_same_everywhere(function):
+    results = per_level(function)
+    reference = results["scalar"]
+    for level, result in results.items():
+        assert result == reference, f"{level} differs from scalar"
+    return reference
+
+
+def random_text_units(rng, n_elements, width, fill=0.7):
+    """Code units of random strings: mostly ASCII, some BMP and astral."""
+    pools = [
+        rng.integers(0x20, 0x7F, size=(n_elements, width)),
+        rng.integers(0x400, 0x4FF, size=(n_elements, width)),
+        rng.integers(0x4E00, 0x9FFF, size=(n_elements, width)),
+        rng.integers(0x1F300, 0x1FAFF, size=(n_elements, width)),
+    ]
+    choice = rng.choice(4, size=(n_elements, width), p=[0.85, 0.05, 0.05, 0.05])
+    units = np.choose(choice, pools).astype(np.uint32)
+    lengths = rng.integers(0, width + 1, size=n_elements)
+    lengths[rng.random(n_elements) < 0.1] = width  # some at capacity
+    units[np.arange(width)[None, :] >= (lengths * fill).astype(int)[:, None]] = 0
+    return units
+
+
+def to_bytes(units, endian, offset=0):
+    raw = units.astype("<u4" if endian == "little" else ">u4").tobytes()
+    storage = bytearray(offset) + bytearray(raw)
+    return memoryview(storage)[offset:]
+
+
+pytestmark = pytest.mark.skipif(len(LEVELS) < 2, reason="only the scalar path exists on this CPU")
+
+
+@pytest.mark.parametrize("width", [1, 3, 8, 13, 16, 40])
+@pytest.mark.parametrize("n_elements", [1, 7, 333, 2 * BLOCK_UNITS // 3 + 5])
+@pytest.mark.parametrize("offset", [0, 1, 4])
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_valid_data_same_everywhere(width, n_elements, offset, endian):
+    rng = np.random.default_rng(width * 1000 + n_elements)
+    units = random_text_units(rng, n_elements, width)
+    data = to_bytes(units, endian, offset)
+    lb = 4 * width
+    decoded = assert_same_everywhere(lambda: fixedutf32.decode_chunk(data, lb, endian=endian))
+    assert decoded == units.astype("=u4").tobytes()
+    assert_same_everywhere(lambda: fixedutf32.str_lengths(data, lb, endian=endian))
+    assert_same_everywhere(lambda: fixedutf32.str_lengths(data, lb, endian=endian, validate=False))
+    for to_width in {1, max(width // 2, 1), width + 1, width + 9, 2 * width}:
+        assert_same_everywhere(lambda: fixedutf32.repad(data, lb, 4 * to_width, endian=endian))
+    values = np.frombuffer(bytes(data), f"{'<' if endian == 'little' else '>'}U{width}")
+    for target in ("little", "big"):
+        assert_same_everywhere(lambda: fixedutf32.encode_chunk(values, endian=target))
+        assert_same_everywhere(lambda: fixedutf32.encode_chunk(values, lb + 12, endian=target))
+
+    def in_place():
+        buffer = bytearray(data)
+        fixedutf32.decode_chunk(buffer, lb, endian=endian, out=buffer)
+        return bytes(buffer)
+
+    assert_same_everywhere(in_place)
+
+    def swapped():
+        buffer = bytearray(data)
+        fixedutf32.byteswap(buffer)
+        return bytes(buffer)
+
+    assert_same_everywhere(swapped)
+
+
+def bad_positions(n_units):
+    """First vector, a middle one, the last one, and block edges."""
+    candidates = {0, 3, 7, 8, 31, 32, n_units // 2, n_units - 9, n_units - 8, n_units - 1,
+                  BLOCK_UNITS - 1, BLOCK_UNITS, BLOCK_UNITS + 1}
+    return sorted(p for p in candidates if 0 <= p < n_units)
+
+
+@pytest.mark.parametrize("bad", [0x110000, 0xFFFFFFFF, 0xD800, 0xDFFF])
+@pytest.mark.parametrize("endian", ["little", "big"])
+@pytest.mark.parametrize("offset", [0, 3])
+@pytest.mark.parametrize("width", [13, 16])
+def test_bad_unit_same_error_everywhere(bad, endian, offset, width):
+    n_elements = 2 * BLOCK_UNITS // width + 3
+    rng = np.random.default_rng(7)
+    base = random_text_units(rng, n_elements, width, fill=1.0)
+    base[base == 0] = 0x61
+    n_units = base.size
+    for position in bad_positions(n_units):
+        units = base.copy()
+        units.flat[position] = bad
+        data = to_bytes(units, endian, offset)
+        lb = 4 * width
+        expected = ("InvalidCodePointError", {"index": position // width, "position": position % width,
+                                              "code_point": bad,
+                                              "kind": "surrogate" if bad < 0x110000 else "too_large"})
+        assert assert_same_everywhere(lambda: fixedutf32.validate(data, lb, endian=endian)) == expected
+        assert assert_same_everywhere(lambda: fixedutf32.decode_chunk(data, lb, endian=endian)) == expected
+        assert assert_same_everywhere(lambda: fixedutf32.str_lengths(data, lb, endian=endian)) == expected
+        assert assert_same_everywhere(lambda: fixedutf32.repad(data, lb, lb + 8, endian=endian)) == expected
+
+        def in_place():
+            buffer = bytearray(data)
+            try:
+                fixedutf32.decode_chunk(buffer, lb, endian=endian, out=buffer)
+            finally:
+                assert buffer == bytearray(data), "in-place decode changed the buffer on error"
+
+        assert assert_same_everywhere(in_place) == expected
+        values = np.frombuffer(bytes(data), f"{'<' if endian == 'little' else '>'}U{width}")
+        for target in ("little", "big"):
+            assert assert_same_everywhere(lambda: fixedutf32.encode_chunk(values, endian=target)) == expected
+
+
+@pytest.mark.parametrize("from_width, to_width", [(16, 8), (13, 5), (9, 8), (40, 1)])
+def test_too_long_same_everywhere(from_width, to_width):
+    rng = np.random.default_rng(3)
+    n_elements = BLOCK_UNITS // from_width * 2 + 11
+    units = random_text_units(rng, n_elements, from_width)
+    units[:, to_width:] = 0
+    for element in sorted({0, n_elements // 2, n_elements - 1}):
+        planted = units.copy()
+        planted[element, from_width - 1] = 0x62
+        data = to_bytes(planted, "big")
+        expected = ("StringTooLongError", {"index": element, "length": from_width, "capacity": to_width})
+        assert assert_same_everywhere(
+            lambda: fixedutf32.repad(data, 4 * from_width, 4 * to_width, endian="big")) == expected
+
+
+def test_streaming_path_same_everywhere():
+    # Large enough for the non-temporal store path.
+    from fixedutf32 import chunk
+
+    rng = np.random.default_rng(11)
+    n_units = chunk.STREAM_THRESHOLD_BYTES // 4 + 8 * 37 + 5
+    units = rng.integers(0, 0xD7FF, size=n_units, dtype=np.uint32)
+    data = to_bytes(units, "big", offset=4)
+    decoded = assert_same_everywhere(lambda: fixedutf32.decode_chunk(data, 4, endian="big"))
+    assert decoded == units.astype("=u4").tobytes()
