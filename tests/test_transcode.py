@@ -12,12 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fixedutf32
-from fixedutf32 import (
-    ChunkSizeError,
-    InvalidCodePointError,
-    InvalidUTF8Error,
-    StringTooLongError,
+from fixedutf32 import ChunkSizeError, InvalidCodePointError, InvalidUTF8Error, StringTooLongError
+from fixedutf32 import _kernels
+from fixedutf32.transcode import (
+    _string_dtype_to_utf32,
     decode_vlen_utf8,
     encode_vlen_utf8,
     from_arrow,
@@ -26,8 +24,6 @@ from fixedutf32 import (
     to_string_dtype,
     to_utf8,
 )
-from fixedutf32 import _kernels
-from fixedutf32.transcode import _string_dtype_to_utf32
 
 LEVELS = list(_kernels.available_simd_levels())
 OTHER_ENDIAN = "big" if sys.byteorder == "little" else "little"

@@ -520,3 +520,5 @@ def set_buffer_pool_limit(Py_ssize_t nbytes):
 def buffer_pool_bytes():
     """Bytes held by freed buffers waiting for reuse."""
     return _pool_bytes
+
+include "_transcode.pxi"

@@ -6,6 +6,7 @@
 # back a status tuple ``(error, index, position, value)`` that
 # ``fixedutf32.transcode`` turns into exceptions.  Nothing here raises on bad
 # data, and nothing here allocates: the Python layer passes every buffer in.
+# (Py_buffer, PyBuffer_Release and ``acquire`` come from _kernels.pyx.)
 
 from libc.stdint cimport int64_t, uint8_t
 
@@ -53,78 +54,136 @@ cdef inline tuple _utf8_status(fu32_utf8_result r):
     return (r.error, r.index, r.position, r.value)
 
 
-def utf32_to_utf8(const uint8_t[::1] src, Py_ssize_t width, bint swap, bint validate,
-                  int64_t[::1] offsets, uint8_t[::1] dst, bint vlen):
-    """Transcode ``len(src) // (4 * width)`` elements to UTF-8 in ``dst``.
+# The wrappers take any C-contiguous buffers, acquired as plain bytes with the
+# core's ``acquire`` (so U arrays, bytes and memoryviews pass without a cast);
+# ``fixedutf32.transcode`` has checked types, sizes and dtypes already.
 
-    ``offsets`` (n + 1 entries) receives each element's start, or is None with
-    ``vlen`` (the vlen-utf8 layout).  ``dst`` must hold the worst case plus
-    ``UTF8_SLACK`` bytes.  Returns ``(error, index, position, value, nbytes)``.
+
+def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, destination, bint vlen):
+    """Transcode ``len(source) // (4 * width)`` elements to UTF-8 in ``destination``.
+
+    ``offsets`` (an int64 buffer of n + 1 entries) receives each element's start,
+    or is None with ``vlen`` (the vlen-utf8 layout).  ``destination`` must hold the
+    worst case plus ``UTF8_SLACK`` bytes.  Returns
+    ``(error, index, position, value, nbytes)``.
     """
-    cdef Py_ssize_t n = src.shape[0] // (4 * width)
-    cdef Py_ssize_t out_len = 0
+    cdef Py_buffer src, dst, off
+    cdef Py_ssize_t n, out_len = 0
     cdef int64_t *offs = NULL
-    cdef const uint8_t *s = NULL
     cdef fu32_utf8_result r
     cdef int level = _simd_level
-    if offsets is not None:
-        offs = &offsets[0]
-    if src.shape[0] > 0:
-        s = &src[0]
-    with nogil:
-        r = fu32_utf32_to_utf8(s, n, width, swap, validate, offs, vlen, &dst[0], &out_len, level)
+    cdef bint have_offsets = offsets is not None
+    acquire(source, &src, False)
+    try:
+        acquire(destination, &dst, True)
+        try:
+            n = src.len // (4 * width)
+            if dst.len < 4 * n * width + (4 * n + 4 if vlen else 0) + FU32_UTF8_SLACK:
+                raise ValueError(f"destination holds {dst.len} bytes, too few for {n} elements")
+            if have_offsets:
+                acquire(offsets, &off, True)
+                if off.len < 8 * (n + 1):
+                    PyBuffer_Release(&off)
+                    raise ValueError(f"offsets hold {off.len} bytes, need {8 * (n + 1)}")
+                offs = <int64_t *>off.buf
+            try:
+                with nogil:
+                    r = fu32_utf32_to_utf8(<const uint8_t *>src.buf, n, width, swap, validate, offs, vlen,
+                                           <uint8_t *>dst.buf, &out_len, level)
+            finally:
+                if have_offsets:
+                    PyBuffer_Release(&off)
+        finally:
+            PyBuffer_Release(&dst)
+    finally:
+        PyBuffer_Release(&src)
     return (r.error, r.index, r.position, r.value, out_len)
 
 
-def utf8_to_utf32(const int64_t[::1] pos, Py_ssize_t stride, Py_ssize_t n, const uint8_t[::1] values,
-                  Py_ssize_t width, bint swap, uint8_t[::1] dst):
-    """Decode ``n`` UTF-8 strings into ``dst`` (n * width code units, zero padded).
+def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t width, bint swap, destination):
+    """Decode ``n`` UTF-8 strings into ``destination`` (n * width code units, zero padded).
 
-    String ``i`` is ``values[pos[i * stride]:pos[i * stride + 1]]``; ``dst`` None
-    only checks.  Returns ``(error, index, position, value)``.
+    String ``i`` is ``values[positions[i * stride]:positions[i * stride + 1]]``
+    (``positions`` an int64 buffer); ``destination`` None only checks.  Returns
+    ``(error, index, position, value)``.
     """
-    cdef const int64_t *p = NULL
-    cdef const uint8_t *v = NULL
-    cdef uint8_t *d = NULL
-    cdef Py_ssize_t nv = values.shape[0]
+    cdef Py_buffer pos, val, dst
     cdef fu32_utf8_result r
     cdef int level = _simd_level
-    if n == 0:
+    cdef bint checking = destination is None
+    cdef uint8_t *d = NULL
+    cdef const int64_t *p
+    if n <= 0:
         return (FU32_UTF8_OK, 0, 0, 0)
-    p = &pos[0]
-    if nv > 0:
-        v = &values[0]
-    else:
-        v = <const uint8_t *>""
-    if dst is not None:
-        d = &dst[0]
-    with nogil:
-        r = fu32_utf8_to_utf32(p, p + 1, stride, n, v, nv, width, swap, d, level)
+    acquire(positions, &pos, False)
+    try:
+        if pos.len < 8 * ((n - 1) * stride + 2):
+            raise ValueError(f"positions hold {pos.len} bytes, too few for {n} strings")
+        acquire(values, &val, False)
+        try:
+            if not checking:
+                acquire(destination, &dst, True)
+                if dst.len < 4 * n * width:
+                    PyBuffer_Release(&dst)
+                    raise ValueError(f"destination holds {dst.len} bytes, need {4 * n * width}")
+                d = <uint8_t *>dst.buf
+            try:
+                p = <const int64_t *>pos.buf
+                with nogil:
+                    r = fu32_utf8_to_utf32(p, p + 1, stride, n, <const uint8_t *>val.buf, val.len,
+                                           width, swap, d, level)
+            finally:
+                if not checking:
+                    PyBuffer_Release(&dst)
+        finally:
+            PyBuffer_Release(&val)
+    finally:
+        PyBuffer_Release(&pos)
     return _utf8_status(r)
 
 
-def utf8_vlen_parse(const uint8_t[::1] buf, Py_ssize_t n, int64_t[::1] pos):
-    """Fill ``pos`` (2 * n entries) with each item's (start, end) in a vlen-utf8 chunk.
+def utf8_vlen_parse(chunk, Py_ssize_t n, positions):
+    """Fill ``positions`` (int64, 2 * n entries) with each item's (start, end) in a vlen-utf8 chunk.
 
     Returns ``(error, index, position, value)``.
     """
+    cdef Py_buffer buf, pos
     cdef fu32_utf8_result r
-    cdef int64_t *p = NULL
-    if n > 0:
-        p = &pos[0]
-    with nogil:
-        r = fu32_utf8_vlen_parse(&buf[0], buf.shape[0], n, p)
+    acquire(chunk, &buf, False)
+    try:
+        acquire(positions, &pos, True)
+        try:
+            if pos.len < 16 * n:
+                raise ValueError(f"positions hold {pos.len} bytes, need {16 * n}")
+            with nogil:
+                r = fu32_utf8_vlen_parse(<const uint8_t *>buf.buf, buf.len, n, <int64_t *>pos.buf)
+        finally:
+            PyBuffer_Release(&pos)
+    finally:
+        PyBuffer_Release(&buf)
     return _utf8_status(r)
 
 
-def utf8_scatter_fixed(const int64_t[::1] offsets, const uint8_t[::1] values, uint8_t[::1] dst,
-                       Py_ssize_t stride):
-    """Copy string ``i`` to ``dst[i * stride:(i + 1) * stride]``, zero padded."""
-    cdef Py_ssize_t n = offsets.shape[0] - 1
-    cdef const uint8_t *v = <const uint8_t *>""
-    if n <= 0:
-        return
-    if values.shape[0] > 0:
-        v = &values[0]
-    with nogil:
-        fu32_utf8_scatter_fixed(&offsets[0], n, v, &dst[0], stride)
+def utf8_scatter_fixed(offsets, values, destination, Py_ssize_t stride):
+    """Copy string ``i`` (int64 ``offsets``) to ``destination[i * stride:(i + 1) * stride]``, zero padded."""
+    cdef Py_buffer off, val, dst
+    cdef Py_ssize_t n
+    acquire(offsets, &off, False)
+    try:
+        n = off.len // 8 - 1
+        acquire(values, &val, False)
+        try:
+            acquire(destination, &dst, True)
+            try:
+                if n > 0 and dst.len < n * stride:
+                    raise ValueError(f"destination holds {dst.len} bytes, need {n * stride}")
+                if n > 0:
+                    with nogil:
+                        fu32_utf8_scatter_fixed(<const int64_t *>off.buf, n, <const uint8_t *>val.buf,
+                                                <uint8_t *>dst.buf, stride)
+            finally:
+                PyBuffer_Release(&dst)
+        finally:
+            PyBuffer_Release(&val)
+    finally:
+        PyBuffer_Release(&off)

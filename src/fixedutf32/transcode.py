@@ -27,7 +27,7 @@ import sys
 import numpy as np
 
 from . import _kernels
-from ._checks import byte_view, check_endian, check_length_bytes, writable_byte_view
+from ._checks import as_bytes, byte_view, check_endian, check_length_bytes, writable_byte_view
 from .errors import (
     ChunkSizeError,
     FixedUTF32Error,
@@ -72,7 +72,7 @@ def _array_endian(dtype):
 
 
 def _chunk_input(data, length_bytes, endian):
-    """Return ``(byte view, width, swap, count, shape)`` for a fixed_length_utf32 chunk.
+    """Return ``(buffer, nbytes, width, swap, count, shape)`` for a fixed_length_utf32 chunk.
 
     ``data`` is a NumPy ``U`` array (its dtype gives the width and byte order)
     or any C-contiguous buffer holding the chunk's bytes.
@@ -98,8 +98,8 @@ def _chunk_input(data, length_bytes, endian):
                 f"({own} endian); leave endian out for NumPy arrays"
             )
         shape = data.shape
-        flat = np.ascontiguousarray(data).reshape(-1)
-        view = flat.view(np.uint8) if flat.size else np.empty(0, np.uint8)
+        view = np.ascontiguousarray(data)
+        nbytes = view.nbytes
     else:
         if length_bytes is None:
             raise TypeError(
@@ -109,18 +109,18 @@ def _chunk_input(data, length_bytes, endian):
         length_bytes = check_length_bytes(length_bytes)
         if endian is None:
             endian = "little"
-        view = byte_view(data, "data")
-        count, rest = divmod(view.nbytes, length_bytes)
+        view, nbytes = byte_view(data, "data")
+        count, rest = divmod(nbytes, length_bytes)
         if rest:
             raise ChunkSizeError(
-                f"data holds {view.nbytes} bytes, which is not a multiple of "
+                f"data holds {nbytes} bytes, which is not a multiple of "
                 f"length_bytes {length_bytes} ({rest} bytes left over)"
             )
         shape = (count,)
     swap = check_endian(endian)
     width = length_bytes // 4
-    count = view.nbytes // length_bytes
-    return view, width, swap, count, shape
+    count = nbytes // length_bytes
+    return view, nbytes, width, swap, count, shape
 
 
 def _raise_code_point(status):
@@ -133,6 +133,7 @@ def _raise_code_point(status):
 def _raise_utf8(status, values, starts, width):
     """Turn a UTF-8 -> UTF-32 kernel status into the matching exception."""
     error, index, position, value = status
+    values = as_bytes(values)
     if error == _kernels.UTF8_CAPACITY:
         raise StringTooLongError(index, value, width)
     if error == _kernels.UTF8_BAD_OFFSETS:
@@ -150,12 +151,11 @@ def _raise_utf8(status, values, starts, width):
 
 
 def _check_out(out, nbytes, inputs):
-    view = writable_byte_view(out, "out")
-    if view.nbytes != nbytes:
-        raise ChunkSizeError(f"out holds {view.nbytes} bytes; expected exactly {nbytes}")
-    target = np.frombuffer(view, np.uint8)
+    view, out_nbytes = writable_byte_view(out, "out")
+    if out_nbytes != nbytes:
+        raise ChunkSizeError(f"out holds {out_nbytes} bytes; expected exactly {nbytes}")
     for name, other in inputs:
-        if other.nbytes and target.size and np.may_share_memory(target, np.frombuffer(other, np.uint8)):
+        if _kernels.overlap(view, other):
             raise ValueError(f"out must not overlap {name}")
     return view
 
@@ -229,7 +229,7 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     Examples
     --------
     >>> import numpy as np
-    >>> from fixedutf32 import to_utf8
+    >>> from fixedutf32.transcode import to_utf8
     >>> offsets, values = to_utf8(np.array(["Hi", "", "Я\\x00🎉"], dtype="<U3"))
     >>> offsets.tolist()
     [0, 2, 2, 9]
@@ -238,9 +238,9 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     >>> to_utf8(b"H\\x00\\x00\\x00i\\x00\\x00\\x00\\x00\\x00\\x00\\x00", 12)[1].tobytes()
     b'Hi'
     """
-    view, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
+    view, nbytes, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
     offsets = np.empty(count + 1, np.int64)
-    dst = np.empty(view.nbytes + _kernels.UTF8_SLACK, np.uint8)
+    dst = np.empty(nbytes + _kernels.UTF8_SLACK, np.uint8)
     status = _kernels.utf32_to_utf8(view, width, swap, bool(validate), offsets, dst, False)
     if status[0]:
         _raise_code_point(status)
@@ -279,7 +279,7 @@ def to_arrow(data, length_bytes=None, *, endian=None, validate=True, large=False
     Examples
     --------
     >>> import numpy as np
-    >>> from fixedutf32 import to_arrow
+    >>> from fixedutf32.transcode import to_arrow
     >>> to_arrow(np.array(["Hi", "Привет"])).to_pylist()
     ['Hi', 'Привет']
     >>> to_arrow(np.array(["a"]), large=True).type
@@ -328,13 +328,13 @@ def to_string_dtype(data, length_bytes=None, *, endian=None, validate=True):
     Examples
     --------
     >>> import numpy as np
-    >>> from fixedutf32 import to_string_dtype
+    >>> from fixedutf32.transcode import to_string_dtype
     >>> out = to_string_dtype(np.array([["Hi", "Я"], ["", "🎉"]]))
     >>> out.dtype, out.shape, out.tolist()
     (StringDType(), (2, 2), [['Hi', 'Я'], ['', '🎉']])
     """
     string_dtype = _string_dtype_class("to_string_dtype")
-    view, width, swap, count, shape = _chunk_input(data, length_bytes, endian)
+    view, _, width, swap, count, shape = _chunk_input(data, length_bytes, endian)
     offsets, values = to_utf8(view, 4 * width, endian=_endian_of(swap), validate=validate)
     stride = int(np.diff(offsets).max()) if count else 1
     stride = max(stride, 1)
@@ -372,17 +372,17 @@ def encode_vlen_utf8(data, length_bytes=None, *, endian=None, validate=True):
     Examples
     --------
     >>> import numpy as np
-    >>> from fixedutf32 import encode_vlen_utf8
+    >>> from fixedutf32.transcode import encode_vlen_utf8
     >>> encode_vlen_utf8(np.array(["ab", "Я"])).tobytes()
     b'\\x02\\x00\\x00\\x00\\x02\\x00\\x00\\x00ab\\x02\\x00\\x00\\x00\\xd0\\xaf'
     """
-    view, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
+    view, nbytes, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
     if count > _UINT32_MAX or 4 * width > _UINT32_MAX:
         raise ValueError(
             f"a vlen-utf8 chunk holds fewer than 2**32 items of fewer than 2**32 bytes; "
             f"got {count} elements of {4 * width} bytes"
         )
-    dst = np.empty(4 + 4 * count + view.nbytes + _kernels.UTF8_SLACK, np.uint8)
+    dst = np.empty(4 + 4 * count + nbytes + _kernels.UTF8_SLACK, np.uint8)
     status = _kernels.utf32_to_utf8(view, width, swap, bool(validate), None, dst, True)
     if status[0]:
         _raise_code_point(status)
@@ -401,7 +401,7 @@ def _decode(positions, stride, count, values, length_bytes, endian, out):
     nbytes = count * length_bytes
     if out is None:
         result = np.empty(count, _fixed_dtype(width, endian))
-        target = result.view(np.uint8) if count else None
+        target = result if count else None
         status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
         if status[0]:
             _raise_utf8(status, values, positions[::stride], width)
@@ -459,7 +459,7 @@ def from_utf8(offsets, values, length_bytes, *, endian="little", out=None):
 
     Examples
     --------
-    >>> from fixedutf32 import from_utf8
+    >>> from fixedutf32.transcode import from_utf8
     >>> from_utf8([0, 2, 2, 8], "HiПривет".encode()[:8], 12)
     array(['Hi', '', 'При'], dtype='<U3')
     >>> from_utf8([0, 2], b"Hi", 12, endian="big").tobytes()
@@ -476,7 +476,7 @@ def from_utf8(offsets, values, length_bytes, *, endian="little", out=None):
     positions = np.ascontiguousarray(offsets, dtype=np.int64)
     if offsets.dtype.kind == "u" and offsets.size and offsets.max() > np.iinfo(np.int64).max:
         raise ValueError("offsets do not fit in int64")
-    values = byte_view(values, "values")
+    values, _ = byte_view(values, "values")
     return _decode(positions, 1, positions.size - 1, values, length_bytes, endian, out)
 
 
@@ -513,7 +513,7 @@ def from_arrow(array, length_bytes, *, endian="little", out=None):
     Examples
     --------
     >>> import pyarrow as pa
-    >>> from fixedutf32 import from_arrow
+    >>> from fixedutf32.transcode import from_arrow
     >>> from_arrow(pa.array(["Hi", "🎉"]), 8)
     array(['Hi', '🎉'], dtype='<U2')
     """
@@ -576,21 +576,21 @@ def decode_vlen_utf8(chunk, length_bytes, *, endian="little", out=None):
 
     Examples
     --------
-    >>> from fixedutf32 import decode_vlen_utf8
+    >>> from fixedutf32.transcode import decode_vlen_utf8
     >>> decode_vlen_utf8(b"\\x02\\x00\\x00\\x00\\x02\\x00\\x00\\x00ab\\x02\\x00\\x00\\x00\\xd0\\xaf", 8)
     array(['ab', 'Я'], dtype='<U2')
     """
     length_bytes = check_length_bytes(length_bytes)
     check_endian(endian)
-    view = byte_view(chunk, "chunk")
-    if view.nbytes < 4:
+    view, nbytes = byte_view(chunk, "chunk")
+    if nbytes < 4:
         raise ChunkSizeError(
-            f"a vlen-utf8 chunk starts with a 4-byte item count; got {view.nbytes} bytes"
+            f"a vlen-utf8 chunk starts with a 4-byte item count; got {nbytes} bytes"
         )
-    count = int.from_bytes(view[:4], "little")
-    if 4 * count > view.nbytes - 4:
+    count = int.from_bytes(as_bytes(view)[:4], "little")
+    if 4 * count > nbytes - 4:
         raise ChunkSizeError(
-            f"vlen-utf8 chunk of {view.nbytes} bytes cannot hold the {count} items its header announces"
+            f"vlen-utf8 chunk of {nbytes} bytes cannot hold the {count} items its header announces"
         )
     positions = np.empty(2 * count, np.int64)
     status = _kernels.utf8_vlen_parse(view, count, positions)
@@ -598,11 +598,11 @@ def decode_vlen_utf8(chunk, length_bytes, *, endian="little", out=None):
         _, index, position, _ = status
         if index == count:
             raise ChunkSizeError(
-                f"vlen-utf8 chunk has {view.nbytes - position} bytes after its last item "
-                f"(item {count - 1} ends at byte {position} of {view.nbytes})"
+                f"vlen-utf8 chunk has {nbytes - position} bytes after its last item "
+                f"(item {count - 1} ends at byte {position} of {nbytes})"
             )
         raise ChunkSizeError(
-            f"vlen-utf8 chunk of {view.nbytes} bytes is truncated: item {index} "
+            f"vlen-utf8 chunk of {nbytes} bytes is truncated: item {index} "
             f"(header or bytes at offset {position}) runs past its end"
         )
     return _decode(positions, 2, count, view, length_bytes, endian, out)
