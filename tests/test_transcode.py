@@ -490,6 +490,46 @@ def test_string_dtype_too_long():
     assert _string_dtype_to_utf32(ok, 12, "little").tolist() == ["ab", "abc"]
 
 
+@needs_numpy2
+@pytest.mark.parametrize("with_pyarrow", [True, False])
+def test_string_dtype_to_utf32_paths(with_pyarrow, monkeypatch):
+    from numpy.dtypes import StringDType
+
+    if not with_pyarrow:
+        monkeypatch.setitem(sys.modules, "pyarrow", None)
+    strings = [["Hi", "", "Привет"], ["a\x00b", "🎉🎉", "x" * 9]]
+    t = np.array(strings, dtype=StringDType())
+    for endian, prefix in (("little", "<"), ("big", ">")):
+        result = _string_dtype_to_utf32(t, None, endian)
+        assert result.dtype == np.dtype(f"{prefix}U9") and result.shape == (2, 3)
+        assert result.tolist() == strings
+    result = _string_dtype_to_utf32(t[:, ::-1], 40, "little")
+    assert result.dtype == np.dtype("<U10") and result.tolist() == [row[::-1] for row in strings]
+    with pytest.raises(StringTooLongError) as info:
+        _string_dtype_to_utf32(t, 4 * 8, "little")
+    assert (info.value.index, info.value.length, info.value.capacity) == (5, 9, 8)
+    assert _string_dtype_to_utf32(np.array([], dtype=StringDType()), None, "little").dtype == np.dtype("<U1")
+    # arrays that may hold missing values go through NumPy
+    na = np.array(["ab", "c"], dtype=StringDType(na_object=None))
+    assert _string_dtype_to_utf32(na, None, "little").tolist() == ["ab", "c"]
+
+
+@needs_numpy2
+def test_encode_chunk_takes_string_dtype_through_the_transcoder():
+    from numpy.dtypes import StringDType
+
+    import fixedutf32
+
+    strings = ["Hi", "Привет", "🎉", ""]
+    t = np.array(strings, dtype=StringDType())
+    expected = np.array(strings, dtype="<U6").tobytes()
+    assert bytes(fixedutf32.encode_chunk(t, 24)) == expected
+    assert bytes(fixedutf32.encode_chunk(t)) == expected
+    assert bytes(fixedutf32.encode_chunk(t, 28, endian="big")) == np.array(strings, ">U7").tobytes()
+    with pytest.raises(StringTooLongError):
+        fixedutf32.encode_chunk(t, 20)
+
+
 def test_string_dtype_needs_numpy2(monkeypatch):
     import numpy.dtypes
 

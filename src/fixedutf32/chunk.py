@@ -278,9 +278,9 @@ def _as_unicode_array(array):
 def _string_dtype_to_unicode(array):
     # The widest string sets the width; a string too long for length_bytes
     # is then reported by the repad kernel, at its index in the chunk order.
-    lengths = np.strings.str_len(array)
-    width = int(lengths.max()) if lengths.size else 1
-    return array.astype(f"U{max(width, 1)}")
+    from .transcode import _string_dtype_to_utf32
+
+    return _string_dtype_to_utf32(array, None, NATIVE_ENDIAN)
 
 
 def _endian_of(dtype):
