@@ -191,12 +191,16 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
     if order != "C":
         check_order(order)
     src, nbytes = byte_view(data, "data")
-    count, shape = element_count(nbytes, length_bytes, shape)
+    count = nbytes // length_bytes
+    if shape is not None or count * length_bytes != nbytes:
+        count, shape = element_count(nbytes, length_bytes, shape)
     dtype = native_dtype(length_bytes >> 2)
     flags = _VALIDATE if validate else 0
     if swapped:
         flags |= _SRC_SWAPPED | _SWAP
 
+    # The common cases are spelled out inline: this function is on the hot
+    # path of readers that decode many small chunks.
     if out is None:
         if not swapped:
             if validate:
@@ -205,8 +209,13 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
                     raise _invalid_code_point(src, bad, length_bytes // 4, endian)
             result = np.frombuffer(src, dtype)
         else:
-            result = _new_array(count, dtype)
-            bad = _kernels.convert(src, result, flags | _stream_flag(nbytes))
+            if nbytes < _POOL_MIN_BYTES:
+                result = np.empty(count, dtype)
+            else:
+                result = _new_array(count, dtype)
+                if nbytes >= STREAM_THRESHOLD_BYTES:
+                    flags |= _STREAM
+            bad = _kernels.convert(src, result, flags)
             if bad >= 0:
                 raise _invalid_code_point(src, bad, length_bytes // 4, endian)
     else:
@@ -285,7 +294,7 @@ def _string_dtype_to_unicode(array):
 
 def _endian_of(dtype):
     byteorder = dtype.byteorder
-    if byteorder in ("=", "|"):
+    if byteorder == "=" or byteorder == "|":
         return NATIVE_ENDIAN
     return "little" if byteorder == "<" else "big"
 
@@ -353,15 +362,22 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
     capacity = None if length_bytes is None else check_length_bytes(length_bytes) >> 2
     if type(array) is not np.ndarray or array.dtype.kind != "U":
         array = _as_unicode_array(array)
-    width = array.dtype.itemsize >> 2
+    dtype = array.dtype
+    width = dtype.itemsize >> 2
     if capacity is None:
-        capacity = max(width, 1)
+        capacity = width or 1
     if width == 0:  # a U0 array holds only empty strings
         array = array.astype("U1")
+        dtype = array.dtype
         width = 1
-    src = array.ravel(order=order)
-    source_swapped = not array.dtype.isnative
-    source_endian = _endian_of(array.dtype)
+    # The kernels read the array's buffer as it is when it is already in
+    # the chunk's element order; anything else is gathered by NumPy first.
+    if order == "C" and array.flags.c_contiguous:
+        src = array
+    else:
+        src = array.ravel(order=order)
+    source_swapped = not dtype.isnative
+    source_endian = _endian_of(dtype)
     count = src.size
     nbytes = count * capacity * 4
     flags = _VALIDATE if validate else 0
@@ -377,8 +393,8 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
                     bad = _kernels.validate(src, source_swapped)
                     if bad >= 0:
                         raise _invalid_code_point(src, bad, width, source_endian)
-                return src.view(np.uint8)
-            result = _new_array(nbytes, _UINT8)
+                return src.reshape(-1).view(np.uint8)
+            result = np.empty(nbytes, _UINT8) if nbytes < _POOL_MIN_BYTES else _new_array(nbytes, _UINT8)
             bad = _kernels.convert(src, result, flags | _stream_flag(nbytes))
             if bad >= 0:
                 raise _invalid_code_point(src, bad, width, source_endian)

@@ -1,0 +1,139 @@
+"""Dispatch selection, the output buffer pool and the bench command."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fixedutf32
+from fixedutf32 import _kernels
+
+
+def run_python(code, **env):
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("level", fixedutf32.available_simd_levels())
+def test_environment_variable_forces_a_level(level):
+    result = run_python("import fixedutf32; print(fixedutf32.get_simd_level())", FIXEDUTF32_SIMD=level)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == level
+
+
+def test_environment_variable_best_is_the_default():
+    best = fixedutf32.available_simd_levels()[-1]
+    result = run_python("import fixedutf32; print(fixedutf32.get_simd_level())", FIXEDUTF32_SIMD="best")
+    assert result.stdout.strip() == best
+
+
+def test_unknown_level_is_refused():
+    with pytest.raises(ValueError, match="unknown SIMD level 'sse9'"):
+        fixedutf32.set_simd_level("sse9")
+    result = run_python("import fixedutf32", FIXEDUTF32_SIMD="sse9")
+    assert result.returncode != 0 and "unknown SIMD level" in result.stderr
+
+
+def test_set_simd_level_returns_previous():
+    current = fixedutf32.get_simd_level()
+    assert fixedutf32.set_simd_level("scalar") == current
+    assert fixedutf32.get_simd_level() == "scalar"
+    fixedutf32.set_simd_level(current)
+
+
+# --- the output buffer pool ---------------------------------------------------
+
+
+def big_chunk():
+    return np.array(["big endian text"] * (2 * _kernels.POOL_MIN_BYTES // 64), dtype=">U16").tobytes()
+
+
+def address(array):
+    return array.__array_interface__["data"][0]
+
+
+def test_pool_reuses_freed_output_memory():
+    previous = fixedutf32.set_buffer_pool_limit(256 << 20)
+    try:
+        raw = big_chunk()
+        first = fixedutf32.decode_chunk(raw, 64, endian="big")
+        first_address = address(first)
+        del first
+        assert fixedutf32.buffer_pool_bytes() >= len(raw)
+        second = fixedutf32.decode_chunk(raw, 64, endian="big")
+        assert address(second) == first_address
+        assert second.tolist() == ["big endian text"] * len(second)
+        # While a result is alive its memory is never handed out again.
+        third = fixedutf32.decode_chunk(raw, 64, endian="big")
+        assert not np.shares_memory(second, third)
+    finally:
+        fixedutf32.set_buffer_pool_limit(previous)
+
+
+def test_pool_limit_zero_frees_everything():
+    previous = fixedutf32.set_buffer_pool_limit(256 << 20)
+    try:
+        fixedutf32.decode_chunk(big_chunk(), 64, endian="big")
+        assert fixedutf32.buffer_pool_bytes() > 0
+        assert fixedutf32.set_buffer_pool_limit(0) == 256 << 20
+        assert fixedutf32.buffer_pool_bytes() == 0
+        fixedutf32.decode_chunk(big_chunk(), 64, endian="big")
+        assert fixedutf32.buffer_pool_bytes() == 0
+    finally:
+        fixedutf32.set_buffer_pool_limit(previous)
+    with pytest.raises(ValueError, match="must not be negative"):
+        fixedutf32.set_buffer_pool_limit(-1)
+
+
+def test_pooled_results_are_ordinary_writable_arrays():
+    result = fixedutf32.decode_chunk(big_chunk(), 64, endian="big")
+    assert result.flags.writeable and result.flags.c_contiguous
+    result[0] = "changed"
+    assert result[0] == "changed"
+    encoded = fixedutf32.encode_chunk(result, endian="big")
+    assert isinstance(encoded, np.ndarray) and encoded.dtype == np.uint8
+
+
+# --- the bench command ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", [["-m", "fixedutf32"], ["-c", "import sys; from fixedutf32.__main__ import main; sys.exit(main())"]])
+def test_bench_command_runs_and_reports_json(entry):
+    result = subprocess.run(
+        [sys.executable, *entry, "bench", "--sizes", "64KiB", "--threads", "2", "--repeat", "1", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    kernels = {row["kernel"] for row in report["rows"]}
+    assert {"validate", "decode swap -> new", "decode swap in place", "encode -> swapped",
+            "repad widen U8->U16", "repad narrow U16->U8", "str_lengths"} <= kernels
+    for row in report["rows"]:
+        assert row["gbps"] > 0 and row["ratio_memcpy"] > 0 and row["ratio_numpy"] > 0
+    assert report["simd_level"] == fixedutf32.get_simd_level()
+    assert report["threads"]["threads"] == 2
+    assert "measuring" in result.stderr  # progress goes to stderr
+
+
+def test_bench_table_and_bad_arguments():
+    from fixedutf32.bench import main
+
+    result = subprocess.run(
+        [sys.executable, "-m", "fixedutf32", "bench", "--sizes", "64KiB", "--threads", "1", "--repeat", "1"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "x memcpy" in result.stdout and "decode swap -> new" in result.stdout
+    with pytest.raises(SystemExit) as info:
+        main(["--sizes", "lots"])
+    assert info.value.code == 2
+    unknown = subprocess.run([sys.executable, "-m", "fixedutf32", "frobnicate"], capture_output=True, text=True)
+    assert unknown.returncode == 2 and "unknown command" in unknown.stderr
