@@ -20,3 +20,37 @@ def repad(
 ) -> tuple[int, int, int]: ...
 def str_lengths(src: Buffer, lengths: Buffer, width: int, flags: int) -> int: ...
 def overlap(a: Buffer, b: Buffer) -> int: ...
+
+# Transcoding (_transcode.pxi): statuses are (error, index, position, value).
+UTF8_SLACK: int
+UTF8_OK: int
+UTF8_TOO_LARGE: int
+UTF8_SURROGATE: int
+UTF8_HEADER_BITS: int
+UTF8_TOO_SHORT: int
+UTF8_TOO_LONG: int
+UTF8_OVERLONG: int
+UTF8_CAPACITY: int
+UTF8_BAD_OFFSETS: int
+UTF8_BAD_VLEN: int
+
+def utf32_to_utf8(
+    source: Buffer,
+    width: int,
+    swap: bool,
+    validate: bool,
+    offsets: Buffer | None,
+    destination: Buffer,
+    vlen: bool,
+) -> tuple[int, int, int, int, int]: ...
+def utf8_to_utf32(
+    positions: Buffer,
+    stride: int,
+    n: int,
+    values: Buffer,
+    width: int,
+    swap: bool,
+    destination: Buffer | None,
+) -> tuple[int, int, int, int]: ...
+def utf8_vlen_parse(chunk: Buffer, n: int, positions: Buffer) -> tuple[int, int, int, int]: ...
+def utf8_scatter_fixed(offsets: Buffer, values: Buffer, destination: Buffer, stride: int) -> None: ...

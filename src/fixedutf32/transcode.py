@@ -164,22 +164,25 @@ def _fixed_dtype(width, endian):
     return np.dtype(("<U" if endian == "little" else ">U") + str(width))
 
 
-_RESIZE_IN_PLACE = 32 << 20
+def _new_array(count, dtype):
+    """A new writable 1-D array; large ones reuse freed memory from the core's pool."""
+    dtype = np.dtype(dtype)
+    if count * dtype.itemsize >= _kernels.POOL_MIN_BYTES:
+        return np.frombuffer(_kernels.new_buffer(count * dtype.itemsize), dtype)
+    return np.empty(count, dtype)
 
 
 def _shrink(buffer, nbytes):
     """The first ``nbytes`` of an output buffer sized for the worst case.
 
-    Mostly used: a view.  Large: shrunk in place (the allocator unmaps the
-    tail).  Otherwise copied out, which is cheaper than letting the allocator
-    hand the tail back to the OS and fault it in again on the next call.
+    Mostly used: a view.  Otherwise copied out into a buffer of the right size,
+    so that a result kept alive does not pin up to four times its size.
     """
     if 2 * nbytes >= buffer.size:
         return buffer[:nbytes]
-    if buffer.size >= _RESIZE_IN_PLACE:
-        buffer.resize(nbytes, refcheck=False)
-        return buffer
-    return buffer[:nbytes].copy()
+    result = _new_array(nbytes, np.uint8)
+    np.copyto(result, buffer[:nbytes])
+    return result
 
 
 # ---------------------------------------------------------------------------
@@ -240,7 +243,7 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     """
     view, nbytes, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
     offsets = np.empty(count + 1, np.int64)
-    dst = np.empty(nbytes + _kernels.UTF8_SLACK, np.uint8)
+    dst = _new_array(nbytes + _kernels.UTF8_SLACK, np.uint8)
     status = _kernels.utf32_to_utf8(view, width, swap, bool(validate), offsets, dst, False)
     if status[0]:
         _raise_code_point(status)
@@ -382,7 +385,7 @@ def encode_vlen_utf8(data, length_bytes=None, *, endian=None, validate=True):
             f"a vlen-utf8 chunk holds fewer than 2**32 items of fewer than 2**32 bytes; "
             f"got {count} elements of {4 * width} bytes"
         )
-    dst = np.empty(4 + 4 * count + nbytes + _kernels.UTF8_SLACK, np.uint8)
+    dst = _new_array(4 + 4 * count + nbytes + _kernels.UTF8_SLACK, np.uint8)
     status = _kernels.utf32_to_utf8(view, width, swap, bool(validate), None, dst, True)
     if status[0]:
         _raise_code_point(status)
@@ -400,7 +403,7 @@ def _decode(positions, stride, count, values, length_bytes, endian, out):
     width = length_bytes // 4
     nbytes = count * length_bytes
     if out is None:
-        result = np.empty(count, _fixed_dtype(width, endian))
+        result = _new_array(count, _fixed_dtype(width, endian))
         target = result if count else None
         status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
         if status[0]:
