@@ -155,11 +155,19 @@ def test_numpy_input_shapes_orders_and_widths(level):
         to_utf8(b"abcd")
 
 
+POOLS = {
+    "all": list("abc xyz") + ["Я", "ж", "中", "文", "🎉", "\U0010FFFF", "\x00", "\u07ff", "\u0800", "\uffff"],
+    "below-U+0800": list("abc xyz") + ["Я", "ж", "é", "\x80", "\u07ff", "\x00", "\x7f"],
+    "ascii": list("abc xyz\x00\x7f"),
+}
+
+
+@pytest.mark.parametrize("pool", list(POOLS))
 @pytest.mark.parametrize("width", list(range(1, 20)) + [31, 32, 33, 40])
 @pytest.mark.parametrize("shift", [0, 1, 3])
-def test_levels_agree_on_widths_and_unaligned_starts(width, shift):
+def test_levels_agree_on_widths_and_unaligned_starts(pool, width, shift):
     rng = np.random.default_rng(width)
-    pool = list("abc xyz") + ["Я", "ж", "中", "文", "🎉", "\U0010FFFF", "\x00", "\u07ff", "\u0800", "\uffff"]
+    pool = POOLS[pool]
     strings = ["".join(rng.choice(pool, rng.integers(0, width + 1))) for _ in range(37)]
     u = np.array(strings, dtype=f"<U{width}")
     raw = bytearray(shift) + u.tobytes()
