@@ -1141,10 +1141,9 @@ FU32_UTF8_AVX2_FN static inline uint8_t *fu32_utf8_put8_track_avx2(uint8_t *d, _
  * masked), padding included; the write position then moves back to the end of the
  * last non-zero code point, which drops the padding and keeps interior U+0000.
  */
-FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf32_to_utf8_avx2(const uint8_t *src, ptrdiff_t n,
-                                                                   ptrdiff_t width, int swap, int validate,
-                                                                   int64_t *offsets, int vlen, uint8_t *dst,
-                                                                   ptrdiff_t *out_len)
+FU32_UTF8_AVX2_FN static inline __attribute__((always_inline)) fu32_utf8_result
+fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, int swap, int validate,
+                             int64_t *offsets, int vlen, uint8_t *dst, ptrdiff_t *out_len)
 {
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i kd800 = _mm256_set1_epi32(0xD800);
@@ -1239,6 +1238,23 @@ FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf32_to_utf8_avx2(const uint8_t 
         }
     }
     return fu32_utf8_ok();
+}
+
+/* The loop compiled once per (swap, vlen), so that neither is tested per element. */
+FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf32_to_utf8_avx2(const uint8_t *src, ptrdiff_t n,
+                                                                   ptrdiff_t width, int swap, int validate,
+                                                                   int64_t *offsets, int vlen, uint8_t *dst,
+                                                                   ptrdiff_t *out_len)
+{
+    if (vlen) {
+        return swap ? fu32_utf32_to_utf8_avx2_body(src, n, width, 1, validate, NULL, 1, dst, out_len)
+                    : fu32_utf32_to_utf8_avx2_body(src, n, width, 0, validate, NULL, 1, dst, out_len);
+    }
+    if (offsets) {
+        return swap ? fu32_utf32_to_utf8_avx2_body(src, n, width, 1, validate, offsets, 0, dst, out_len)
+                    : fu32_utf32_to_utf8_avx2_body(src, n, width, 0, validate, offsets, 0, dst, out_len);
+    }
+    return fu32_utf32_to_utf8_avx2_body(src, n, width, swap, validate, NULL, 0, dst, out_len);
 }
 
 #endif /* FU32_UTF8_HAVE_AVX2 */
