@@ -23,6 +23,8 @@
 #define FU32_UTF8_HAVE_AVX2 1
 #include <immintrin.h>
 #define FU32_UTF8_AVX2_FN __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt")))
+/* small helpers of the AVX2 loops: always inlined (GCC keeps some out of line otherwise) */
+#define FU32_UTF8_AVX2_INLINE FU32_UTF8_AVX2_FN static inline __attribute__((always_inline))
 #else
 #define FU32_UTF8_HAVE_AVX2 0
 #endif
@@ -1027,7 +1029,7 @@ static fu32_utf8_result fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t 
 
 #if FU32_UTF8_HAVE_AVX2
 
-FU32_UTF8_AVX2_FN static inline __m256i fu32_utf8_bswap32_avx2(__m256i v)
+FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_bswap32_avx2(__m256i v)
 {
     const __m256i m = _mm256_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12,
                                        3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
@@ -1036,7 +1038,7 @@ FU32_UTF8_AVX2_FN static inline __m256i fu32_utf8_bswap32_avx2(__m256i v)
 
 /* Encodes the 8 code points in v (native order) at d; returns the new end. Writes
  * up to 32 bytes past d. */
-FU32_UTF8_AVX2_FN static inline uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v)
+FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v)
 {
     const __m256i m1 = _mm256_cmpgt_epi32(v, _mm256_set1_epi32(0x7F));
     const unsigned a = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m1));
@@ -1093,7 +1095,7 @@ FU32_UTF8_AVX2_FN static inline uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i
 /* Encodes 16 code points all below U+0800 (v0, v1 in native order), one or two
  * bytes each, at d; moves *content_end like fu32_utf8_put8_track_avx2.  Writes
  * up to 32 bytes past d. */
-FU32_UTF8_AVX2_FN static inline uint8_t *fu32_utf8_put16_two_byte_avx2(uint8_t *d, __m256i v0, __m256i v1,
+FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_two_byte_avx2(uint8_t *d, __m256i v0, __m256i v1,
                                                                        uint8_t **content_end)
 {
     const __m256i c = _mm256_permute4x64_epi64(_mm256_packus_epi32(v0, v1), 0xD8);
@@ -1123,7 +1125,7 @@ FU32_UTF8_AVX2_FN static inline uint8_t *fu32_utf8_put16_two_byte_avx2(uint8_t *
 
 /* Like fu32_utf8_put8_avx2, and moves *content_end to the end of the last
  * non-zero code point's bytes if the block has one. */
-FU32_UTF8_AVX2_FN static inline uint8_t *fu32_utf8_put8_track_avx2(uint8_t *d, __m256i v, uint8_t **content_end)
+FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_track_avx2(uint8_t *d, __m256i v, uint8_t **content_end)
 {
     const unsigned z = (unsigned)_mm256_movemask_ps(
         _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, _mm256_setzero_si256())));
@@ -1141,7 +1143,7 @@ FU32_UTF8_AVX2_FN static inline uint8_t *fu32_utf8_put8_track_avx2(uint8_t *d, _
  * masked), padding included; the write position then moves back to the end of the
  * last non-zero code point, which drops the padding and keeps interior U+0000.
  */
-FU32_UTF8_AVX2_FN static inline __attribute__((always_inline)) fu32_utf8_result
+FU32_UTF8_AVX2_INLINE fu32_utf8_result
 fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, int swap, int validate,
                              int64_t *offsets, int vlen, uint8_t *dst, ptrdiff_t *out_len)
 {
@@ -1394,9 +1396,16 @@ static const uint8_t fu32_utf8_prefix[32] = {
     0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
-/* Stores the first `count` lanes of lo (and hi) at dst + 4 * o when fewer than
- * `lanes` code units are left before width. */
-FU32_UTF8_AVX2_FN static inline void fu32_utf8_store_lanes_avx2(uint8_t *d, __m256i lo, __m256i hi, int two,
+/* Mask of the first k lanes (k may be <= 0 or >= 8). */
+FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_first_lanes_avx2(ptrdiff_t k)
+{
+    const int kk = k < 0 ? 0 : (k > 8 ? 8 : (int)k);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(kk), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Stores lo (and hi, with two) at d; when fewer than 8 (16) code units are left
+ * before the element's end (`room`), only the first `count` lanes, masked. */
+FU32_UTF8_AVX2_INLINE void fu32_utf8_store_lanes_avx2(uint8_t *d, __m256i lo, __m256i hi, int two,
                                                                 ptrdiff_t count, ptrdiff_t room)
 {
     if (room >= (two ? 16 : 8)) {
@@ -1405,10 +1414,22 @@ FU32_UTF8_AVX2_FN static inline void fu32_utf8_store_lanes_avx2(uint8_t *d, __m2
             _mm256_storeu_si256((__m256i *)(d + 32), hi);
         }
     } else {
-        uint32_t tmp[16];
-        _mm256_storeu_si256((__m256i *)tmp, lo);
-        _mm256_storeu_si256((__m256i *)(tmp + 8), hi);
-        memcpy(d, tmp, (size_t)(4 * count));
+        _mm256_maskstore_epi32((int *)(void *)d, fu32_utf8_first_lanes_avx2(count), lo);
+        if (two && count > 8) {
+            _mm256_maskstore_epi32((int *)(void *)(d + 32), fu32_utf8_first_lanes_avx2(count - 8), hi);
+        }
+    }
+}
+
+/* Zeros code units from..width-1 of an element at d. */
+FU32_UTF8_AVX2_INLINE void fu32_utf8_zero_fill_avx2(uint8_t *d, ptrdiff_t from, ptrdiff_t width)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    for (; from + 8 <= width; from += 8) {
+        _mm256_storeu_si256((__m256i *)(d + 4 * from), zero);
+    }
+    if (from < width) {
+        _mm256_maskstore_epi32((int *)(void *)(d + 4 * from), fu32_utf8_first_lanes_avx2(width - from), zero);
     }
 }
 
@@ -1429,7 +1450,7 @@ FU32_UTF8_AVX2_FN static inline void fu32_utf8_store_lanes_avx2(uint8_t *d, __m2
  * Bytes F5..FF are checked apart.  This finds whether a block has an error, not
  * where: the scalar decoder is run on the element to report it.
  */
-FU32_UTF8_AVX2_FN static inline __m128i fu32_utf8_check16_avx2(__m128i x, __m128i prev)
+FU32_UTF8_AVX2_INLINE __m128i fu32_utf8_check16_avx2(__m128i x, __m128i prev)
 {
     const __m128i high1 = _mm_setr_epi8(0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02,
                                         (char)0x80, (char)0x80, (char)0x80, (char)0x80, 0x21, 0x01, 0x15, 0x49);
@@ -1456,7 +1477,7 @@ FU32_UTF8_AVX2_FN static inline __m128i fu32_utf8_check16_avx2(__m128i x, __m128
 
 /* Non-zero if the block ends inside a sequence (a lead byte in its last 3 bytes
  * that needs more bytes than are left). */
-FU32_UTF8_AVX2_FN static inline __m128i fu32_utf8_incomplete16_avx2(__m128i x)
+FU32_UTF8_AVX2_INLINE __m128i fu32_utf8_incomplete16_avx2(__m128i x)
 {
     const __m128i limit = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
                                         (char)0xEF, (char)0xDF, (char)0xBF);
@@ -1469,7 +1490,7 @@ FU32_UTF8_AVX2_FN static inline __m128i fu32_utf8_incomplete16_avx2(__m128i x)
  * payload bits of all four are put side by side as for a 4-byte sequence, and a
  * shift by the lead byte's class drops the bytes the sequence does not have.
  */
-FU32_UTF8_AVX2_FN static inline __m256i fu32_utf8_decode8_avx2(__m128i z)
+FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_decode8_avx2(__m128i z)
 {
     const __m256i windows = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
                                              4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
@@ -1491,7 +1512,7 @@ FU32_UTF8_AVX2_FN static inline __m256i fu32_utf8_decode8_avx2(__m128i z)
 }
 
 /* Loads up to 16 bytes at s + p as 16, the ones past len read as zero. */
-FU32_UTF8_AVX2_FN static inline __m128i fu32_utf8_load16_avx2(const uint8_t *s, ptrdiff_t p, ptrdiff_t len,
+FU32_UTF8_AVX2_INLINE __m128i fu32_utf8_load16_avx2(const uint8_t *s, ptrdiff_t p, ptrdiff_t len,
                                                                ptrdiff_t avail)
 {
     const ptrdiff_t r = len - p;
@@ -1512,7 +1533,7 @@ FU32_UTF8_AVX2_FN static inline __m128i fu32_utf8_load16_avx2(const uint8_t *s, 
     return x;
 }
 
-FU32_UTF8_AVX2_FN static inline void fu32_utf8_put_compressed_avx2(uint8_t *d, __m256i v, unsigned S, int swap,
+FU32_UTF8_AVX2_INLINE void fu32_utf8_put_compressed_avx2(uint8_t *d, __m256i v, unsigned S, int swap,
                                                                    ptrdiff_t cnt, ptrdiff_t room)
 {
     const __m256i idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)fu32_utf8_compress8[S]));
@@ -1554,7 +1575,7 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
                 _mm256_storeu_si256((__m256i *)dst, lo);
                 _mm256_storeu_si256((__m256i *)(dst + 32), hi);
                 if (width > 16) {
-                    memset(dst + 64, 0, (size_t)(4 * (width - 16)));
+                    fu32_utf8_zero_fill_avx2(dst, 16, width);
                 }
             }
             *count = len;
@@ -1618,7 +1639,7 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
         if (clean < o) {
             clean = o;
         }
-        memset(dst + 4 * clean, 0, (size_t)(4 * (width - clean)));
+        fu32_utf8_zero_fill_avx2(dst, clean, width);
     }
     return FU32_UTF8_OK;
 scalar:
