@@ -90,9 +90,11 @@ def test_valid_data_same_everywhere(width, n_elements, offset, endian):
     assert decoded == units.astype("=u4").tobytes()
     assert_same_everywhere(lambda: fixedutf32.str_lengths(data, lb, endian=endian))
     assert_same_everywhere(lambda: fixedutf32.str_lengths(data, lb, endian=endian, validate=False))
+    values = np.frombuffer(bytes(data), f"{'<' if endian == 'little' else '>'}U{width}")
     for to_width in {1, max(width // 2, 1), width + 1, width + 9, 2 * width}:
         assert_same_everywhere(lambda: fixedutf32.repad(data, lb, 4 * to_width, endian=endian))
-    values = np.frombuffer(bytes(data), f"{'<' if endian == 'little' else '>'}U{width}")
+        for target in ("little", "big"):
+            assert_same_everywhere(lambda: fixedutf32.encode_chunk(values, 4 * to_width, endian=target))
     for target in ("little", "big"):
         assert_same_everywhere(lambda: fixedutf32.encode_chunk(values, endian=target))
         assert_same_everywhere(lambda: fixedutf32.encode_chunk(values, lb + 12, endian=target))

@@ -446,6 +446,16 @@ FU32_AVX2_FN ptrdiff_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, ptrdiff
     if (from_units % 8 == 0 && to_units % 8 == 0) {
         const ptrdiff_t f = from_units / 8, t = to_units / 8;
         const int stream = (flags & FU32_STREAM) != 0 && dst != NULL && (uintptr_t)dst % 32 == 0;
+        /* U8 <-> U16 with validation, the most common change of width, gets
+         * loops with constant widths (about a quarter faster in cache). */
+        if (validate && !src_swapped && !stream) {
+            if (f == 2 && t == 1)
+                return swap ? fu32_avx2_repad_vectors_impl(src, dst, n_elems, 2, 1, 1, 0, 1, 0)
+                            : fu32_avx2_repad_vectors_impl(src, dst, n_elems, 2, 1, 1, 0, 0, 0);
+            if (f == 1 && t == 2)
+                return swap ? fu32_avx2_repad_vectors_impl(src, dst, n_elems, 1, 2, 1, 0, 1, 0)
+                            : fu32_avx2_repad_vectors_impl(src, dst, n_elems, 1, 2, 1, 0, 0, 0);
+        }
         if (stream) {
             if (!validate) return fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 0, 0, swap, 1);
             return src_swapped ? fu32_avx2_repad_vectors_impl(src, dst, n_elems, f, t, 1, 1, swap, 1)
