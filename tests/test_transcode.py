@@ -6,6 +6,7 @@ fixed-width side.  Every kernel test runs on each SIMD level this machine has.
 
 import array
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -434,11 +435,28 @@ def test_arrow_round_trip(level):
     assert from_arrow(pa.array([], pa.string()), 8).shape == (0,)
 
 
-def test_arrow_shares_values_buffer():
-    pa = pytest.importorskip("pyarrow")
-    arr = to_arrow(np.array(["abc", "de"]), large=True)
-    assert arr.buffers()[2].size >= 5
-    arr.validate(full=True)
+def test_arrow_shares_buffers(monkeypatch):
+    pytest.importorskip("pyarrow")
+    import fixedutf32.transcode as transcode
+
+    made = []
+
+    def recording_to_utf8(*args, **kwargs):
+        made.append(to_utf8(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(transcode, "to_utf8", recording_to_utf8)
+    u = np.array(["abc", "de", "Привет"] * 1000)
+    for large in (False, True):
+        arr = transcode.to_arrow(u, large=large)
+        arr.validate(full=True)
+        offsets, values = made[-1]
+        assert arr.buffers()[2].address == values.ctypes.data  # the UTF-8 bytes are not copied
+        if large:
+            assert arr.buffers()[1].address == offsets.ctypes.data
+    # from_arrow reads Arrow's buffers in place: a sliced array decodes without copying values
+    arr = transcode.to_arrow(u, large=True)
+    assert from_arrow(arr[1:4], 24).tolist() == ["de", "Привет", "abc"]
 
 
 def test_arrow_errors():
@@ -564,6 +582,19 @@ def test_vlen_utf8_matches_numcodecs(level):
     empty = bytes(codec.encode(np.array([], dtype=object)))
     assert encode_vlen_utf8(np.zeros(0, "<U2")).tobytes() == empty
     assert decode_vlen_utf8(empty, 8).shape == (0,)
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcode"
+
+
+def test_vlen_utf8_golden_chunk(level):
+    """A chunk numcodecs wrote once (see fixtures/transcode/make_transcode_fixtures.py)."""
+    u = np.load(FIXTURES / "strings.U12.npy")
+    chunk = (FIXTURES / "strings.vlen-utf8.dat").read_bytes()
+    assert decode_vlen_utf8(chunk, 48).tobytes() == u.tobytes()
+    assert decode_vlen_utf8(chunk, 48, endian="big").tobytes() == u.astype(">U12").tobytes()
+    assert encode_vlen_utf8(u).tobytes() == chunk
+    assert encode_vlen_utf8(u.astype(">U12")).tobytes() == chunk
 
 
 def test_vlen_utf8_malformed_chunks(level):
