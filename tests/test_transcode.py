@@ -330,6 +330,37 @@ def test_one_corrupted_byte_matches_python(strings, where, byte, mode):
         assert result[1] == expected.rstrip("\x00")
 
 
+def _sequences():
+    """Every 2-byte sequence; 3- and 4-byte ones for every lead and second byte."""
+    for b0 in range(0x80, 0x100):
+        for b1 in range(0x100):
+            yield bytes([b0, b1])
+    for b0 in range(0xE0, 0xF8):
+        for b1 in range(0x100):
+            for b2 in (0x00, 0x7F, 0x80, 0xBF, 0xC0):
+                yield bytes([b0, b1, b2]) if b0 < 0xF0 else bytes([b0, b1, b2, 0x80])
+
+
+@pytest.mark.parametrize("before", [0, 14, 15])
+def test_levels_and_python_agree_on_short_sequences(before):
+    """Each sequence placed so that it crosses a 16-byte block boundary (or not)."""
+    prefix, suffix = b"a" * before, b"z" * 9
+    width = 32
+    for seq in _sequences():
+        data = prefix + seq + suffix
+        try:
+            expected = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            expected, start = None, exc.start
+        outcomes = run_on_each_level(from_utf8, [0, len(data)], data, 4 * width)
+        if expected is None:
+            with pytest.raises(InvalidUTF8Error) as info:
+                same_outcome(outcomes)
+            assert info.value.byte_offset == start, seq
+        else:
+            assert same_outcome(outcomes)[0] == expected.rstrip("\x00"), seq
+
+
 @pytest.mark.parametrize("position", ["first", "middle", "last"])
 @pytest.mark.parametrize("total", [15, 16, 17, 31, 32, 33, 47, 64, 100])
 def test_bad_byte_in_first_middle_last_vector(position, total):
