@@ -662,3 +662,16 @@ def test_vlen_utf8_zarr_python_interop(tmp_path):
     (path / "c" / "0").write_bytes(encode_vlen_utf8(replacement).tobytes())
     reread = zarr.open_array(str(path), mode="r")[:]
     assert [str(s) for s in reread] == replacement.tolist()
+
+
+def test_public_functions_are_documented():
+    import doctest
+
+    import fixedutf32.transcode as transcode
+
+    for name in transcode.__all__:
+        doc = getattr(transcode, name).__doc__
+        for section in ("Parameters", "Returns", "Raises", "Examples"):
+            assert section in doc, f"{name} lacks a {section} section"
+    result = doctest.testmod(transcode, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted >= 7

@@ -11,6 +11,17 @@
  * address.  Kernels never raise: they return an fu32_utf8_result.
  *
  * Byte order: `swap` is 1 when the chunk's byte order differs from the machine's.
+ *
+ * Entry points (level 0 = scalar, 1 = AVX2; AVX2 falls back to scalar where the
+ * header was built without it):
+ *   fu32_utf32_to_utf8     chunk -> UTF-8 (offsets + values, or the vlen-utf8 layout)
+ *   fu32_utf8_to_utf32     UTF-8 strings -> chunk, strict, zero padded
+ *   fu32_utf8_vlen_parse   the item table of a vlen-utf8 chunk
+ *   fu32_utf8_scatter_fixed  UTF-8 strings -> fixed-width zero-padded bytes
+ * An error found by an AVX2 path is always located and reported by the scalar
+ * code, so both levels report the same error at the same place.
+ *
+ * Define FU32_UTF8_NO_SIMD to compile the scalar code only.
  */
 #ifndef FIXEDUTF32_UTF8_H
 #define FIXEDUTF32_UTF8_H
@@ -19,7 +30,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(FU32_UTF8_NO_SIMD)
 #define FU32_UTF8_HAVE_AVX2 1
 #include <immintrin.h>
 #define FU32_UTF8_AVX2_FN __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt")))
