@@ -189,8 +189,9 @@ def test_levels_agree_on_widths_and_unaligned_starts(pool, width, shift):
 
 @pytest.mark.parametrize("bad", [0xD800, 0xDFFF, 0x110000, 0xFFFFFFFF])
 @pytest.mark.parametrize("endian", ["little", "big"])
-def test_invalid_code_point_at_every_position(bad, endian):
-    width, count = 19, 3
+@pytest.mark.parametrize("width", [5, 16, 19, 32])
+def test_invalid_code_point_at_every_position(bad, endian, width):
+    count = 3
     dtype = "<u4" if endian == "little" else ">u4"
     for flat in range(width * count):
         units = np.full(width * count, ord("a"), dtype)

@@ -1047,6 +1047,13 @@ FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_bswap32_avx2(__m256i v)
     return _mm256_shuffle_epi8(v, m);
 }
 
+/* Mask of the first k lanes (k may be <= 0 or >= 8). */
+FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_first_lanes_avx2(ptrdiff_t k)
+{
+    const int kk = k < 0 ? 0 : (k > 8 ? 8 : (int)k);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(kk), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 /* Encodes the 8 code points in v (native order) at d; returns the new end. Writes
  * up to 32 bytes past d. */
 FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v)
@@ -1154,15 +1161,56 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_track_avx2(uint8_t *d, __m256i v, 
  * masked), padding included; the write position then moves back to the end of the
  * last non-zero code point, which drops the padding and keeps interior U+0000.
  */
+/* Encodes 16 code points (v0, v1 in native order) at d, moving *content_end past
+ * the last non-zero one; folds the non-ASCII, non-2-byte blocks into vmax/vmin. */
+FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_avx2(uint8_t *d, __m256i v0, __m256i v1, uint8_t **content_end,
+                                                    __m256i *vmax, __m256i *vmin)
+{
+    const __m256i both = _mm256_or_si256(v0, v1);
+    if (_mm256_testz_si256(both, _mm256_set1_epi32((int)0xFFFFFF80u))) {
+        /* 16 ASCII code points (all below 0x80, so valid): pack to bytes */
+        const __m256i t = _mm256_packus_epi32(v0, v1);
+        const __m256i u = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(t, t),
+                                                      _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        const __m128i b = _mm256_castsi256_si128(u);
+        const unsigned nz = (~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_setzero_si128()))) & 0xFFFFu;
+        _mm_storeu_si128((__m128i *)d, b);
+        d += 16;
+        if (nz) {
+            *content_end = d - (_lzcnt_u32(nz) - 16u);
+        }
+        return d;
+    }
+    if (_mm256_testz_si256(both, _mm256_set1_epi32((int)0xFFFFF800u))) {
+        /* all below U+0800 (so valid): one or two bytes each */
+        return fu32_utf8_put16_two_byte_avx2(d, v0, v1, content_end);
+    }
+    {
+        const __m256i kd800 = _mm256_set1_epi32(0xD800);
+        *vmax = _mm256_max_epu32(*vmax, _mm256_max_epu32(v0, v1));
+        *vmin = _mm256_min_epu32(*vmin, _mm256_min_epu32(_mm256_xor_si256(v0, kd800), _mm256_xor_si256(v1, kd800)));
+    }
+    d = fu32_utf8_put8_track_avx2(d, v0, content_end);
+    return fu32_utf8_put8_track_avx2(d, v1, content_end);
+}
+
+/* Element shapes the loop is compiled for (see fu32_utf32_to_utf8_avx2). */
+enum { FU32_W_ANY = 0, FU32_W_WHOLE16 = 1, FU32_W_ONE16 = 2 };
+
+/*
+ * Each element is encoded whole, 16 then 8 code units at a time (the last block
+ * masked), padding included; the write position then moves back to the end of the
+ * last non-zero code point, which drops the padding and keeps interior U+0000.
+ * shape: FU32_W_WHOLE16 when width is a multiple of 16 (no tail), FU32_W_ONE16
+ * when width <= 16 (one block per element, masked loads below 16).
+ */
 FU32_UTF8_AVX2_INLINE fu32_utf8_result
 fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, int swap, int validate,
-                             int64_t *offsets, int vlen, uint8_t *dst, ptrdiff_t *out_len)
+                             int64_t *offsets, int vlen, uint8_t *dst, ptrdiff_t *out_len, int shape)
 {
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i kd800 = _mm256_set1_epi32(0xD800);
-    const __m256i notascii = _mm256_set1_epi32((int)0xFFFFFF80u);
-    const __m256i below800 = _mm256_set1_epi32((int)0xFFFFF800u);
-    const __m256i fix = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const __m256i mask0 = fu32_utf8_first_lanes_avx2(width);
+    const __m256i mask1 = fu32_utf8_first_lanes_avx2(width - 8);
     __m256i vmax = _mm256_setzero_si256();
     __m256i vmin = _mm256_set1_epi32(-1);
     uint8_t *d = dst;
@@ -1182,51 +1230,46 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
             d += 4;
         }
         start = content_end = d;
-        for (j = 0; j + 16 <= width; j += 16) {
-            __m256i v0 = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
-            __m256i v1 = _mm256_loadu_si256((const __m256i *)(e + 4 * j + 32));
+        if (shape == FU32_W_ONE16) {
+            __m256i v0, v1;
+            if (width == 16) {
+                v0 = _mm256_loadu_si256((const __m256i *)e);
+                v1 = _mm256_loadu_si256((const __m256i *)(e + 32));
+            } else {
+                v0 = _mm256_maskload_epi32((const int *)(const void *)e, mask0);
+                v1 = _mm256_maskload_epi32((const int *)(const void *)(e + 32), mask1);
+            }
             if (swap) {
                 v0 = fu32_utf8_bswap32_avx2(v0);
                 v1 = fu32_utf8_bswap32_avx2(v1);
             }
-            if (_mm256_testz_si256(_mm256_or_si256(v0, v1), notascii)) {
-                /* 16 ASCII code points (all below 0x80, so valid): pack to bytes */
-                const __m256i t = _mm256_packus_epi32(v0, v1);
-                const __m256i u = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(t, t), fix);
-                const __m128i b = _mm256_castsi256_si128(u);
-                const unsigned nz =
-                    (~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_setzero_si128()))) & 0xFFFFu;
-                _mm_storeu_si128((__m128i *)d, b);
-                d += 16;
-                if (nz) {
-                    content_end = d - (_lzcnt_u32(nz) - 16u);
+            /* lanes past width are zeros: padding, dropped with the rest */
+            d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vmax, &vmin);
+        } else {
+            for (j = 0; j + 16 <= width; j += 16) {
+                __m256i v0 = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
+                __m256i v1 = _mm256_loadu_si256((const __m256i *)(e + 4 * j + 32));
+                if (swap) {
+                    v0 = fu32_utf8_bswap32_avx2(v0);
+                    v1 = fu32_utf8_bswap32_avx2(v1);
                 }
-                continue;
+                d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vmax, &vmin);
             }
-            if (_mm256_testz_si256(_mm256_or_si256(v0, v1), below800)) {
-                /* all below U+0800 (so valid): one or two bytes each */
-                d = fu32_utf8_put16_two_byte_avx2(d, v0, v1, &content_end);
-                continue;
+            for (; shape != FU32_W_WHOLE16 && j < width; j += 8) {
+                __m256i v;
+                if (j + 8 <= width) {
+                    v = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
+                } else {
+                    v = _mm256_maskload_epi32((const int *)(const void *)(e + 4 * j),
+                                              fu32_utf8_first_lanes_avx2(width - j));
+                }
+                if (swap) {
+                    v = fu32_utf8_bswap32_avx2(v);
+                }
+                vmax = _mm256_max_epu32(vmax, v);
+                vmin = _mm256_min_epu32(vmin, _mm256_xor_si256(v, kd800));
+                d = fu32_utf8_put8_track_avx2(d, v, &content_end);
             }
-            vmax = _mm256_max_epu32(vmax, _mm256_max_epu32(v0, v1));
-            vmin = _mm256_min_epu32(vmin, _mm256_min_epu32(_mm256_xor_si256(v0, kd800), _mm256_xor_si256(v1, kd800)));
-            d = fu32_utf8_put8_track_avx2(d, v0, &content_end);
-            d = fu32_utf8_put8_track_avx2(d, v1, &content_end);
-        }
-        for (; j < width; j += 8) {
-            __m256i v;
-            if (j + 8 <= width) {
-                v = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
-            } else {
-                const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(width - j)), lanes);
-                v = _mm256_maskload_epi32((const int *)(const void *)(e + 4 * j), mask);
-            }
-            if (swap) {
-                v = fu32_utf8_bswap32_avx2(v);
-            }
-            vmax = _mm256_max_epu32(vmax, v);
-            vmin = _mm256_min_epu32(vmin, _mm256_xor_si256(v, kd800));
-            d = fu32_utf8_put8_track_avx2(d, v, &content_end);
         }
         d = content_end;
         if (vlen) {
@@ -1253,22 +1296,31 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
     return fu32_utf8_ok();
 }
 
-/* The loop compiled once per (swap, vlen), so that neither is tested per element. */
+/* Dispatch to a loop compiled for one (swap, layout, element shape), so that
+ * none of them is tested per element. */
+#define FU32_UTF8_ENCODE_SHAPES(SWAP, OFFSETS, VLEN)                                                          \
+    (width <= 16 ? fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst, out_len,  \
+                                                FU32_W_ONE16)                                                  \
+     : width % 16 == 0 ? fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst,     \
+                                                      out_len, FU32_W_WHOLE16)                                 \
+                       : fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst,     \
+                                                      out_len, FU32_W_ANY))
+
 FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf32_to_utf8_avx2(const uint8_t *src, ptrdiff_t n,
                                                                    ptrdiff_t width, int swap, int validate,
                                                                    int64_t *offsets, int vlen, uint8_t *dst,
                                                                    ptrdiff_t *out_len)
 {
     if (vlen) {
-        return swap ? fu32_utf32_to_utf8_avx2_body(src, n, width, 1, validate, NULL, 1, dst, out_len)
-                    : fu32_utf32_to_utf8_avx2_body(src, n, width, 0, validate, NULL, 1, dst, out_len);
+        return swap ? FU32_UTF8_ENCODE_SHAPES(1, NULL, 1) : FU32_UTF8_ENCODE_SHAPES(0, NULL, 1);
     }
     if (offsets) {
-        return swap ? fu32_utf32_to_utf8_avx2_body(src, n, width, 1, validate, offsets, 0, dst, out_len)
-                    : fu32_utf32_to_utf8_avx2_body(src, n, width, 0, validate, offsets, 0, dst, out_len);
+        return swap ? FU32_UTF8_ENCODE_SHAPES(1, offsets, 0) : FU32_UTF8_ENCODE_SHAPES(0, offsets, 0);
     }
-    return fu32_utf32_to_utf8_avx2_body(src, n, width, swap, validate, NULL, 0, dst, out_len);
+    return fu32_utf32_to_utf8_avx2_body(src, n, width, swap, validate, NULL, 0, dst, out_len, FU32_W_ANY);
 }
+
+#undef FU32_UTF8_ENCODE_SHAPES
 
 #endif /* FU32_UTF8_HAVE_AVX2 */
 
@@ -1667,13 +1719,6 @@ static inline int fu32_utf8_elem_scalar(const uint8_t *s, ptrdiff_t len, uint8_t
 static const uint8_t fu32_utf8_prefix[32] = {
     0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-
-/* Mask of the first k lanes (k may be <= 0 or >= 8). */
-FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_first_lanes_avx2(ptrdiff_t k)
-{
-    const int kk = k < 0 ? 0 : (k > 8 ? 8 : (int)k);
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(kk), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 
 /* Stores lo (and hi, with two) at d; when fewer than 8 (16) code units are left
  * before the element's end (`room`), only the first `count` lanes, masked. */
