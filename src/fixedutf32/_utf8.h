@@ -99,17 +99,28 @@ static inline void fu32_utf8_store32(uint8_t *p, uint32_t v, int swap)
 
 static inline void fu32_utf8_store_le32(uint8_t *p, uint32_t v)
 {
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* one store (GCC does not always merge the byte stores below) */
+    memcpy(p, &v, 4);
+#else
     uint8_t b[4];
     b[0] = (uint8_t)v;
     b[1] = (uint8_t)(v >> 8);
     b[2] = (uint8_t)(v >> 16);
     b[3] = (uint8_t)(v >> 24);
     memcpy(p, b, 4);
+#endif
 }
 
 static inline uint32_t fu32_utf8_load_le32(const uint8_t *p)
 {
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+#else
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+#endif
 }
 
 /* Tables for the AVX2 paths, generated once by a short script and pasted here.
@@ -1927,6 +1938,36 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
                 }
             }
             *count = len;
+            return FU32_UTF8_OK;
+        }
+        if (_mm_testz_si128(_mm_subs_epu8(x, _mm_set1_epi8((char)0xEF)), _mm_set1_epi8((char)0xFF))) {
+            /* one block, no 4-byte sequence: validate, decode in 16-bit lanes, done */
+            const __m128i bad = _mm_or_si128(fu32_utf8_check16_avx2(x, _mm_setzero_si128()),
+                                             fu32_utf8_incomplete16_avx2(x));
+            const unsigned real = (1u << len) - 1u;
+            const unsigned S = ~(unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(-64), x)) & real;
+            const ptrdiff_t c1 = _mm_popcnt_u32(S & 0xFFu);
+            if (!_mm_testz_si128(bad, bad)) {
+                goto scalar;
+            }
+            if (dst) {
+                /* the compressed lanes are followed by zeros: store the upper half's
+                 * zeros, then lanes 0.., then the second group from lane c1 */
+                const __m256i v = fu32_utf8_decode16_bmp_avx2(x, _mm_srli_si128(x, 8), S);
+                __m256i lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v));
+                __m256i hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1));
+                if (swap) {
+                    lo = fu32_utf8_bswap32_avx2(lo);
+                    hi = fu32_utf8_bswap32_avx2(hi);
+                }
+                _mm256_storeu_si256((__m256i *)(dst + 32), _mm256_setzero_si256());
+                _mm256_storeu_si256((__m256i *)dst, lo);
+                _mm256_storeu_si256((__m256i *)(dst + 4 * c1), hi);
+                if (width > 16) {
+                    fu32_utf8_zero_fill_avx2(dst, 16, width);
+                }
+            }
+            *count = _mm_popcnt_u32(S);
             return FU32_UTF8_OK;
         }
     }
