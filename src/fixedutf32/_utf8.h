@@ -1903,6 +1903,41 @@ FU32_UTF8_AVX2_INLINE void fu32_utf8_put_compressed_avx2(uint8_t *d, __m256i v, 
     fu32_utf8_store_lanes_avx2(d, v, v, 0, cnt, room);
 }
 
+/* The code points starting at byte positions 0..7 and 8..15 of a validated block
+ * x (y: the bytes from position 8), each group compressed to the front of an
+ * 8-lane vector and followed by zeros, in native order. */
+FU32_UTF8_AVX2_INLINE void fu32_utf8_groups_avx2(__m128i x, __m128i y, unsigned S, __m256i *g0, __m256i *g1)
+{
+    if (_mm_testz_si128(_mm_subs_epu8(x, _mm_set1_epi8((char)0xEF)), _mm_set1_epi8((char)0xFF))) {
+        const __m256i v = fu32_utf8_decode16_bmp_avx2(x, y, S);
+        *g0 = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v));
+        *g1 = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1));
+    } else {
+        const unsigned S0 = S & 0xFFu, S1 = S >> 8;
+        const __m256i i0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)fu32_utf8_compress8[S0]));
+        const __m256i i1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)fu32_utf8_compress8[S1]));
+        *g0 = _mm256_and_si256(_mm256_permutevar8x32_epi32(fu32_utf8_decode8_avx2(x), i0),
+                               fu32_utf8_first_lanes_avx2(_mm_popcnt_u32(S0)));
+        *g1 = _mm256_and_si256(_mm256_permutevar8x32_epi32(fu32_utf8_decode8_avx2(y), i1),
+                               fu32_utf8_first_lanes_avx2(_mm_popcnt_u32(S1)));
+    }
+}
+
+/* Stores a group (its code points, then zeros) at code unit o of an element of
+ * width code units; lanes past width are not written. */
+FU32_UTF8_AVX2_INLINE void fu32_utf8_put_group_avx2(uint8_t *dst, ptrdiff_t o, ptrdiff_t width, __m256i g,
+                                                    int swap)
+{
+    if (swap) {
+        g = fu32_utf8_bswap32_avx2(g);
+    }
+    if (o + 8 <= width) {
+        _mm256_storeu_si256((__m256i *)(dst + 4 * o), g);
+    } else if (o < width) {
+        _mm256_maskstore_epi32((int *)(void *)(dst + 4 * o), fu32_utf8_first_lanes_avx2(width - o), g);
+    }
+}
+
 /*
  * One element with AVX2, 16 bytes at a time, bytes past the element's end read
  * as 0x00 (from a short copy near the end of values).  Each block is validated
@@ -1970,6 +2005,40 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
             *count = _mm_popcnt_u32(S);
             return FU32_UTF8_OK;
         }
+    }
+    if (len > 16 && len <= 32 && avail >= 32) {
+        /* two blocks, in straight-line code */
+        const __m128i x0 = _mm_loadu_si128((const __m128i *)s);
+        const __m128i x1 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + 16)),
+                                         _mm_loadu_si128((const __m128i *)(fu32_utf8_prefix + 32 - len)));
+        const __m128i bad = _mm_or_si128(
+            _mm_or_si128(fu32_utf8_check16_avx2(x0, _mm_setzero_si128()), fu32_utf8_check16_avx2(x1, x0)),
+            fu32_utf8_incomplete16_avx2(x1));
+        const __m128i kcont = _mm_set1_epi8(-64);
+        const unsigned S0 = ~(unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(kcont, x0)) & 0xFFFFu;
+        const unsigned S1 = ~(unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(kcont, x1)) & ((1u << (len - 16)) - 1u);
+        const ptrdiff_t o1 = _mm_popcnt_u32(S0 & 0xFFu);
+        const ptrdiff_t o2 = o1 + _mm_popcnt_u32(S0 >> 8);
+        const ptrdiff_t o3 = o2 + _mm_popcnt_u32(S1 & 0xFFu);
+        const ptrdiff_t total = o3 + _mm_popcnt_u32(S1 >> 8);
+        if (!_mm_testz_si128(bad, bad) || total > width) {
+            goto scalar;
+        }
+        if (dst) {
+            __m256i g0, g1, g2, g3;
+            fu32_utf8_groups_avx2(x0, _mm_alignr_epi8(x1, x0, 8), S0, &g0, &g1);
+            fu32_utf8_groups_avx2(x1, _mm_srli_si128(x1, 8), S1, &g2, &g3);
+            /* in this order, each group's zeros are overwritten by the next group */
+            fu32_utf8_put_group_avx2(dst, 0, width, g0, swap);
+            fu32_utf8_put_group_avx2(dst, o1, width, g1, swap);
+            fu32_utf8_put_group_avx2(dst, o2, width, g2, swap);
+            fu32_utf8_put_group_avx2(dst, o3, width, g3, swap);
+            if (o3 + 8 < width) {
+                fu32_utf8_zero_fill_avx2(dst, o3 + 8, width);
+            }
+        }
+        *count = total;
+        return FU32_UTF8_OK;
     }
     while (p < len) {
         const ptrdiff_t r = len - p < 16 ? len - p : 16;
