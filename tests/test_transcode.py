@@ -27,7 +27,6 @@ from fixedutf32.transcode import (
 )
 
 LEVELS = list(_kernels.available_simd_levels())
-OTHER_ENDIAN = "big" if sys.byteorder == "little" else "little"
 
 
 @pytest.fixture(params=LEVELS)
@@ -62,7 +61,7 @@ def same_outcome(outcomes):
             assert type(other) is type(first)
             assert other.args == first.args
         elif isinstance(first, tuple):
-            for a, b in zip(first, other):
+            for a, b in zip(first, other, strict=True):
                 np.testing.assert_array_equal(a, b)
         else:
             assert np.asarray(other).tobytes() == np.asarray(first).tobytes()
@@ -499,8 +498,9 @@ def test_arrow_errors():
         from_arrow(pa.array([1, 2]), 8)
     with pytest.raises(TypeError, match="pyarrow string array"):
         from_arrow(["a"], 8)
+    offsets = pa.py_buffer(np.array([0, 1], np.int32))
     with pytest.raises(InvalidUTF8Error):
-        from_arrow(pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(np.array([0, 1], np.int32)), pa.py_buffer(b"\xff")]), 8)
+        from_arrow(pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(b"\xff")]), 8)
 
 
 def test_missing_pyarrow_message(monkeypatch):
