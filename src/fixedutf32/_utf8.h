@@ -126,8 +126,7 @@ static inline uint32_t fu32_utf8_load_le32(const uint8_t *p)
 /* Tables for the AVX2 paths, generated once by a short script and pasted here.
  * pack_shuffle[i]: for four UTF-32 lanes whose UTF-8 lengths minus one are the
  * 2-bit fields of i, the byte shuffle that packs their encoded bytes together;
- * pack_len[i] their total length; spread4[x]: the 4 bits of x moved to even bit
- * positions; compress8[s]: the indices of the set bits of s, in order. */
+ * pack_len[i] their total length; compress8[s]: the indices of the set bits of s, in order. */
 static const uint8_t fu32_utf8_pack_shuffle[256][16] = {
     {0x00,0x04,0x08,0x0c,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80},
     {0x00,0x01,0x04,0x08,0x0c,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80},
@@ -404,7 +403,27 @@ static const uint8_t fu32_utf8_pack_len[256] = {
     9,10,11,12,10,11,12,13,11,12,13,14,12,13,14,15,
     10,11,12,13,11,12,13,14,12,13,14,15,13,14,15,16,
 };
-static const uint8_t fu32_utf8_spread4[16] = {0,1,4,5,16,17,20,21,64,65,68,69,80,81,84,85};
+/* pack_index[lo | hi << 4]: the pack_shuffle index of four lanes whose UTF-8
+ * lengths minus one have low bits lo and high bits hi (bit k for lane k): lo's
+ * bits moved to the even bit positions, hi's to the odd ones. */
+static const uint8_t fu32_utf8_pack_index[256] = {
+    0,1,4,5,16,17,20,21,64,65,68,69,80,81,84,85,
+    2,3,6,7,18,19,22,23,66,67,70,71,82,83,86,87,
+    8,9,12,13,24,25,28,29,72,73,76,77,88,89,92,93,
+    10,11,14,15,26,27,30,31,74,75,78,79,90,91,94,95,
+    32,33,36,37,48,49,52,53,96,97,100,101,112,113,116,117,
+    34,35,38,39,50,51,54,55,98,99,102,103,114,115,118,119,
+    40,41,44,45,56,57,60,61,104,105,108,109,120,121,124,125,
+    42,43,46,47,58,59,62,63,106,107,110,111,122,123,126,127,
+    128,129,132,133,144,145,148,149,192,193,196,197,208,209,212,213,
+    130,131,134,135,146,147,150,151,194,195,198,199,210,211,214,215,
+    136,137,140,141,152,153,156,157,200,201,204,205,216,217,220,221,
+    138,139,142,143,154,155,158,159,202,203,206,207,218,219,222,223,
+    160,161,164,165,176,177,180,181,224,225,228,229,240,241,244,245,
+    162,163,166,167,178,179,182,183,226,227,230,231,242,243,246,247,
+    168,169,172,173,184,185,188,189,232,233,236,237,248,249,252,253,
+    170,171,174,175,186,187,190,191,234,235,238,239,250,251,254,255,
+};
 static const uint8_t fu32_utf8_compress8[256][8] = {
     {0,0,0,0,0,0,0,0},
     {0,0,0,0,0,0,0,0},
@@ -1108,8 +1127,8 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v)
     /* UTF-8 length minus one, as 2 bits per lane: low bit m1^m2^m3, high bit m2. */
     lo = a ^ b ^ c;
     hi = b;
-    i0 = (unsigned)fu32_utf8_spread4[lo & 15u] | ((unsigned)fu32_utf8_spread4[hi & 15u] << 1);
-    i1 = (unsigned)fu32_utf8_spread4[(lo >> 4) & 15u] | ((unsigned)fu32_utf8_spread4[(hi >> 4) & 15u] << 1);
+    i0 = fu32_utf8_pack_index[(lo & 15u) | ((hi & 15u) << 4)];
+    i1 = fu32_utf8_pack_index[((lo >> 4) & 15u) | (hi & 0xF0u)];
     r0 = _mm256_castsi256_si128(r);
     r1 = _mm256_extracti128_si256(r, 1);
     _mm_storeu_si128((__m128i *)d,
@@ -1201,8 +1220,18 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_avx2(uint8_t *d, __m256i v0, __m2
         *vmax = _mm256_max_epu32(*vmax, _mm256_max_epu32(v0, v1));
         *vmin = _mm256_min_epu32(*vmin, _mm256_min_epu32(_mm256_xor_si256(v0, kd800), _mm256_xor_si256(v1, kd800)));
     }
-    d = fu32_utf8_put8_track_avx2(d, v0, content_end);
-    return fu32_utf8_put8_track_avx2(d, v1, content_end);
+    {
+        /* trailing zero lanes of the 16 are one 0x00 byte each at the end */
+        const __m256i zero = _mm256_setzero_si256();
+        const unsigned z = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v0, zero))) |
+                           ((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v1, zero))) << 8);
+        const unsigned nz = ~z & 0xFFFFu;
+        d = fu32_utf8_put8_avx2(fu32_utf8_put8_avx2(d, v0), v1);
+        if (nz) {
+            *content_end = d - (_lzcnt_u32(nz) - 16u);
+        }
+        return d;
+    }
 }
 
 /* Element shapes the loop is compiled for (see fu32_utf32_to_utf8_avx2). */
