@@ -424,14 +424,18 @@ def overlap(first, second):
 # Output buffer pool
 # ---------------------------------------------------------------------------
 # A new large array costs a page fault and a kernel-zeroed page per 4 KiB on
-# first touch: for a 64 MiB chunk, more than the decode itself.  Freed output
-# buffers of at least POOL_MIN_BYTES are kept (up to a limit) and handed out
-# again, so that decoding chunk after chunk writes to memory that is already
-# mapped, as a memory pool in Arrow does.
+# first touch (for a 64 MiB chunk, more than the decode itself), and glibc
+# gives a freed 64 KiB block back to the system at once, to fault it in again
+# on the next call.  Freed output buffers of at least POOL_MIN_BYTES are kept
+# (up to a limit in bytes and in count) and handed out again, so that decoding
+# chunk after chunk writes to memory that is already mapped, as a memory pool
+# in Arrow does.
 
-POOL_MIN_BYTES = 1 << 20
-cdef list _pool = []              # [(capacity, address)], reused best fit first
+POOL_MIN_BYTES = 32 * 1024
+POOL_MAX_BUFFERS = 64
+cdef dict _pool = {}              # capacity -> [address, ...], most recent last
 cdef Py_ssize_t _pool_bytes = 0
+cdef Py_ssize_t _pool_count = 0
 cdef Py_ssize_t _pool_limit = 512 << 20
 
 
@@ -451,33 +455,46 @@ cdef class PooledBuffer:
         return self.size
 
     def __dealloc__(self):
-        global _pool_bytes
+        global _pool_bytes, _pool_count
         if self.data == NULL:
             return
-        if _pool is not None and _pool_bytes + self.capacity <= _pool_limit:
-            _pool.append((self.capacity, <uintptr_t>self.data))
+        if (_pool is not None and _pool_bytes + self.capacity <= _pool_limit
+                and _pool_count < POOL_MAX_BUFFERS):
+            _pool.setdefault(self.capacity, []).append(<uintptr_t>self.data)
             _pool_bytes += self.capacity
+            _pool_count += 1
         else:
             fu32_buffer_free(self.data)
         self.data = NULL
 
 
+cdef Py_ssize_t _pool_take(Py_ssize_t nbytes) except -2:
+    """Capacity of a pooled buffer for ``nbytes`` (taken out of the pool), or -1."""
+    global _pool_bytes, _pool_count
+    cdef Py_ssize_t capacity = nbytes, best = -1
+    if not _pool_count:
+        return -1
+    if not _pool.get(nbytes):
+        # No exact fit: the smallest one that is at most twice the size.
+        for capacity, addresses in _pool.items():
+            if addresses and nbytes <= capacity <= 2 * nbytes and (best < 0 or capacity < best):
+                best = capacity
+        if best < 0:
+            return -1
+        capacity = best
+    _pool_bytes -= capacity
+    _pool_count -= 1
+    return capacity
+
+
 def new_buffer(Py_ssize_t nbytes):
     """A writable buffer of ``nbytes`` (contents undefined), reused from the pool when possible."""
-    global _pool_bytes
     if nbytes < 0:
         raise ValueError("nbytes must not be negative")
     cdef PooledBuffer buffer = PooledBuffer.__new__(PooledBuffer)
-    cdef Py_ssize_t best = -1, i, capacity
-    for i in range(len(_pool)):
-        capacity = _pool[i][0]
-        # Best fit, and never more than twice the size asked for.
-        if nbytes <= capacity <= 2 * nbytes and (best < 0 or capacity < _pool[best][0]):
-            best = i
-    if best >= 0:
-        capacity, address = _pool.pop(best)
-        _pool_bytes -= capacity
-        buffer.data = <uint8_t *><uintptr_t>address
+    cdef Py_ssize_t capacity = _pool_take(nbytes)
+    if capacity >= 0:
+        buffer.data = <uint8_t *><uintptr_t>_pool[capacity].pop()
         buffer.capacity = capacity
     else:
         buffer.data = <uint8_t *>fu32_buffer_alloc(<size_t>nbytes)
@@ -491,9 +508,10 @@ def new_buffer(Py_ssize_t nbytes):
 def set_buffer_pool_limit(Py_ssize_t nbytes):
     """Keep at most ``nbytes`` of freed output buffers for reuse (0 turns the pool off).
 
-    Decoding or encoding a chunk of at least 1 MiB into a new array takes its
-    memory from this pool when a freed buffer of a fitting size is there, which
-    avoids the page faults of fresh memory.  The default limit is 512 MiB.
+    A chunk of at least 32 KiB decoded or encoded into a new array takes its
+    memory from this pool when a freed buffer of a fitting size is there,
+    which avoids the page faults of fresh memory.  At most 64 buffers and, by
+    default, 512 MiB are kept.
 
     Parameters
     ----------
@@ -504,21 +522,34 @@ def set_buffer_pool_limit(Py_ssize_t nbytes):
     -------
     int
         The previous limit.
+
+    Raises
+    ------
+    ValueError
+        If ``nbytes`` is negative.
     """
-    global _pool_limit, _pool_bytes
+    global _pool_limit, _pool_bytes, _pool_count
     if nbytes < 0:
         raise ValueError(f"the pool limit must not be negative, got {nbytes}")
     previous = _pool_limit
     _pool_limit = nbytes
-    while _pool_bytes > _pool_limit and _pool:
-        capacity, address = _pool.pop()
-        _pool_bytes -= capacity
-        fu32_buffer_free(<void *><uintptr_t>address)
+    for capacity in sorted(_pool, reverse=True):
+        addresses = _pool[capacity]
+        while addresses and _pool_bytes > _pool_limit:
+            fu32_buffer_free(<void *><uintptr_t>addresses.pop())
+            _pool_bytes -= capacity
+            _pool_count -= 1
     return previous
 
 
 def buffer_pool_bytes():
-    """Bytes held by freed buffers waiting for reuse."""
+    """Bytes held by freed output buffers waiting for reuse (see set_buffer_pool_limit).
+
+    Returns
+    -------
+    int
+        The total size of the buffers in the pool.
+    """
     return _pool_bytes
 
 include "_transcode.pxi"

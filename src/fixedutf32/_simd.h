@@ -115,36 +115,38 @@ FU32_AVX2_INLINE int fu32_v_all_valid(__m256i hi, __m256i lo) {
     return _mm256_movemask_epi8(_mm256_and_si256(ok_hi, ok_lo)) == -1;
 }
 
+/* Fold native code units c into the running max (hi) and the running min of
+ * c ^ 0xD800 (lo) that fu32_v_all_valid tests. */
+FU32_AVX2_INLINE void fu32_v_fold(__m256i *hi, __m256i *lo, __m256i c) {
+    *hi = _mm256_max_epu32(*hi, c);
+    *lo = _mm256_min_epu32(*lo, _mm256_xor_si256(c, _mm256_set1_epi32(0xD800)));
+}
+
+FU32_AVX2_INLINE void fu32_v_store(uint8_t *p, __m256i v, const int stream) {
+    if (stream) _mm256_stream_si256((__m256i *)p, v);
+    else _mm256_storeu_si256((__m256i *)p, v);
+}
+
 /* Returns 1 when all `n` units at src are valid. */
 FU32_AVX2_INLINE int fu32_v_range_valid(const uint8_t *src, ptrdiff_t n, const int swapped) {
-    const __m256i surrogate = _mm256_set1_epi32(0xD800);
+    /* Two pairs of accumulators keep the dependency chains short. */
     __m256i hi0 = _mm256_setzero_si256(), hi1 = _mm256_setzero_si256();
     __m256i lo0 = _mm256_set1_epi32(-1), lo1 = _mm256_set1_epi32(-1);
     ptrdiff_t j = 0;
     for (; j + 32 <= n; j += 32) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(src + 4 * j));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32));
-        __m256i c = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 64));
-        __m256i d = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 96));
-        if (swapped) {
-            a = fu32_v_bswap(a); b = fu32_v_bswap(b);
-            c = fu32_v_bswap(c); d = fu32_v_bswap(d);
+        for (int k = 0; k < 4; k += 2) {
+            __m256i a = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32 * k));
+            __m256i b = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32 * k + 32));
+            fu32_v_fold(&hi0, &lo0, swapped ? fu32_v_bswap(a) : a);
+            fu32_v_fold(&hi1, &lo1, swapped ? fu32_v_bswap(b) : b);
         }
-        hi0 = _mm256_max_epu32(hi0, _mm256_max_epu32(a, b));
-        hi1 = _mm256_max_epu32(hi1, _mm256_max_epu32(c, d));
-        lo0 = _mm256_min_epu32(lo0, _mm256_min_epu32(_mm256_xor_si256(a, surrogate),
-                                                     _mm256_xor_si256(b, surrogate)));
-        lo1 = _mm256_min_epu32(lo1, _mm256_min_epu32(_mm256_xor_si256(c, surrogate),
-                                                     _mm256_xor_si256(d, surrogate)));
     }
     for (; j < n; j += 8) {
         /* Masked-off lanes load as 0, which is valid. */
         __m256i a = (j + 8 <= n)
             ? _mm256_loadu_si256((const __m256i *)(src + 4 * j))
             : _mm256_maskload_epi32((const int *)(src + 4 * j), fu32_v_lanes_below(n - j));
-        if (swapped) a = fu32_v_bswap(a);
-        hi0 = _mm256_max_epu32(hi0, a);
-        lo0 = _mm256_min_epu32(lo0, _mm256_xor_si256(a, surrogate));
+        fu32_v_fold(&hi0, &lo0, swapped ? fu32_v_bswap(a) : a);
     }
     return fu32_v_all_valid(_mm256_max_epu32(hi0, hi1), _mm256_min_epu32(lo0, lo1));
 }
@@ -162,102 +164,43 @@ FU32_AVX2_FN ptrdiff_t fu32_avx2_validate(const uint8_t *src, ptrdiff_t n, int s
     return swapped ? fu32_avx2_validate_impl(src, n, 1) : fu32_avx2_validate_impl(src, n, 0);
 }
 
-/* Copy n units, byte-swapping when `swap`; src may equal dst. */
-FU32_AVX2_INLINE void fu32_v_transform(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
+/* Copy n units, byte-swapping them when `swap`; src may equal dst.  When
+ * `validate`, also check the native value of each unit (byte-swapped first
+ * if `src_swapped`) and return 1 only when all are valid; the units are
+ * written either way. */
+FU32_AVX2_INLINE int fu32_v_copy_block(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
+                                       const int validate, const int src_swapped,
                                        const int swap, const int stream) {
-    ptrdiff_t j = 0;
-    for (; j + 32 <= n; j += 32) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(src + 4 * j));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32));
-        __m256i c = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 64));
-        __m256i d = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 96));
-        if (swap) {
-            a = fu32_v_bswap(a); b = fu32_v_bswap(b);
-            c = fu32_v_bswap(c); d = fu32_v_bswap(d);
-        }
-        if (stream) {
-            _mm256_stream_si256((__m256i *)(dst + 4 * j), a);
-            _mm256_stream_si256((__m256i *)(dst + 4 * j + 32), b);
-            _mm256_stream_si256((__m256i *)(dst + 4 * j + 64), c);
-            _mm256_stream_si256((__m256i *)(dst + 4 * j + 96), d);
-        } else {
-            _mm256_storeu_si256((__m256i *)(dst + 4 * j), a);
-            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 32), b);
-            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 64), c);
-            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 96), d);
-        }
-    }
-    for (; j + 8 <= n; j += 8) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(src + 4 * j));
-        if (swap) a = fu32_v_bswap(a);
-        _mm256_storeu_si256((__m256i *)(dst + 4 * j), a);
-    }
-    for (; j < n; j++) {
-        uint32_t u = fu32_load_unit(src + 4 * j);
-        fu32_store_unit(dst + 4 * j, swap ? fu32_bswap32(u) : u);
-    }
-}
-
-/* Copy n units like fu32_v_transform, and check each one on the way.
- * Returns 1 when all were valid.  The units are written either way. */
-FU32_AVX2_INLINE int fu32_v_transform_checked(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
-                                              const int src_swapped, const int swap,
-                                              const int stream) {
-    const __m256i surrogate = _mm256_set1_epi32(0xD800);
     __m256i hi0 = _mm256_setzero_si256(), hi1 = _mm256_setzero_si256();
     __m256i lo0 = _mm256_set1_epi32(-1), lo1 = _mm256_set1_epi32(-1);
     ptrdiff_t j = 0;
     for (; j + 32 <= n; j += 32) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(src + 4 * j));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32));
-        __m256i c = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 64));
-        __m256i d = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 96));
-        __m256i sa = a, sb = b, sc = c, sd = d;
-        if (src_swapped || swap) {
-            sa = fu32_v_bswap(a); sb = fu32_v_bswap(b);
-            sc = fu32_v_bswap(c); sd = fu32_v_bswap(d);
-        }
-        /* Check the native values, store the requested byte order. */
-        __m256i ca = src_swapped ? sa : a, cb = src_swapped ? sb : b;
-        __m256i cc = src_swapped ? sc : c, cd = src_swapped ? sd : d;
-        hi0 = _mm256_max_epu32(hi0, _mm256_max_epu32(ca, cb));
-        hi1 = _mm256_max_epu32(hi1, _mm256_max_epu32(cc, cd));
-        lo0 = _mm256_min_epu32(lo0, _mm256_min_epu32(_mm256_xor_si256(ca, surrogate),
-                                                     _mm256_xor_si256(cb, surrogate)));
-        lo1 = _mm256_min_epu32(lo1, _mm256_min_epu32(_mm256_xor_si256(cc, surrogate),
-                                                     _mm256_xor_si256(cd, surrogate)));
-        __m256i oa = swap ? sa : a, ob = swap ? sb : b, oc = swap ? sc : c, od = swap ? sd : d;
-        if (stream) {
-            _mm256_stream_si256((__m256i *)(dst + 4 * j), oa);
-            _mm256_stream_si256((__m256i *)(dst + 4 * j + 32), ob);
-            _mm256_stream_si256((__m256i *)(dst + 4 * j + 64), oc);
-            _mm256_stream_si256((__m256i *)(dst + 4 * j + 96), od);
-        } else {
-            _mm256_storeu_si256((__m256i *)(dst + 4 * j), oa);
-            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 32), ob);
-            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 64), oc);
-            _mm256_storeu_si256((__m256i *)(dst + 4 * j + 96), od);
+        for (int k = 0; k < 4; k++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32 * k));
+            __m256i swapped = (src_swapped || swap) ? fu32_v_bswap(v) : v;
+            if (validate) {
+                if (k % 2) fu32_v_fold(&hi1, &lo1, src_swapped ? swapped : v);
+                else fu32_v_fold(&hi0, &lo0, src_swapped ? swapped : v);
+            }
+            fu32_v_store(dst + 4 * j + 32 * k, swap ? swapped : v, stream);
         }
     }
     for (; j < n; j += 8) {
         ptrdiff_t lanes = (n - j < 8) ? n - j : 8;
-        __m256i a = (lanes == 8)
+        __m256i v = (lanes == 8)
             ? _mm256_loadu_si256((const __m256i *)(src + 4 * j))
             : _mm256_maskload_epi32((const int *)(src + 4 * j), fu32_v_lanes_below(lanes));
-        __m256i sa = (src_swapped || swap) ? fu32_v_bswap(a) : a;
-        __m256i ca = src_swapped ? sa : a;
-        hi0 = _mm256_max_epu32(hi0, ca);
-        lo0 = _mm256_min_epu32(lo0, _mm256_xor_si256(ca, surrogate));
-        __m256i oa = swap ? sa : a;
+        __m256i swapped = (src_swapped || swap) ? fu32_v_bswap(v) : v;
+        if (validate) fu32_v_fold(&hi0, &lo0, src_swapped ? swapped : v);
         if (lanes == 8) {
-            _mm256_storeu_si256((__m256i *)(dst + 4 * j), oa);
+            _mm256_storeu_si256((__m256i *)(dst + 4 * j), swap ? swapped : v);
         } else {
             uint32_t tail[8];
-            _mm256_storeu_si256((__m256i *)tail, oa);
+            _mm256_storeu_si256((__m256i *)tail, swap ? swapped : v);
             memcpy(dst + 4 * j, tail, 4 * (size_t)lanes);
         }
     }
-    return fu32_v_all_valid(_mm256_max_epu32(hi0, hi1), _mm256_min_epu32(lo0, lo1));
+    return !validate || fu32_v_all_valid(_mm256_max_epu32(hi0, hi1), _mm256_min_epu32(lo0, lo1));
 }
 
 FU32_AVX2_INLINE ptrdiff_t fu32_avx2_convert_impl(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
@@ -279,13 +222,11 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_convert_impl(const uint8_t *src, uint8_t *d
             count = head;
             block_stream = 0;
         }
-        if (!validate) {
-            fu32_v_transform(src + 4 * i, dst + 4 * i, count, swap, block_stream);
-        } else if (!fu32_v_transform_checked(src + 4 * i, dst + 4 * i, count, src_swapped, swap,
-                                             block_stream)) {
+        if (!fu32_v_copy_block(src + 4 * i, dst + 4 * i, count, validate, src_swapped, swap,
+                               block_stream)) {
             /* Leave the failing block as it was before: in place, swap it
              * back; elsewhere the scalar loop rewrites it. */
-            if (src == dst && swap) fu32_v_transform(dst + 4 * i, dst + 4 * i, count, 1, 0);
+            if (src == dst && swap) fu32_v_copy_block(dst + 4 * i, dst + 4 * i, count, 0, 0, 1, 0);
             if (stream) _mm_sfence();
             return i;
         }
@@ -332,7 +273,6 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_impl(const uint8_t *src, uint8_t *dst
                                                 ptrdiff_t from_units, ptrdiff_t to_units,
                                                 const int validate, const int src_swapped,
                                                 const int swap) {
-    const __m256i surrogate = _mm256_set1_epi32(0xD800);
     const __m256i zero = _mm256_setzero_si256();
     const ptrdiff_t keep = from_units < to_units ? from_units : to_units;
     const ptrdiff_t to_round = (to_units + 7) & ~(ptrdiff_t)7;
@@ -367,8 +307,7 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_impl(const uint8_t *src, uint8_t *dst
                 __m256i swapped_v = (src_swapped || swap) ? fu32_v_bswap(v) : v;
                 if (validate) {
                     __m256i c = src_swapped ? swapped_v : v;
-                    hi = _mm256_max_epu32(hi, c);
-                    lo = _mm256_min_epu32(lo, _mm256_xor_si256(c, surrogate));
+                    fu32_v_fold(&hi, &lo, c);
                 }
                 /* Lanes past `keep` are zero: the padding of this element or
                  * a part of the next one, which is written after this. */
@@ -394,7 +333,6 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_vectors_impl(const uint8_t *src, uint
                                                         ptrdiff_t to_vectors, const int validate,
                                                         const int src_swapped, const int swap,
                                                         const int stream) {
-    const __m256i surrogate = _mm256_set1_epi32(0xD800);
     const __m256i zero = fu32_v_opaque(_mm256_setzero_si256());
     const ptrdiff_t keep = from_vectors < to_vectors ? from_vectors : to_vectors;
     ptrdiff_t group = FU32_BLOCK_UNITS / 8 / (from_vectors > to_vectors ? from_vectors : to_vectors);
@@ -412,8 +350,7 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_vectors_impl(const uint8_t *src, uint
                 __m256i swapped_v = (src_swapped || swap) ? fu32_v_bswap(v) : v;
                 if (validate) {
                     __m256i c = src_swapped ? swapped_v : v;
-                    hi = _mm256_max_epu32(hi, c);
-                    lo = _mm256_min_epu32(lo, _mm256_xor_si256(c, surrogate));
+                    fu32_v_fold(&hi, &lo, c);
                 }
                 if (d) {
                     if (stream) _mm256_stream_si256(d + j, swap ? swapped_v : v);
@@ -521,8 +458,7 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_str_lengths_impl(const uint8_t *src, ptrdif
              * order, then length = index of the highest non-zero unit + 1. */
             const __m256i zero = _mm256_setzero_si256();
             const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-            const __m256i surrogate = _mm256_set1_epi32(0xD800);
-            __m256i hi = zero, lo = _mm256_set1_epi32(-1);
+            __m256i hi = zero, lo = _mm256_set1_epi32(-1), hi1 = zero, lo1 = lo;
             ptrdiff_t k = e;
             for (; k + 2 <= group_end; k += 2, s += 128) {
                 __m256i u0 = _mm256_loadu_si256((const __m256i *)s);
@@ -530,15 +466,10 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_str_lengths_impl(const uint8_t *src, ptrdif
                 __m256i u2 = _mm256_loadu_si256((const __m256i *)(s + 64));
                 __m256i u3 = _mm256_loadu_si256((const __m256i *)(s + 96));
                 if (validate) {
-                    __m256i c0 = src_swapped ? fu32_v_bswap(u0) : u0;
-                    __m256i c1 = src_swapped ? fu32_v_bswap(u1) : u1;
-                    __m256i c2 = src_swapped ? fu32_v_bswap(u2) : u2;
-                    __m256i c3 = src_swapped ? fu32_v_bswap(u3) : u3;
-                    hi = _mm256_max_epu32(hi, _mm256_max_epu32(_mm256_max_epu32(c0, c1),
-                                                               _mm256_max_epu32(c2, c3)));
-                    lo = _mm256_min_epu32(lo, _mm256_min_epu32(
-                        _mm256_min_epu32(_mm256_xor_si256(c0, surrogate), _mm256_xor_si256(c1, surrogate)),
-                        _mm256_min_epu32(_mm256_xor_si256(c2, surrogate), _mm256_xor_si256(c3, surrogate))));
+                    fu32_v_fold(&hi, &lo, src_swapped ? fu32_v_bswap(u0) : u0);
+                    fu32_v_fold(&hi1, &lo1, src_swapped ? fu32_v_bswap(u1) : u1);
+                    fu32_v_fold(&hi, &lo, src_swapped ? fu32_v_bswap(u2) : u2);
+                    fu32_v_fold(&hi1, &lo1, src_swapped ? fu32_v_bswap(u3) : u3);
                 }
                 __m256i a = _mm256_packs_epi32(_mm256_cmpeq_epi32(u0, zero), _mm256_cmpeq_epi32(u1, zero));
                 __m256i b = _mm256_packs_epi32(_mm256_cmpeq_epi32(u2, zero), _mm256_cmpeq_epi32(u3, zero));
@@ -552,7 +483,8 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_str_lengths_impl(const uint8_t *src, ptrdif
                 if (validate && !fu32_v_range_valid(s, 16, src_swapped)) return e;
                 lengths[k] = fu32_v_element_length(s, width);
             }
-            if (validate && !fu32_v_all_valid(hi, lo)) return e;
+            if (validate && !fu32_v_all_valid(_mm256_max_epu32(hi, hi1), _mm256_min_epu32(lo, lo1)))
+                return e;
         } else {
             for (ptrdiff_t k = e; k < group_end; k++, s += 4 * width)
                 lengths[k] = fu32_v_element_length(s, width);

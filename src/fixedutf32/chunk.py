@@ -254,6 +254,26 @@ def _write_units(src, dst, flags, units_per_element, endian):
         raise _invalid_code_point(src, bad, units_per_element, endian)
 
 
+def _repad_chunk(src, out, count, from_units, to_units, flags, endian):
+    """Write ``count`` elements of ``src`` at the new width into a new array or ``out``."""
+    nbytes = count * to_units * 4
+    if out is None:
+        result = _new_array(nbytes, _UINT8)
+        status = _kernels.repad(src, result, from_units, to_units, flags | _stream_flag(nbytes))
+        _raise_repad_status(status, src, from_units, to_units, endian)
+        return result
+    dst, out_nbytes = writable_byte_view(out, "out")
+    check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * to_units}")
+    if _kernels.overlap(src, dst):
+        raise ValueError("out overlaps the data it is written from; pass a separate buffer")
+    # Check everything first so that a bad element late in the chunk cannot
+    # leave ``out`` half written.
+    status = _kernels.repad(src, None, from_units, to_units, flags)
+    _raise_repad_status(status, src, from_units, to_units, endian)
+    _kernels.repad(src, dst, from_units, to_units, (flags & ~_VALIDATE) | _stream_flag(nbytes))
+    return out
+
+
 def _as_unicode_array(array):
     """``array`` as a NumPy ``U`` array (a view where it already is one)."""
     if isinstance(array, np.ndarray):
@@ -404,18 +424,7 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
         _write_units(src, dst, flags, width, source_endian)
         return out
 
-    if out is None:
-        result = _new_array(nbytes, _UINT8)
-        status = _kernels.repad(src, result, width, capacity, flags | _stream_flag(nbytes))
-        _raise_repad_status(status, src, width, capacity, source_endian)
-        return result
-    dst, out_nbytes = writable_byte_view(out, "out")
-    check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * capacity}")
-    if _kernels.overlap(src, dst):
-        raise ValueError("out overlaps the array's memory; pass a separate buffer")
-    _raise_repad_status(_kernels.repad(src, None, width, capacity, flags), src, width, capacity, source_endian)
-    _kernels.repad(src, dst, width, capacity, (flags & ~_VALIDATE) | _stream_flag(nbytes))
-    return out
+    return _repad_chunk(src, out, count, width, capacity, flags, source_endian)
 
 
 def byteswap(buffer):
@@ -512,20 +521,8 @@ def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None
     src, src_nbytes = byte_view(data, "data")
     count, _ = element_count(src_nbytes, from_length_bytes, None)
     from_units, to_units = from_length_bytes // 4, to_length_bytes // 4
-    nbytes = count * to_length_bytes
     flags = (_VALIDATE if validate else 0) | (_SRC_SWAPPED if swapped else 0)
-    if out is None:
-        result = _new_array(nbytes, _UINT8)
-        status = _kernels.repad(src, result, from_units, to_units, flags | _stream_flag(nbytes))
-        _raise_repad_status(status, src, from_units, to_units, endian)
-        return result
-    dst, out_nbytes = writable_byte_view(out, "out")
-    check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {to_length_bytes}")
-    if _kernels.overlap(src, dst):
-        raise ValueError("out overlaps data; pass a separate buffer")
-    _raise_repad_status(_kernels.repad(src, None, from_units, to_units, flags), src, from_units, to_units, endian)
-    _kernels.repad(src, dst, from_units, to_units, (flags & ~_VALIDATE) | _stream_flag(nbytes))
-    return out
+    return _repad_chunk(src, out, count, from_units, to_units, flags, endian)
 
 
 def str_lengths(data, length_bytes, *, endian="little", validate=True):
