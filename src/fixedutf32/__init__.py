@@ -21,6 +21,15 @@ from .metadata import (
     parse_array_metadata,
     parse_v2_dtype,
 )
+from .transcode import (
+    decode_vlen_utf8,
+    encode_vlen_utf8,
+    from_arrow,
+    from_utf8,
+    to_arrow,
+    to_string_dtype,
+    to_utf8,
+)
 from .errors import (
     ChunkSizeError,
     FixedUTF32Error,
@@ -39,6 +48,13 @@ __all__ = [
     "byteswap",
     "repad",
     "str_lengths",
+    "to_utf8",
+    "from_utf8",
+    "to_arrow",
+    "from_arrow",
+    "to_string_dtype",
+    "encode_vlen_utf8",
+    "decode_vlen_utf8",
     "FixedLengthUTF32",
     "ArrayMetadata",
     "check_codecs",

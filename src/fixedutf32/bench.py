@@ -282,8 +282,13 @@ def run(sizes=DEFAULT_SIZES, threads=2, repeat=9, progress=None):
         "overhead_us": {},
         "threads": {},
     }
+    from ._bench_transcode import transcode_bench_rows
+
     for nbytes in sizes:
         report["rows"].extend(measure(nbytes, repeat=repeat, progress=progress))
+        if progress:
+            progress(f"UTF-8 transcoding @ {_format_size(nbytes)}")
+        report["rows"].extend(transcode_bench_rows(nbytes, repeat))
     if progress:
         progress("call overhead")
     report["overhead_us"] = measure_overhead()

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _kernels
 from ._checks import (
+    _SWAPPED,
     NATIVE_ENDIAN,
     as_bytes,
     byte_view,
@@ -33,6 +34,10 @@ _SRC_SWAPPED = _kernels.SRC_SWAPPED
 _SWAP = _kernels.SWAP
 _STREAM = _kernels.STREAM
 _POOL_MIN_BYTES = _kernels.POOL_MIN_BYTES
+_new_buffer = _kernels.new_buffer
+_frombuffer = np.frombuffer
+# Native U dtypes of the usual widths by length_bytes, for the hot path.
+_NATIVE_DTYPES = {4 * n: native_dtype(n) for n in range(1, 65)}
 _UINT8 = np.dtype(np.uint8)
 
 # Outputs at least this large are written with non-temporal stores: they
@@ -186,15 +191,23 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
     >>> fixedutf32.decode_chunk("abcdef".encode("utf-32-le"), 8, shape=(1, 3))
     array([['ab', 'cd', 'ef']], dtype='<U2')
     """
-    length_bytes = check_length_bytes(length_bytes)
-    swapped = check_endian(endian)
+    # Each check is inlined for its common case; the helpers word the errors.
+    if type(length_bytes) is not int or length_bytes <= 0 or length_bytes & 3:
+        length_bytes = check_length_bytes(length_bytes)
+    swapped = _SWAPPED.get(endian) if type(endian) is str else None
+    if swapped is None:
+        swapped = check_endian(endian)
     if order != "C":
         check_order(order)
-    src, nbytes = byte_view(data, "data")
+    cls = type(data)
+    if cls is bytes or cls is bytearray:
+        src, nbytes = data, len(data)
+    else:
+        src, nbytes = byte_view(data, "data")
     count = nbytes // length_bytes
     if shape is not None or count * length_bytes != nbytes:
         count, shape = element_count(nbytes, length_bytes, shape)
-    dtype = native_dtype(length_bytes >> 2)
+    dtype = _NATIVE_DTYPES.get(length_bytes) or native_dtype(length_bytes >> 2)
     flags = _VALIDATE if validate else 0
     if swapped:
         flags |= _SRC_SWAPPED | _SWAP
@@ -212,7 +225,7 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
             if nbytes < _POOL_MIN_BYTES:
                 result = np.empty(count, dtype)
             else:
-                result = _new_array(count, dtype)
+                result = _frombuffer(_new_buffer(nbytes), dtype)
                 if nbytes >= STREAM_THRESHOLD_BYTES:
                     flags |= _STREAM
             bad = _kernels.convert(src, result, flags)
@@ -376,10 +389,17 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
     >>> bytes(fixedutf32.encode_chunk(["a", "bc"])) == "a\\x00bc".encode("utf-32-le")
     True
     """
-    target_swapped = check_endian(endian)
+    target_swapped = _SWAPPED.get(endian) if type(endian) is str else None
+    if target_swapped is None:
+        target_swapped = check_endian(endian)
     if order != "C":
         check_order(order)
-    capacity = None if length_bytes is None else check_length_bytes(length_bytes) >> 2
+    if length_bytes is None:
+        capacity = None
+    elif type(length_bytes) is int and length_bytes > 0 and not length_bytes & 3:
+        capacity = length_bytes >> 2
+    else:
+        capacity = check_length_bytes(length_bytes) >> 2
     if type(array) is not np.ndarray or array.dtype.kind != "U":
         array = _as_unicode_array(array)
     dtype = array.dtype
@@ -397,7 +417,6 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
     else:
         src = array.ravel(order=order)
     source_swapped = not dtype.isnative
-    source_endian = _endian_of(dtype)
     count = src.size
     nbytes = count * capacity * 4
     flags = _VALIDATE if validate else 0
@@ -412,19 +431,24 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
                 if validate:
                     bad = _kernels.validate(src, source_swapped)
                     if bad >= 0:
-                        raise _invalid_code_point(src, bad, width, source_endian)
+                        raise _invalid_code_point(src, bad, width, _endian_of(dtype))
                 return src.reshape(-1).view(np.uint8)
-            result = np.empty(nbytes, _UINT8) if nbytes < _POOL_MIN_BYTES else _new_array(nbytes, _UINT8)
-            bad = _kernels.convert(src, result, flags | _stream_flag(nbytes))
+            if nbytes < _POOL_MIN_BYTES:
+                result = np.empty(nbytes, _UINT8)
+            else:
+                result = _frombuffer(_new_buffer(nbytes), _UINT8)
+                if nbytes >= STREAM_THRESHOLD_BYTES:
+                    flags |= _STREAM
+            bad = _kernels.convert(src, result, flags)
             if bad >= 0:
-                raise _invalid_code_point(src, bad, width, source_endian)
+                raise _invalid_code_point(src, bad, width, _endian_of(dtype))
             return result
         dst, out_nbytes = writable_byte_view(out, "out")
         check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * capacity}")
-        _write_units(src, dst, flags, width, source_endian)
+        _write_units(src, dst, flags, width, _endian_of(dtype))
         return out
 
-    return _repad_chunk(src, out, count, width, capacity, flags, source_endian)
+    return _repad_chunk(src, out, count, width, capacity, flags, _endian_of(dtype))
 
 
 def byteswap(buffer):
