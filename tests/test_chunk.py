@@ -541,3 +541,27 @@ def test_validate_false_keeps_bytes_exactly():
     assert decoded.view(np.uint32).tolist() == [0x61, 0xD800, 0x110000, 0xFFFFFFFF]
     encoded = fixedutf32.encode_chunk(decoded, endian="big", validate=False)
     assert bytes(encoded) == raw
+
+
+WRITABLE_KINDS = ["bytearray", "memoryview", "array", "ndarray", "mmap"]
+
+
+def writable_buffer(nbytes, kind):
+    if kind == "memoryview":
+        return memoryview(bytearray(nbytes))
+    return as_buffer(bytes(nbytes), kind)
+
+
+@pytest.mark.parametrize("kind", WRITABLE_KINDS)
+@pytest.mark.parametrize("endian", ENDIANS)
+def test_out_of_every_writable_buffer_type(kind, endian):
+    raw = chunk_bytes(SAMPLE, endian)
+    out = writable_buffer(len(raw), kind)
+    assert fixedutf32.encode_chunk(SAMPLE, endian=endian, out=out) is out
+    assert bytes(out) == raw
+    target = writable_buffer(len(raw), kind)
+    decoded = fixedutf32.decode_chunk(out, 24, endian=endian, shape=SAMPLE.shape, out=target)
+    np.testing.assert_array_equal(decoded, SAMPLE)
+    in_place = fixedutf32.decode_chunk(out, 24, endian=endian, shape=SAMPLE.shape, out=out)
+    np.testing.assert_array_equal(in_place, SAMPLE)
+    assert bytes(out) == chunk_bytes(SAMPLE, NATIVE)
