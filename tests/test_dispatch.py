@@ -74,7 +74,7 @@ def to_bytes(units, endian, offset=0):
     return memoryview(storage)[offset:]
 
 
-pytestmark = pytest.mark.skipif(len(LEVELS) < 2, reason="only the scalar path exists on this CPU")
+
 
 
 @pytest.mark.parametrize("width", [1, 3, 8, 13, 16, 40])
@@ -182,3 +182,39 @@ def test_streaming_path_same_everywhere():
     data = to_bytes(units, "big", offset=4)
     decoded = assert_same_everywhere(lambda: fixedutf32.decode_chunk(data, 4, endian="big"))
     assert decoded == units.astype("=u4").tobytes()
+
+
+BOUNDARY_VALUES = [
+    0, 1, 0x7F, 0x80, 0xFF, 0x100, 0x7FF, 0x800, 0xD7FF, 0xD800, 0xD801, 0xDBFF, 0xDC00,
+    0xDFFF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF, 0x110000, 0x1FFFFF, 0xD800 << 8, 0xD800 << 16,
+    0x00D80000, 0x0000D8FF, 0x01000000, 0x10000000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
+    0x0010FF00, 0x00110000, 0xFF000000, 0x000000FF, 0x0000FF00, 0x00FF0000,
+]
+
+
+def is_scalar_value(value):
+    return value <= 0x10FFFF and not 0xD800 <= value <= 0xDFFF
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_boundary_values_every_level(level, endian):
+    # Each value alone in a long valid chunk, early (vector loops) and in the
+    # tail: the fast checks and the reference loop must agree on each.
+    base = np.full(3 * BLOCK_UNITS + 5, 0x61, dtype=np.uint32)
+    with simd(level):
+        for value in BOUNDARY_VALUES:
+            for position in (17, base.size - 2):
+                units = base.copy()
+                units[position] = value
+                data = to_bytes(units, endian)
+                if is_scalar_value(value):
+                    fixedutf32.validate(data, 4, endian=endian)
+                    decoded = fixedutf32.decode_chunk(data, 4, endian=endian)
+                    assert decoded.view(np.uint32)[position] == value
+                else:
+                    with pytest.raises(InvalidCodePointError) as info:
+                        fixedutf32.validate(data, 4, endian=endian)
+                    assert (info.value.index, info.value.code_point) == (position, value)
+                    with pytest.raises(InvalidCodePointError):
+                        fixedutf32.decode_chunk(data, 4, endian=endian)

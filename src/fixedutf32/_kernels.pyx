@@ -36,6 +36,8 @@ cdef extern from "_simd.h" nogil:
     int fu32_cpu_has_avx2()
     void *fu32_buffer_alloc(size_t size)
     void fu32_buffer_free(void *p)
+    Py_ssize_t fu32_portable_validate(const uint8_t *src, Py_ssize_t n, int swapped)
+    Py_ssize_t fu32_portable_convert(const uint8_t *src, uint8_t *dst, Py_ssize_t n, int flags)
     Py_ssize_t fu32_avx2_validate(const uint8_t *src, Py_ssize_t n, int swapped)
     Py_ssize_t fu32_avx2_convert(const uint8_t *src, uint8_t *dst, Py_ssize_t n, int flags)
     Py_ssize_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
@@ -238,21 +240,25 @@ cdef Py_ssize_t str_lengths_scalar(const uint8_t *src, Py_ssize_t n_elems, Py_ss
 # ---------------------------------------------------------------------------
 
 cdef Py_ssize_t validate_units(const uint8_t *src, Py_ssize_t n, bint swapped, int level) noexcept nogil:
-    cdef Py_ssize_t resume = 0, bad
+    cdef Py_ssize_t resume, bad
     if level == LEVEL_AVX2:
         resume = fu32_avx2_validate(src, n, swapped)
-        if resume < 0:
-            return -1
+    else:
+        resume = fu32_portable_validate(src, n, swapped)
+    if resume < 0:
+        return -1
     bad = find_invalid_scalar(src + 4 * resume, n - resume, swapped)
     return -1 if bad < 0 else resume + bad
 
 
 cdef Py_ssize_t convert_units(const uint8_t *src, uint8_t *dst, Py_ssize_t n, int flags, int level) noexcept nogil:
-    cdef Py_ssize_t resume = 0, bad
+    cdef Py_ssize_t resume, bad
     if level == LEVEL_AVX2:
         resume = fu32_avx2_convert(src, dst, n, flags)
-        if resume < 0:
-            return -1
+    else:
+        resume = fu32_portable_convert(src, dst, n, flags)
+    if resume < 0:
+        return -1
     bad = convert_scalar(src + 4 * resume, dst + 4 * resume, n - resume, flags)
     if bad < 0:
         return -1

@@ -18,6 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
 
 #if defined(_MSC_VER)
 #include <stdlib.h>
@@ -70,6 +75,82 @@ static void fu32_buffer_free(void *p) { free(p); }
 /* Units per fast-check block (16 KiB): small enough to stay in L1 between
  * the validating pass and the writing pass over the same block. */
 #define FU32_BLOCK_UNITS 4096
+
+/* ------------------------------------------------------------------------
+ * Portable fast paths: plain loops without early exits, which compilers
+ * vectorize for the baseline of any target (SSE2 on x86-64, NEON on
+ * aarch64).  They find the failing block; the reference loops in
+ * _kernels.pyx pin down the error, as they do after the AVX2 paths.
+ * ------------------------------------------------------------------------ */
+
+/* 1 when all n units are scalar values.  Flags are ORed rather than tracked
+ * as a max and a min: unsigned compares vectorize on SSE2, unsigned max does
+ * not.  Swapped units are tested byte by byte where they lie, without
+ * swapping them first. */
+static int fu32_portable_block_valid(const uint8_t *src, ptrdiff_t n, int swapped) {
+    uint32_t bad = 0;
+    ptrdiff_t i;
+    if (swapped) {
+        for (i = 0; i < n; i++) {
+            uint32_t s = fu32_load_unit(src + 4 * i);
+            /* Native top byte is s's low byte, the next one s's second. */
+            bad |= (uint32_t)((s & 0xFFu) != 0) | (uint32_t)(((s >> 8) & 0xFFu) > 0x10u)
+                 | (uint32_t)((s & 0x00F8FFFFu) == 0x00D80000u);
+        }
+    } else {
+        for (i = 0; i < n; i++) {
+            uint32_t c = fu32_load_unit(src + 4 * i);
+            bad |= (uint32_t)(c > 0x10FFFFu) | (uint32_t)(c - 0xD800u < 0x800u);
+        }
+    }
+    return bad == 0;
+}
+
+/* Byte-swap n units from s to d (which may be s), with the baseline SIMD of
+ * the target: compilers do not vectorize a byte swap on SSE2 by themselves. */
+static void fu32_portable_swap_copy(const uint8_t *s, uint8_t *d, ptrdiff_t n) {
+    ptrdiff_t j = 0;
+#if defined(__SSE2__) || defined(_M_X64)
+    for (; j + 4 <= n; j += 4) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + 4 * j));
+        v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xB1), 0xB1); /* swap 16-bit halves */
+        v = _mm_or_si128(_mm_slli_epi16(v, 8), _mm_srli_epi16(v, 8)); /* swap bytes in them */
+        _mm_storeu_si128((__m128i *)(d + 4 * j), v);
+    }
+#elif defined(__ARM_NEON)
+    for (; j + 4 <= n; j += 4) vst1q_u8(d + 4 * j, vrev32q_u8(vld1q_u8(s + 4 * j)));
+#endif
+    for (; j < n; j++) fu32_store_unit(d + 4 * j, fu32_bswap32(fu32_load_unit(s + 4 * j)));
+}
+
+/* -1 when all n units are valid, else the start of the first failing block. */
+static ptrdiff_t fu32_portable_validate(const uint8_t *src, ptrdiff_t n, int swapped) {
+    for (ptrdiff_t i = 0; i < n; i += FU32_BLOCK_UNITS) {
+        ptrdiff_t count = (n - i < FU32_BLOCK_UNITS) ? n - i : FU32_BLOCK_UNITS;
+        if (!fu32_portable_block_valid(src + 4 * i, count, swapped)) return i;
+    }
+    return -1;
+}
+
+/* Like fu32_avx2_convert: -1, or the start of the first block that failed
+ * validation (units before it written, the block itself untouched). */
+static ptrdiff_t fu32_portable_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags) {
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
+    const int swap = (flags & FU32_SWAP) != 0;
+    for (ptrdiff_t i = 0; i < n; i += FU32_BLOCK_UNITS) {
+        ptrdiff_t count = (n - i < FU32_BLOCK_UNITS) ? n - i : FU32_BLOCK_UNITS;
+        const uint8_t *s = src + 4 * i;
+        uint8_t *d = dst + 4 * i;
+        if (validate && !fu32_portable_block_valid(s, count, src_swapped)) return i;
+        if (swap) {
+            fu32_portable_swap_copy(s, d, count);
+        } else if (s != d) {
+            memcpy(d, s, 4 * (size_t)count);
+        }
+    }
+    return -1;
+}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define FU32_HAVE_AVX2 1
