@@ -38,6 +38,10 @@ cdef extern from "_simd.h" nogil:
     void fu32_buffer_free(void *p)
     Py_ssize_t fu32_portable_validate(const uint8_t *src, Py_ssize_t n, int swapped)
     Py_ssize_t fu32_portable_convert(const uint8_t *src, uint8_t *dst, Py_ssize_t n, int flags)
+    Py_ssize_t fu32_portable_repad(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
+                                   Py_ssize_t from_units, Py_ssize_t to_units, int flags)
+    Py_ssize_t fu32_portable_str_lengths(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
+                                         Py_ssize_t *lengths, int flags)
     Py_ssize_t fu32_avx2_validate(const uint8_t *src, Py_ssize_t n, int swapped)
     Py_ssize_t fu32_avx2_convert(const uint8_t *src, uint8_t *dst, Py_ssize_t n, int flags)
     Py_ssize_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
@@ -273,10 +277,12 @@ cdef Py_ssize_t convert_units(const uint8_t *src, uint8_t *dst, Py_ssize_t n, in
 cdef RepadStatus repad_elements(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
                                 Py_ssize_t from_units, Py_ssize_t to_units, int flags,
                                 int level) noexcept nogil:
-    cdef Py_ssize_t resume = 0
+    cdef Py_ssize_t resume
     cdef RepadStatus status
     if level == LEVEL_AVX2:
         resume = fu32_avx2_repad(src, dst, n_elems, from_units, to_units, flags)
+    else:
+        resume = fu32_portable_repad(src, dst, n_elems, from_units, to_units, flags)
     status = repad_scalar(src + 4 * resume * from_units,
                           dst + 4 * resume * to_units if dst != NULL else NULL,
                           n_elems - resume, from_units, to_units, flags & ~FU32_STREAM)
@@ -287,11 +293,13 @@ cdef RepadStatus repad_elements(const uint8_t *src, uint8_t *dst, Py_ssize_t n_e
 
 cdef Py_ssize_t str_lengths_elements(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
                                      Py_ssize_t *lengths, int flags, int level) noexcept nogil:
-    cdef Py_ssize_t resume = 0, bad
+    cdef Py_ssize_t resume, bad
     if level == LEVEL_AVX2:
         resume = fu32_avx2_str_lengths(src, n_elems, width, lengths, flags)
-        if resume < 0:
-            return -1
+    else:
+        resume = fu32_portable_str_lengths(src, n_elems, width, lengths, flags)
+    if resume < 0:
+        return -1
     bad = str_lengths_scalar(src + 4 * resume * width, n_elems - resume, width,
                              lengths + resume, flags)
     return -1 if bad < 0 else resume * width + bad

@@ -152,6 +152,56 @@ static ptrdiff_t fu32_portable_convert(const uint8_t *src, uint8_t *dst, ptrdiff
     return -1;
 }
 
+/* Like fu32_avx2_str_lengths: -1, or the first element of a group that
+ * failed validation (lengths before it written). */
+static ptrdiff_t fu32_portable_str_lengths(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+                                           ptrdiff_t *lengths, int flags) {
+    ptrdiff_t group = FU32_BLOCK_UNITS / width;
+    if (group < 1) group = 1;
+    for (ptrdiff_t e = 0; e < n_elems; e += group) {
+        ptrdiff_t group_end = (n_elems - e < group) ? n_elems : e + group;
+        const uint8_t *s = src + 4 * e * width;
+        if ((flags & FU32_VALIDATE) &&
+            !fu32_portable_block_valid(s, (group_end - e) * width, (flags & FU32_SRC_SWAPPED) != 0))
+            return e;
+        for (ptrdiff_t k = e; k < group_end; k++, s += 4 * width) {
+            ptrdiff_t length = width;
+            while (length > 0 && fu32_load_unit(s + 4 * (length - 1)) == 0) length--;
+            lengths[k] = length;
+        }
+    }
+    return -1;
+}
+
+/* Like fu32_avx2_repad: the element from which the reference loop resumes
+ * (n_elems when all are done).  Each group is checked before it is written. */
+static ptrdiff_t fu32_portable_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
+                                     ptrdiff_t from_units, ptrdiff_t to_units, int flags) {
+    const ptrdiff_t keep = from_units < to_units ? from_units : to_units;
+    ptrdiff_t group = FU32_BLOCK_UNITS / (from_units > to_units ? from_units : to_units);
+    if (group < 1) group = 1;
+    for (ptrdiff_t e = 0; e < n_elems; e += group) {
+        ptrdiff_t group_end = (n_elems - e < group) ? n_elems : e + group;
+        const uint8_t *s = src + 4 * e * from_units;
+        uint32_t spill = 0;
+        for (ptrdiff_t k = e; k < group_end; k++, s += 4 * from_units)
+            for (ptrdiff_t j = keep; j < from_units; j++) spill |= fu32_load_unit(s + 4 * j);
+        s = src + 4 * e * from_units;
+        if (spill || ((flags & FU32_VALIDATE) &&
+                      !fu32_portable_block_valid(s, (group_end - e) * from_units,
+                                                 (flags & FU32_SRC_SWAPPED) != 0)))
+            return e;
+        if (dst == NULL) continue;
+        uint8_t *d = dst + 4 * e * to_units;
+        for (ptrdiff_t k = e; k < group_end; k++, s += 4 * from_units, d += 4 * to_units) {
+            if (flags & FU32_SWAP) fu32_portable_swap_copy(s, d, keep);
+            else memcpy(d, s, 4 * (size_t)keep);
+            memset(d + 4 * keep, 0, 4 * (size_t)(to_units - keep));
+        }
+    }
+    return n_elems;
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define FU32_HAVE_AVX2 1
 #include <immintrin.h>
