@@ -1068,28 +1068,26 @@ FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_first_lanes_avx2(ptrdiff_t k)
  * up to 32 bytes past d.  No branch on the data: mixed-script blocks vary too much
  * from one to the next for a branch to be predicted.
  * Each lane is built with its UTF-8 bytes right-aligned (the last byte in byte 3),
- * so every length shares one layout: bytes 1..3 are continuation bytes 0x80 | 6 bits
- * and byte 0 is the 4-byte lead; the lead bits of the shorter forms are or-ed in
- * where they go, and the bytes before the lead are dropped by the shuffle. */
+ * so every length shares one layout: the code point's bits split 3/6/6/6 over
+ * bytes 0..3, then the lead and continuation bits of its length or-ed in; the
+ * bytes before the lead are dropped by the shuffle. */
 FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v)
 {
+    /* per length (dword index: minus (length - 1), mod 8): the marker bits, and the
+     * mask of the 6-bit fields (7 bits in byte 3 for one byte: the code point) */
+    const __m256i marks = _mm256_setr_epi32(0, 0, 0, 0, 0, (int)0x808080F0u, (int)0x8080E000u, (int)0x80C00000u);
+    const __m256i masks = _mm256_setr_epi32(0x7F003F00, 0, 0, 0, 0, 0x3F003F00, 0x3F003F00, 0x3F003F00);
     const __m256i m1 = _mm256_cmpgt_epi32(v, _mm256_set1_epi32(0x7F));
     const __m256i m2 = _mm256_cmpgt_epi32(v, _mm256_set1_epi32(0x7FF));
     const __m256i m3 = _mm256_cmpgt_epi32(v, _mm256_set1_epi32(0xFFFF));
-    const __m256i last = _mm256_slli_epi32(v, 24);
-    __m256i r, k;
+    const __m256i s = _mm256_add_epi32(_mm256_add_epi32(m1, m2), m3);
+    /* 16-bit halves: bits 12.. of c (low), bits 0..11 (high); each half then
+     * splits into two bytes: bits 6.. in the low byte, bits 0..5 in the high byte */
+    const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(v, 16), _mm256_set1_epi32(0x0FFF0000)),
+                                      _mm256_srli_epi32(v, 12));
+    __m256i r = _mm256_and_si256(_mm256_slli_epi16(u, 8), _mm256_permutevar8x32_epi32(masks, s));
     unsigned idx, i0, i1;
-    r = _mm256_or_si256(_mm256_and_si256(last, _mm256_set1_epi32(0x3F000000)),
-                        _mm256_and_si256(_mm256_slli_epi32(v, 10), _mm256_set1_epi32(0x003F0000)));
-    r = _mm256_or_si256(r, _mm256_and_si256(_mm256_srli_epi32(v, 4), _mm256_set1_epi32(0x00003F00)));
-    r = _mm256_or_si256(r, _mm256_and_si256(_mm256_srli_epi32(v, 18), _mm256_set1_epi32(0x07)));
-    /* 0x80 on the continuation bytes, 0xF0 on byte 0; 0xC0 on byte 2 for 2 bytes,
-     * 0xE0 on byte 1 unless 4 bytes (byte 1 is dropped below 3 bytes) */
-    k = _mm256_or_si256(_mm256_and_si256(_mm256_andnot_si256(m2, m1), _mm256_set1_epi32(0x00400000)),
-                        _mm256_andnot_si256(m3, _mm256_set1_epi32(0x00006000)));
-    r = _mm256_or_si256(r, _mm256_or_si256(k, _mm256_set1_epi32((int)0x808080F0u)));
-    /* one byte: the code point itself */
-    r = _mm256_blendv_epi8(last, r, m1);
+    r = _mm256_or_si256(_mm256_or_si256(r, _mm256_srli_epi16(u, 6)), _mm256_permutevar8x32_epi32(marks, s));
     /* length minus one, bit 0: 2 or 4 bytes, bit 1: 3 or 4 bytes; packed to one
      * byte per half: low nibble bit 0 of lanes 0..3, high nibble bit 1 */
     {
