@@ -1088,10 +1088,11 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v)
     __m256i r = _mm256_and_si256(_mm256_slli_epi16(u, 8), _mm256_permutevar8x32_epi32(masks, s));
     unsigned idx, i0, i1;
     r = _mm256_or_si256(_mm256_or_si256(r, _mm256_srli_epi16(u, 6)), _mm256_permutevar8x32_epi32(marks, s));
-    /* length minus one, bit 0: 2 or 4 bytes, bit 1: 3 or 4 bytes; packed to one
-     * byte per half: low nibble bit 0 of lanes 0..3, high nibble bit 1 */
+    /* length minus one, bit 0 (bit 0 of s: 2 or 4 bytes) and bit 1 (m2: 3 or 4
+     * bytes), packed to one byte per half: low nibble bit 0 of lanes 0..3, high
+     * nibble bit 1 */
     {
-        const __m256i p = _mm256_packs_epi32(_mm256_xor_si256(_mm256_xor_si256(m1, m2), m3), m2);
+        const __m256i p = _mm256_packs_epi32(_mm256_slli_epi32(s, 31), m2);
         idx = (unsigned)_mm256_movemask_epi8(_mm256_packs_epi16(p, p));
     }
     i0 = idx & 0xFFu;
@@ -1151,15 +1152,26 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_track_avx2(uint8_t *d, __m256i v, 
     return d;
 }
 
+/* One unsigned key per code point, at most FU32_UTF8_CHECK_KEY_MAX iff it is a
+ * scalar value: xor 0xD800 takes the surrogates (only them) below 0x800, and
+ * subtracting 0x800 wraps them around to the top; values above U+10FFFF stay above
+ * 0x10FFFF - 0x800.  So one running max checks both rules. */
+#define FU32_UTF8_CHECK_KEY_MAX 0x10F7FF
+FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_check_key_avx2(__m256i v)
+{
+    return _mm256_sub_epi32(_mm256_xor_si256(v, _mm256_set1_epi32(0xD800)), _mm256_set1_epi32(0x800));
+}
+
 /*
  * Each element is encoded whole, 16 then 8 code units at a time (the last block
  * masked), padding included; the write position then moves back to the end of the
  * last non-zero code point, which drops the padding and keeps interior U+0000.
  */
 /* Encodes 16 code points (v0, v1 in native order) at d, moving *content_end past
- * the last non-zero one; folds the non-ASCII, non-2-byte blocks into vmax/vmin. */
+ * the last non-zero one; folds the non-ASCII, non-2-byte blocks into *vcheck
+ * (see fu32_utf8_check_key_avx2). */
 FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_avx2(uint8_t *d, __m256i v0, __m256i v1, uint8_t **content_end,
-                                                    __m256i *vmax, __m256i *vmin)
+                                                    __m256i *vcheck)
 {
     const __m256i both = _mm256_or_si256(v0, v1);
     if (_mm256_testz_si256(both, _mm256_set1_epi32((int)0xFFFFFF80u))) {
@@ -1181,9 +1193,8 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_avx2(uint8_t *d, __m256i v0, __m2
         return fu32_utf8_put16_two_byte_avx2(d, v0, v1, content_end);
     }
     {
-        const __m256i kd800 = _mm256_set1_epi32(0xD800);
-        *vmax = _mm256_max_epu32(*vmax, _mm256_max_epu32(v0, v1));
-        *vmin = _mm256_min_epu32(*vmin, _mm256_min_epu32(_mm256_xor_si256(v0, kd800), _mm256_xor_si256(v1, kd800)));
+        *vcheck = _mm256_max_epu32(*vcheck, _mm256_max_epu32(fu32_utf8_check_key_avx2(v0),
+                                                             fu32_utf8_check_key_avx2(v1)));
     }
     {
         /* trailing zero lanes of the 16 are one 0x00 byte each at the end */
@@ -1213,11 +1224,9 @@ FU32_UTF8_AVX2_INLINE fu32_utf8_result
 fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, int swap, int validate,
                              int64_t *offsets, int vlen, uint8_t *dst, ptrdiff_t *out_len, int shape)
 {
-    const __m256i kd800 = _mm256_set1_epi32(0xD800);
     const __m256i mask0 = fu32_utf8_first_lanes_avx2(width);
     const __m256i mask1 = fu32_utf8_first_lanes_avx2(width - 8);
-    __m256i vmax = _mm256_setzero_si256();
-    __m256i vmin = _mm256_set1_epi32(-1);
+    __m256i vcheck = _mm256_setzero_si256();
     uint8_t *d = dst;
     ptrdiff_t i, j;
     if (vlen) {
@@ -1249,7 +1258,7 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                 v1 = fu32_utf8_bswap32_avx2(v1);
             }
             /* lanes past width are zeros: padding, dropped with the rest */
-            d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vmax, &vmin);
+            d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck);
         } else {
             for (j = 0; j + 16 <= width; j += 16) {
                 __m256i v0 = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
@@ -1258,7 +1267,7 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                     v0 = fu32_utf8_bswap32_avx2(v0);
                     v1 = fu32_utf8_bswap32_avx2(v1);
                 }
-                d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vmax, &vmin);
+                d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck);
             }
             for (; shape != FU32_W_WHOLE16 && j < width; j += 8) {
                 __m256i v;
@@ -1271,8 +1280,7 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                 if (swap) {
                     v = fu32_utf8_bswap32_avx2(v);
                 }
-                vmax = _mm256_max_epu32(vmax, v);
-                vmin = _mm256_min_epu32(vmin, _mm256_xor_si256(v, kd800));
+                vcheck = _mm256_max_epu32(vcheck, fu32_utf8_check_key_avx2(v));
                 d = fu32_utf8_put8_track_avx2(d, v, &content_end);
             }
         }
@@ -1286,14 +1294,9 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
     }
     *out_len = d - dst;
     if (validate) {
-        uint32_t mx[8], mn[8];
-        int bad = 0;
-        _mm256_storeu_si256((__m256i *)mx, vmax);
-        _mm256_storeu_si256((__m256i *)mn, vmin);
-        for (j = 0; j < 8; j++) {
-            bad |= (mx[j] > 0x10FFFFu) | (mn[j] < 0x800u);
-        }
-        if (bad) {
+        const __m256i limit = _mm256_set1_epi32(FU32_UTF8_CHECK_KEY_MAX);
+        const __m256i ok = _mm256_cmpeq_epi32(_mm256_max_epu32(vcheck, limit), limit);
+        if (!_mm256_testc_si256(ok, _mm256_set1_epi32(-1))) {
             /* rare: find the first bad code unit with the scalar path */
             return fu32_utf32_to_utf8_scalar(src, n, width, swap, 1, offsets, vlen, dst, out_len);
         }
