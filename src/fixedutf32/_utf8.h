@@ -1064,6 +1064,42 @@ FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_first_lanes_avx2(ptrdiff_t k)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(kk), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+/* The constants of the encoding loop.  fu32_utf8_enc_consts_avx2 hides their values
+ * from the compiler, so that it keeps them in registers or on the stack instead of
+ * rebuilding each one in every iteration (GCC does, three instructions apiece, when
+ * the loop needs more constants than there are registers). */
+typedef struct {
+    __m256i k7f, k7ff, kffff;       /* length thresholds */
+    __m256i split, marks, masks;    /* see fu32_utf8_put8_avx2 */
+    __m256i kd800, k800;            /* see fu32_utf8_check_key_avx2 */
+    __m256i not_ascii, not_two;     /* bits that take a code point past 1 or 2 bytes */
+    __m256i w3f, w80, wc0, w7f;     /* 16-bit lanes, for the 2-byte path */
+} fu32_utf8_enc_k;
+
+FU32_UTF8_AVX2_INLINE void fu32_utf8_enc_consts_avx2(fu32_utf8_enc_k *k)
+{
+    /* per length (dword index: minus (length - 1), mod 8): the marker bits, and the
+     * mask of the 6-bit fields (7 bits in byte 3 for one byte: the code point) */
+    k->marks = _mm256_setr_epi32(0, 0, 0, 0, 0, (int)0x808080F0u, (int)0x8080E000u, (int)0x80C00000u);
+    k->masks = _mm256_setr_epi32(0x7F003F00, 0, 0, 0, 0, 0x3F003F00, 0x3F003F00, 0x3F003F00);
+    k->k7f = _mm256_set1_epi32(0x7F);
+    k->k7ff = _mm256_set1_epi32(0x7FF);
+    k->kffff = _mm256_set1_epi32(0xFFFF);
+    k->split = _mm256_set1_epi32(0x0FFF0000);
+    k->kd800 = _mm256_set1_epi32(0xD800);
+    k->k800 = _mm256_set1_epi32(0x800);
+    k->not_ascii = _mm256_set1_epi32((int)0xFFFFFF80u);
+    k->not_two = _mm256_set1_epi32((int)0xFFFFF800u);
+    k->w3f = _mm256_set1_epi16(0x3F);
+    k->w80 = _mm256_set1_epi16(0x80);
+    k->wc0 = _mm256_set1_epi16(0xC0);
+    k->w7f = _mm256_set1_epi16(0x7F);
+    __asm__("" : "+x"(k->k7f), "+x"(k->k7ff), "+x"(k->kffff), "+x"(k->split), "+x"(k->marks), "+x"(k->masks),
+                 "+x"(k->kd800));
+    __asm__("" : "+x"(k->k800), "+x"(k->not_ascii), "+x"(k->not_two), "+x"(k->w3f), "+x"(k->w80), "+x"(k->wc0),
+                 "+x"(k->w7f));
+}
+
 /* Encodes the 8 code points in v (native order) at d; returns the new end. Writes
  * up to 32 bytes past d.  No branch on the data: mixed-script blocks vary too much
  * from one to the next for a branch to be predicted.
@@ -1071,23 +1107,19 @@ FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_first_lanes_avx2(ptrdiff_t k)
  * so every length shares one layout: the code point's bits split 3/6/6/6 over
  * bytes 0..3, then the lead and continuation bits of its length or-ed in; the
  * bytes before the lead are dropped by the shuffle. */
-FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v)
+FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v, const fu32_utf8_enc_k *k)
 {
-    /* per length (dword index: minus (length - 1), mod 8): the marker bits, and the
-     * mask of the 6-bit fields (7 bits in byte 3 for one byte: the code point) */
-    const __m256i marks = _mm256_setr_epi32(0, 0, 0, 0, 0, (int)0x808080F0u, (int)0x8080E000u, (int)0x80C00000u);
-    const __m256i masks = _mm256_setr_epi32(0x7F003F00, 0, 0, 0, 0, 0x3F003F00, 0x3F003F00, 0x3F003F00);
-    const __m256i m1 = _mm256_cmpgt_epi32(v, _mm256_set1_epi32(0x7F));
-    const __m256i m2 = _mm256_cmpgt_epi32(v, _mm256_set1_epi32(0x7FF));
-    const __m256i m3 = _mm256_cmpgt_epi32(v, _mm256_set1_epi32(0xFFFF));
+    const __m256i m1 = _mm256_cmpgt_epi32(v, k->k7f);
+    const __m256i m2 = _mm256_cmpgt_epi32(v, k->k7ff);
+    const __m256i m3 = _mm256_cmpgt_epi32(v, k->kffff);
     const __m256i s = _mm256_add_epi32(_mm256_add_epi32(m1, m2), m3);
     /* 16-bit halves: bits 12.. of c (low), bits 0..11 (high); each half then
      * splits into two bytes: bits 6.. in the low byte, bits 0..5 in the high byte */
-    const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(v, 16), _mm256_set1_epi32(0x0FFF0000)),
+    const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(v, 16), k->split),
                                       _mm256_srli_epi32(v, 12));
-    __m256i r = _mm256_and_si256(_mm256_slli_epi16(u, 8), _mm256_permutevar8x32_epi32(masks, s));
+    __m256i r = _mm256_and_si256(_mm256_slli_epi16(u, 8), _mm256_permutevar8x32_epi32(k->masks, s));
     unsigned idx, i0, i1;
-    r = _mm256_or_si256(_mm256_or_si256(r, _mm256_srli_epi16(u, 6)), _mm256_permutevar8x32_epi32(marks, s));
+    r = _mm256_or_si256(_mm256_or_si256(r, _mm256_srli_epi16(u, 6)), _mm256_permutevar8x32_epi32(k->marks, s));
     /* length minus one, bit 0 (bit 0 of s: 2 or 4 bytes) and bit 1 (m2: 3 or 4
      * bytes), packed to one byte per half: low nibble bit 0 of lanes 0..3, high
      * nibble bit 1 */
@@ -1110,14 +1142,13 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v)
  * bytes each, at d; moves *content_end like fu32_utf8_put8_track_avx2.  Writes
  * up to 32 bytes past d. */
 FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_two_byte_avx2(uint8_t *d, __m256i v0, __m256i v1,
-                                                                       uint8_t **content_end)
+                                                                       uint8_t **content_end, const fu32_utf8_enc_k *k)
 {
     const __m256i c = _mm256_permute4x64_epi64(_mm256_packus_epi32(v0, v1), 0xD8);
-    const __m256i m = _mm256_cmpgt_epi16(c, _mm256_set1_epi16(0x7F));
+    const __m256i m = _mm256_cmpgt_epi16(c, k->w7f);
     const __m256i two = _mm256_or_si256(
-        _mm256_or_si256(_mm256_srli_epi16(c, 6), _mm256_set1_epi16(0xC0)),
-        _mm256_slli_epi16(_mm256_or_si256(_mm256_and_si256(c, _mm256_set1_epi16(0x3F)), _mm256_set1_epi16(0x80)),
-                          8));
+        _mm256_or_si256(_mm256_srli_epi16(c, 6), k->wc0),
+        _mm256_slli_epi16(_mm256_or_si256(_mm256_and_si256(c, k->w3f), k->w80), 8));
     const __m256i w = _mm256_blendv_epi8(c, two, m);
     const unsigned bits = (unsigned)_mm256_movemask_epi8(_mm256_packs_epi16(m, _mm256_setzero_si256()));
     const unsigned zero = (unsigned)_mm256_movemask_epi8(
@@ -1139,12 +1170,13 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_two_byte_avx2(uint8_t *d, __m256i
 
 /* Like fu32_utf8_put8_avx2, and moves *content_end to the end of the last
  * non-zero code point's bytes if the block has one. */
-FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_track_avx2(uint8_t *d, __m256i v, uint8_t **content_end)
+FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_track_avx2(uint8_t *d, __m256i v, uint8_t **content_end,
+                                                         const fu32_utf8_enc_k *k)
 {
     const unsigned z = (unsigned)_mm256_movemask_ps(
         _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, _mm256_setzero_si256())));
     const unsigned nz = (~z) & 0xFFu;
-    d = fu32_utf8_put8_avx2(d, v);
+    d = fu32_utf8_put8_avx2(d, v, k);
     if (nz) {
         /* each trailing zero lane is one 0x00 byte at the end */
         *content_end = d - (_lzcnt_u32(nz) - 24u);
@@ -1157,9 +1189,9 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_track_avx2(uint8_t *d, __m256i v, 
  * subtracting 0x800 wraps them around to the top; values above U+10FFFF stay above
  * 0x10FFFF - 0x800.  So one running max checks both rules. */
 #define FU32_UTF8_CHECK_KEY_MAX 0x10F7FF
-FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_check_key_avx2(__m256i v)
+FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_check_key_avx2(__m256i v, const fu32_utf8_enc_k *k)
 {
-    return _mm256_sub_epi32(_mm256_xor_si256(v, _mm256_set1_epi32(0xD800)), _mm256_set1_epi32(0x800));
+    return _mm256_sub_epi32(_mm256_xor_si256(v, k->kd800), k->k800);
 }
 
 /*
@@ -1171,10 +1203,10 @@ FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_check_key_avx2(__m256i v)
  * the last non-zero one; folds the non-ASCII, non-2-byte blocks into *vcheck
  * (see fu32_utf8_check_key_avx2). */
 FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_avx2(uint8_t *d, __m256i v0, __m256i v1, uint8_t **content_end,
-                                                    __m256i *vcheck)
+                                                    __m256i *vcheck, const fu32_utf8_enc_k *k)
 {
     const __m256i both = _mm256_or_si256(v0, v1);
-    if (_mm256_testz_si256(both, _mm256_set1_epi32((int)0xFFFFFF80u))) {
+    if (_mm256_testz_si256(both, k->not_ascii)) {
         /* 16 ASCII code points (all below 0x80, so valid): pack to bytes */
         const __m256i t = _mm256_packus_epi32(v0, v1);
         const __m256i u = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(t, t),
@@ -1188,13 +1220,13 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_avx2(uint8_t *d, __m256i v0, __m2
         }
         return d;
     }
-    if (_mm256_testz_si256(both, _mm256_set1_epi32((int)0xFFFFF800u))) {
+    if (_mm256_testz_si256(both, k->not_two)) {
         /* all below U+0800 (so valid): one or two bytes each */
-        return fu32_utf8_put16_two_byte_avx2(d, v0, v1, content_end);
+        return fu32_utf8_put16_two_byte_avx2(d, v0, v1, content_end, k);
     }
     {
-        *vcheck = _mm256_max_epu32(*vcheck, _mm256_max_epu32(fu32_utf8_check_key_avx2(v0),
-                                                             fu32_utf8_check_key_avx2(v1)));
+        *vcheck = _mm256_max_epu32(*vcheck, _mm256_max_epu32(fu32_utf8_check_key_avx2(v0, k),
+                                                             fu32_utf8_check_key_avx2(v1, k)));
     }
     {
         /* trailing zero lanes of the 16 are one 0x00 byte each at the end */
@@ -1202,7 +1234,7 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_avx2(uint8_t *d, __m256i v0, __m2
         const unsigned z = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v0, zero))) |
                            ((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v1, zero))) << 8);
         const unsigned nz = ~z & 0xFFFFu;
-        d = fu32_utf8_put8_avx2(fu32_utf8_put8_avx2(d, v0), v1);
+        d = fu32_utf8_put8_avx2(fu32_utf8_put8_avx2(d, v0, k), v1, k);
         if (nz) {
             *content_end = d - (_lzcnt_u32(nz) - 16u);
         }
@@ -1227,8 +1259,10 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
     const __m256i mask0 = fu32_utf8_first_lanes_avx2(width);
     const __m256i mask1 = fu32_utf8_first_lanes_avx2(width - 8);
     __m256i vcheck = _mm256_setzero_si256();
+    fu32_utf8_enc_k k;
     uint8_t *d = dst;
     ptrdiff_t i, j;
+    fu32_utf8_enc_consts_avx2(&k);
     if (vlen) {
         fu32_utf8_store_le32(d, (uint32_t)n);
         d += 4;
@@ -1258,7 +1292,7 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                 v1 = fu32_utf8_bswap32_avx2(v1);
             }
             /* lanes past width are zeros: padding, dropped with the rest */
-            d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck);
+            d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck, &k);
         } else {
             for (j = 0; j + 16 <= width; j += 16) {
                 __m256i v0 = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
@@ -1267,7 +1301,7 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                     v0 = fu32_utf8_bswap32_avx2(v0);
                     v1 = fu32_utf8_bswap32_avx2(v1);
                 }
-                d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck);
+                d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck, &k);
             }
             for (; shape != FU32_W_WHOLE16 && j < width; j += 8) {
                 __m256i v;
@@ -1280,8 +1314,8 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                 if (swap) {
                     v = fu32_utf8_bswap32_avx2(v);
                 }
-                vcheck = _mm256_max_epu32(vcheck, fu32_utf8_check_key_avx2(v));
-                d = fu32_utf8_put8_track_avx2(d, v, &content_end);
+                vcheck = _mm256_max_epu32(vcheck, fu32_utf8_check_key_avx2(v, &k));
+                d = fu32_utf8_put8_track_avx2(d, v, &content_end, &k);
             }
         }
         d = content_end;
