@@ -663,6 +663,25 @@ static const uint8_t fu32_utf8_compress8[256][8] = {
     {0,1,2,3,4,5,6,7},
 };
 
+/* two_byte_len[k]: 8 + the number of bits set in k (a load: cheaper here than popcnt). */
+static const uint8_t fu32_utf8_two_byte_len[256] = {
+    8,9,9,10,9,10,10,11,9,10,10,11,10,11,11,12,
+    9,10,10,11,10,11,11,12,10,11,11,12,11,12,12,13,
+    9,10,10,11,10,11,11,12,10,11,11,12,11,12,12,13,
+    10,11,11,12,11,12,12,13,11,12,12,13,12,13,13,14,
+    9,10,10,11,10,11,11,12,10,11,11,12,11,12,12,13,
+    10,11,11,12,11,12,12,13,11,12,12,13,12,13,13,14,
+    10,11,11,12,11,12,12,13,11,12,12,13,12,13,13,14,
+    11,12,12,13,12,13,13,14,12,13,13,14,13,14,14,15,
+    9,10,10,11,10,11,11,12,10,11,11,12,11,12,12,13,
+    10,11,11,12,11,12,12,13,11,12,12,13,12,13,13,14,
+    10,11,11,12,11,12,12,13,11,12,12,13,12,13,13,14,
+    11,12,12,13,12,13,13,14,12,13,13,14,13,14,14,15,
+    10,11,11,12,11,12,12,13,11,12,12,13,12,13,13,14,
+    11,12,12,13,12,13,13,14,12,13,13,14,13,14,14,15,
+    11,12,12,13,12,13,13,14,12,13,13,14,13,14,14,15,
+    12,13,13,14,13,14,14,15,13,14,14,15,14,15,15,16,
+};
 /* two_byte_shuffle[k]: for 8 lanes of 2 bytes, keep byte 0 of each lane and byte 1
  * of the lanes whose bit is set in k. */
 static const uint8_t fu32_utf8_two_byte_shuffle[256][16] = {
@@ -1100,14 +1119,16 @@ FU32_UTF8_AVX2_INLINE void fu32_utf8_enc_consts_avx2(fu32_utf8_enc_k *k)
                  "+x"(k->w7f));
 }
 
-/* Encodes the 8 code points in v (native order) at d; returns the new end. Writes
- * up to 32 bytes past d.  No branch on the data: mixed-script blocks vary too much
- * from one to the next for a branch to be predicted.
+/* The UTF-8 bytes of the 8 code points in v (native order), and for each half
+ * of four lanes (*i0, *i1) the pack_shuffle index that packs them.  No branch on
+ * the data: mixed-script blocks vary too much from one to the next for a branch
+ * to be predicted.
  * Each lane is built with its UTF-8 bytes right-aligned (the last byte in byte 3),
  * so every length shares one layout: the code point's bits split 3/6/6/6 over
  * bytes 0..3, then the lead and continuation bits of its length or-ed in; the
  * bytes before the lead are dropped by the shuffle. */
-FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v, const fu32_utf8_enc_k *k)
+FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_build8_avx2(__m256i v, const fu32_utf8_enc_k *k, unsigned *i0,
+                                                     unsigned *i1)
 {
     const __m256i m1 = _mm256_cmpgt_epi32(v, k->k7f);
     const __m256i m2 = _mm256_cmpgt_epi32(v, k->k7ff);
@@ -1118,7 +1139,7 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v, const 
     const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(v, 16), k->split),
                                       _mm256_srli_epi32(v, 12));
     __m256i r = _mm256_and_si256(_mm256_slli_epi16(u, 8), _mm256_permutevar8x32_epi32(k->masks, s));
-    unsigned idx, i0, i1;
+    unsigned idx;
     r = _mm256_or_si256(_mm256_or_si256(r, _mm256_srli_epi16(u, 6)), _mm256_permutevar8x32_epi32(k->marks, s));
     /* length minus one, bit 0 (bit 0 of s: 2 or 4 bytes) and bit 1 (m2: 3 or 4
      * bytes), packed to one byte per half: low nibble bit 0 of lanes 0..3, high
@@ -1127,22 +1148,48 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v, const 
         const __m256i p = _mm256_packs_epi32(_mm256_slli_epi32(s, 31), m2);
         idx = (unsigned)_mm256_movemask_epi8(_mm256_packs_epi16(p, p));
     }
-    i0 = idx & 0xFFu;
-    i1 = (idx >> 16) & 0xFFu;
-    _mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(_mm256_castsi256_si128(r),
-                                                     _mm_loadu_si128((const __m128i *)fu32_utf8_pack_shuffle[i0])));
+    *i0 = idx & 0xFFu;
+    *i1 = (idx >> 16) & 0xFFu;
+    return r;
+}
+
+/* Stores the packed bytes of the four lanes of h (see fu32_utf8_build8_avx2) at d. */
+FU32_UTF8_AVX2_INLINE void fu32_utf8_store4_avx2(uint8_t *d, __m128i h, unsigned i)
+{
+    _mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(h, _mm_loadu_si128((const __m128i *)fu32_utf8_pack_shuffle[i])));
+}
+
+/* Encodes the 8 code points in v (native order) at d; returns the new end. Writes
+ * up to 32 bytes past d. */
+FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put8_avx2(uint8_t *d, __m256i v, const fu32_utf8_enc_k *k)
+{
+    unsigned i0, i1;
+    const __m256i r = fu32_utf8_build8_avx2(v, k, &i0, &i1);
+    fu32_utf8_store4_avx2(d, _mm256_castsi256_si128(r), i0);
     d += fu32_utf8_pack_len[i0];
-    _mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(_mm256_extracti128_si256(r, 1),
-                                                     _mm_loadu_si128((const __m128i *)fu32_utf8_pack_shuffle[i1])));
-    d += fu32_utf8_pack_len[i1];
-    return d;
+    fu32_utf8_store4_avx2(d, _mm256_extracti128_si256(r, 1), i1);
+    return d + fu32_utf8_pack_len[i1];
+}
+
+/* For a block of 16 code units whose bytes end at d + l (bit j of nz set if code
+ * unit j is not zero), moves *content_end to the end of its last non-zero code
+ * point: each trailing zero code unit is one 0x00 byte at the end.  With `single`
+ * (the element is this one block) an all-zero block gives d + l - 16, the block's
+ * start, so no test is needed. */
+FU32_UTF8_AVX2_INLINE void fu32_utf8_content_end_avx2(uint8_t **content_end, uint8_t *d, ptrdiff_t l, unsigned nz,
+                                                      int single)
+{
+    if (single || nz) {
+        *content_end = d + (l - (ptrdiff_t)(_lzcnt_u32(nz) - 16u));
+    }
 }
 
 /* Encodes 16 code points all below U+0800 (v0, v1 in native order), one or two
  * bytes each, at d; moves *content_end like fu32_utf8_put8_track_avx2.  Writes
  * up to 32 bytes past d. */
 FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_two_byte_avx2(uint8_t *d, __m256i v0, __m256i v1,
-                                                                       uint8_t **content_end, const fu32_utf8_enc_k *k)
+                                                                       uint8_t **content_end, const fu32_utf8_enc_k *k,
+                                                                       int single)
 {
     const __m256i c = _mm256_permute4x64_epi64(_mm256_packus_epi32(v0, v1), 0xD8);
     const __m256i m = _mm256_cmpgt_epi16(c, k->w7f);
@@ -1155,17 +1202,13 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_two_byte_avx2(uint8_t *d, __m256i
         _mm256_packs_epi16(_mm256_cmpeq_epi16(c, _mm256_setzero_si256()), _mm256_setzero_si256()));
     const unsigned k0 = bits & 0xFFu, k1 = (bits >> 16) & 0xFFu;
     const unsigned nz = ~((zero & 0xFFu) | ((zero >> 8) & 0xFF00u)) & 0xFFFFu;
+    const ptrdiff_t l0 = fu32_utf8_two_byte_len[k0], l = l0 + fu32_utf8_two_byte_len[k1];
     _mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(_mm256_castsi256_si128(w),
                                                      _mm_loadu_si128((const __m128i *)fu32_utf8_two_byte_shuffle[k0])));
-    d += 8 + _mm_popcnt_u32(k0);
-    _mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(_mm256_extracti128_si256(w, 1),
-                                                     _mm_loadu_si128((const __m128i *)fu32_utf8_two_byte_shuffle[k1])));
-    d += 8 + _mm_popcnt_u32(k1);
-    if (nz) {
-        /* each trailing zero lane is one 0x00 byte at the end */
-        *content_end = d - (_lzcnt_u32(nz) - 16u);
-    }
-    return d;
+    _mm_storeu_si128((__m128i *)(d + l0), _mm_shuffle_epi8(_mm256_extracti128_si256(w, 1),
+                                                            _mm_loadu_si128((const __m128i *)fu32_utf8_two_byte_shuffle[k1])));
+    fu32_utf8_content_end_avx2(content_end, d, l, nz, single);
+    return d + l;
 }
 
 /* Like fu32_utf8_put8_avx2, and moves *content_end to the end of the last
@@ -1203,7 +1246,7 @@ FU32_UTF8_AVX2_INLINE __m256i fu32_utf8_check_key_avx2(__m256i v, const fu32_utf
  * the last non-zero one; folds the non-ASCII, non-2-byte blocks into *vcheck
  * (see fu32_utf8_check_key_avx2). */
 FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_avx2(uint8_t *d, __m256i v0, __m256i v1, uint8_t **content_end,
-                                                    __m256i *vcheck, const fu32_utf8_enc_k *k)
+                                                    __m256i *vcheck, const fu32_utf8_enc_k *k, int single)
 {
     const __m256i both = _mm256_or_si256(v0, v1);
     if (_mm256_testz_si256(both, k->not_ascii)) {
@@ -1214,31 +1257,35 @@ FU32_UTF8_AVX2_INLINE uint8_t *fu32_utf8_put16_avx2(uint8_t *d, __m256i v0, __m2
         const __m128i b = _mm256_castsi256_si128(u);
         const unsigned nz = (~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_setzero_si128()))) & 0xFFFFu;
         _mm_storeu_si128((__m128i *)d, b);
-        d += 16;
-        if (nz) {
-            *content_end = d - (_lzcnt_u32(nz) - 16u);
-        }
-        return d;
+        fu32_utf8_content_end_avx2(content_end, d, 16, nz, single);
+        return d + 16;
     }
     if (_mm256_testz_si256(both, k->not_two)) {
         /* all below U+0800 (so valid): one or two bytes each */
-        return fu32_utf8_put16_two_byte_avx2(d, v0, v1, content_end, k);
+        return fu32_utf8_put16_two_byte_avx2(d, v0, v1, content_end, k, single);
     }
+    *vcheck = _mm256_max_epu32(*vcheck, _mm256_max_epu32(fu32_utf8_check_key_avx2(v0, k),
+                                                         fu32_utf8_check_key_avx2(v1, k)));
     {
-        *vcheck = _mm256_max_epu32(*vcheck, _mm256_max_epu32(fu32_utf8_check_key_avx2(v0, k),
-                                                             fu32_utf8_check_key_avx2(v1, k)));
-    }
-    {
-        /* trailing zero lanes of the 16 are one 0x00 byte each at the end */
         const __m256i zero = _mm256_setzero_si256();
         const unsigned z = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v0, zero))) |
                            ((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v1, zero))) << 8);
-        const unsigned nz = ~z & 0xFFFFu;
-        d = fu32_utf8_put8_avx2(fu32_utf8_put8_avx2(d, v0, k), v1, k);
-        if (nz) {
-            *content_end = d - (_lzcnt_u32(nz) - 16u);
-        }
-        return d;
+        unsigned i0, i1, i2, i3;
+        const __m256i r0 = fu32_utf8_build8_avx2(v0, k, &i0, &i1);
+        const __m256i r1 = fu32_utf8_build8_avx2(v1, k, &i2, &i3);
+        /* here one addition per block on the chain of write positions measured
+         * faster than sums of the lengths */
+        uint8_t *e = d;
+        fu32_utf8_store4_avx2(e, _mm256_castsi256_si128(r0), i0);
+        e += fu32_utf8_pack_len[i0];
+        fu32_utf8_store4_avx2(e, _mm256_extracti128_si256(r0, 1), i1);
+        e += fu32_utf8_pack_len[i1];
+        fu32_utf8_store4_avx2(e, _mm256_castsi256_si128(r1), i2);
+        e += fu32_utf8_pack_len[i2];
+        fu32_utf8_store4_avx2(e, _mm256_extracti128_si256(r1, 1), i3);
+        e += fu32_utf8_pack_len[i3];
+        fu32_utf8_content_end_avx2(content_end, e, 0, ~z & 0xFFFFu, single);
+        return e;
     }
 }
 
@@ -1292,7 +1339,7 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                 v1 = fu32_utf8_bswap32_avx2(v1);
             }
             /* lanes past width are zeros: padding, dropped with the rest */
-            d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck, &k);
+            d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck, &k, 1);
         } else {
             for (j = 0; j + 16 <= width; j += 16) {
                 __m256i v0 = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
@@ -1301,7 +1348,7 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                     v0 = fu32_utf8_bswap32_avx2(v0);
                     v1 = fu32_utf8_bswap32_avx2(v1);
                 }
-                d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck, &k);
+                d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck, &k, 0);
             }
             for (; shape != FU32_W_WHOLE16 && j < width; j += 8) {
                 __m256i v;
