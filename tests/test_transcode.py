@@ -280,6 +280,67 @@ def test_invalid_code_point_at_every_position(bad, endian, width):
         to_utf8(chunk, 4 * width, endian=endian, validate=False)
 
 
+@pytest.mark.parametrize("kind", ["cjk", "emoji", "mixed-halves"])
+def test_text_needing_more_than_half_the_worst_case(kind):
+    """Large chunks are first transcoded into half the worst case's room; text
+    that needs more continues in a larger buffer, with the same result."""
+    from fixedutf32 import transcode
+
+    width = 16
+    count = 2 * transcode._HALF_ROOM_MIN // (4 * width) + 5
+    rng = np.random.default_rng(7)
+    strings = []
+    for i in range(count):
+        if kind == "cjk":
+            chars = [_by_length(rng, 3) for _ in range(width)]
+        elif kind == "emoji":
+            chars = [_by_length(rng, 4) for _ in range(int(rng.integers(width // 2 + 1, width + 1)))]
+        else:  # ASCII first, so the room runs out in the second half
+            length = 1 if i < count // 2 else 4
+            chars = [_by_length(rng, length) for _ in range(width)]
+        strings.append("".join(chars))
+    u = np.array(strings, dtype=f"<U{width}")
+    exp_offsets, exp_values = utf8_layout(strings)
+    assert len(exp_values) > u.nbytes // 2  # the continuation is taken
+    offsets, values = same_outcome(run_on_each_level(to_utf8, u))
+    np.testing.assert_array_equal(offsets, exp_offsets)
+    assert values.tobytes() == exp_values
+    # an invalid code point before and after the point where the room ran out
+    units = u.view("<u4").copy()
+    for flat in (3, units.size // 3, units.size - 2):
+        bad = units.copy()
+        bad[flat] = 0xDC00
+        with pytest.raises(InvalidCodePointError) as info:
+            same_outcome(run_on_each_level(to_utf8, bad.tobytes(), 4 * width))
+        assert (info.value.index, info.value.position) == (flat // width, flat % width)
+
+
+def test_kernel_stops_where_room_runs_out(level):
+    """The kernel starts an element only with room for its worst case; the
+    caller continues from (done, nbytes) and gets the same bytes."""
+    width = 5
+    strings = ["Я中🎉ab", "", "x", "中中中中中", "🎉🎉🎉🎉🎉", "a\x00b", "ok"] * 9
+    u = np.array(strings, dtype=f"<U{width}")
+    exp_offsets, exp_values = utf8_layout([s.rstrip("\x00") for s in strings])
+    n = len(strings)
+    for room in (0, 1, 4 * width + _kernels.UTF8_SLACK, 100, 333):
+        offsets = np.zeros(n + 1, np.int64)
+        dst = np.zeros(room, np.uint8)
+        status = _kernels.utf32_to_utf8(u, width, False, True, offsets, dst, False)
+        done, written = status[5], status[4]
+        assert status[0] == 0 and done <= n
+        # each element started had room for 4 * width bytes plus the slack
+        assert done == n or room - written < 4 * width + _kernels.UTF8_SLACK
+        assert bytes(dst[:written]) == exp_values[:written]
+        np.testing.assert_array_equal(offsets[: done + 1], exp_offsets[: done + 1])
+        grown = np.zeros(written + (n - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
+        grown[:written] = dst[:written]
+        status = _kernels.utf32_to_utf8(u, width, False, True, offsets, grown, False, done, written)
+        assert status[0] == 0 and status[5] == n
+        assert bytes(grown[: status[4]]) == exp_values
+        np.testing.assert_array_equal(offsets, exp_offsets)
+
+
 def test_invalid_code_point_message():
     chunk = np.array([0x61, 0, 0x62, 0xD800], "<u4").tobytes()
     with pytest.raises(InvalidCodePointError, match=r"U\+D800 \(surrogate\) at element 1, position 1"):

@@ -1013,30 +1013,42 @@ static inline uint8_t *fu32_utf8_put(uint8_t *d, uint32_t c)
  *   vlen:    if 1, writes the vlen-utf8 layout instead (uint32 LE count, then per
  *            element a uint32 LE byte length and the bytes); the caller checks that
  *            n and every length fit in 32 bits (they do when 4 * width < 2**32).
- *   dst:     room for 4 * n * width (+ 4 + 4 * n with vlen) + FU32_UTF8_SLACK bytes.
- *   *out_len receives the number of bytes written.
+ *   dst, pos, cap: writing starts at dst + pos, and offsets count from dst; dst
+ *            holds cap bytes.  An element is started only while 4 * width (+ 4
+ *            with vlen) + FU32_UTF8_SLACK bytes are left, so a dst of pos + 4 * n *
+ *            width (+ 4 + 4 * n with vlen) + FU32_UTF8_SLACK bytes takes them all;
+ *            with less, the caller continues from element *done in more room.
+ *   *out_len receives the end of the bytes written (from dst), *done the number
+ *            of elements transcoded.
  * With validate, the first code unit that is not a Unicode scalar value is reported
- * (element order) and dst's contents are unspecified.
+ * (element order, among the elements transcoded) and dst's contents are unspecified.
  */
 static fu32_utf8_result fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t n, ptrdiff_t width,
                                                   int swap, int validate, int64_t *offsets, int vlen,
-                                                  uint8_t *dst, ptrdiff_t *out_len)
+                                                  uint8_t *dst, ptrdiff_t pos, ptrdiff_t cap,
+                                                  ptrdiff_t *out_len, ptrdiff_t *done)
 {
     fu32_utf8_result r = fu32_utf8_ok();
-    uint8_t *d = dst;
+    const ptrdiff_t need = 4 * width + (vlen ? 4 : 0) + FU32_UTF8_SLACK;
+    uint8_t *const end = dst + cap;
+    uint8_t *d = dst + pos;
     ptrdiff_t i, j;
     if (vlen) {
         fu32_utf8_store_le32(d, (uint32_t)n);
         d += 4;
     }
     if (offsets) {
-        offsets[0] = 0;
+        offsets[0] = (int64_t)(d - dst);
     }
     for (i = 0; i < n; i++) {
         const uint8_t *e = src + 4 * width * i;
-        ptrdiff_t k = fu32_utf8_content_len_scalar(e, width);
+        ptrdiff_t k;
         uint8_t *lenp = d;
         uint8_t *start;
+        if (end - d < need) {
+            break;
+        }
+        k = fu32_utf8_content_len_scalar(e, width);
         if (vlen) {
             d += 4;
         }
@@ -1051,6 +1063,7 @@ static fu32_utf8_result fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t 
                     r.position = j;
                     r.value = c;
                     *out_len = d - dst;
+                    *done = i;
                     return r;
                 }
             }
@@ -1064,6 +1077,7 @@ static fu32_utf8_result fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t 
         }
     }
     *out_len = d - dst;
+    *done = i;
     return r;
 }
 
@@ -1301,85 +1315,98 @@ enum { FU32_W_ANY = 0, FU32_W_WHOLE16 = 1, FU32_W_ONE16 = 2 };
  */
 FU32_UTF8_AVX2_INLINE fu32_utf8_result
 fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, int swap, int validate,
-                             int64_t *offsets, int vlen, uint8_t *dst, ptrdiff_t *out_len, int shape)
+                             int64_t *offsets, int vlen, uint8_t *dst, ptrdiff_t pos, ptrdiff_t cap,
+                             ptrdiff_t *out_len, ptrdiff_t *done, int shape)
 {
+    const ptrdiff_t need = 4 * width + (vlen ? 4 : 0) + FU32_UTF8_SLACK;
+    uint8_t *const end = dst + cap;
     const __m256i mask0 = fu32_utf8_first_lanes_avx2(width);
     const __m256i mask1 = fu32_utf8_first_lanes_avx2(width - 8);
     __m256i vcheck = _mm256_setzero_si256();
     fu32_utf8_enc_k k;
-    uint8_t *d = dst;
-    ptrdiff_t i, j;
+    uint8_t *d = dst + pos;
+    ptrdiff_t i, j, stop;
     fu32_utf8_enc_consts_avx2(&k);
     if (vlen) {
         fu32_utf8_store_le32(d, (uint32_t)n);
         d += 4;
     }
     if (offsets) {
-        offsets[0] = 0;
+        offsets[0] = (int64_t)(d - dst);
     }
-    for (i = 0; i < n; i++) {
-        const uint8_t *e = src + 4 * width * i;
-        uint8_t *lenp = d;
-        uint8_t *start, *content_end;
-        if (vlen) {
-            d += 4;
+    /* the next (end - d) / need elements fit whatever they hold: the room is
+     * checked once for all of them, not once per element */
+    for (i = 0; i < n && (stop = i + (end - d) / need) > i;) {
+        if (stop > n) {
+            stop = n;
         }
-        start = content_end = d;
-        if (shape == FU32_W_ONE16) {
-            __m256i v0, v1;
-            if (width == 16) {
-                v0 = _mm256_loadu_si256((const __m256i *)e);
-                v1 = _mm256_loadu_si256((const __m256i *)(e + 32));
-            } else {
-                v0 = _mm256_maskload_epi32((const int *)(const void *)e, mask0);
-                v1 = _mm256_maskload_epi32((const int *)(const void *)(e + 32), mask1);
+        for (; i < stop; i++) {
+            const uint8_t *e = src + 4 * width * i;
+            uint8_t *lenp = d;
+            uint8_t *start, *content_end;
+            if (vlen) {
+                d += 4;
             }
-            if (swap) {
-                v0 = fu32_utf8_bswap32_avx2(v0);
-                v1 = fu32_utf8_bswap32_avx2(v1);
-            }
-            /* lanes past width are zeros: padding, dropped with the rest */
-            d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck, &k, 1);
-        } else {
-            for (j = 0; j + 16 <= width; j += 16) {
-                __m256i v0 = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
-                __m256i v1 = _mm256_loadu_si256((const __m256i *)(e + 4 * j + 32));
+            start = content_end = d;
+            if (shape == FU32_W_ONE16) {
+                __m256i v0, v1;
+                if (width == 16) {
+                    v0 = _mm256_loadu_si256((const __m256i *)e);
+                    v1 = _mm256_loadu_si256((const __m256i *)(e + 32));
+                } else {
+                    v0 = _mm256_maskload_epi32((const int *)(const void *)e, mask0);
+                    v1 = _mm256_maskload_epi32((const int *)(const void *)(e + 32), mask1);
+                }
                 if (swap) {
                     v0 = fu32_utf8_bswap32_avx2(v0);
                     v1 = fu32_utf8_bswap32_avx2(v1);
                 }
-                d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck, &k, 0);
-            }
-            for (; shape != FU32_W_WHOLE16 && j < width; j += 8) {
-                __m256i v;
-                if (j + 8 <= width) {
-                    v = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
-                } else {
-                    v = _mm256_maskload_epi32((const int *)(const void *)(e + 4 * j),
-                                              fu32_utf8_first_lanes_avx2(width - j));
+                /* lanes past width are zeros: padding, dropped with the rest */
+                d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck, &k, 1);
+            } else {
+                for (j = 0; j + 16 <= width; j += 16) {
+                    __m256i v0 = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
+                    __m256i v1 = _mm256_loadu_si256((const __m256i *)(e + 4 * j + 32));
+                    if (swap) {
+                        v0 = fu32_utf8_bswap32_avx2(v0);
+                        v1 = fu32_utf8_bswap32_avx2(v1);
+                    }
+                    d = fu32_utf8_put16_avx2(d, v0, v1, &content_end, &vcheck, &k, 0);
                 }
-                if (swap) {
-                    v = fu32_utf8_bswap32_avx2(v);
+                for (; shape != FU32_W_WHOLE16 && j < width; j += 8) {
+                    __m256i v;
+                    if (j + 8 <= width) {
+                        v = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
+                    } else {
+                        v = _mm256_maskload_epi32((const int *)(const void *)(e + 4 * j),
+                                                  fu32_utf8_first_lanes_avx2(width - j));
+                    }
+                    if (swap) {
+                        v = fu32_utf8_bswap32_avx2(v);
+                    }
+                    vcheck = _mm256_max_epu32(vcheck, fu32_utf8_check_key_avx2(v, &k));
+                    d = fu32_utf8_put8_track_avx2(d, v, &content_end, &k);
                 }
-                vcheck = _mm256_max_epu32(vcheck, fu32_utf8_check_key_avx2(v, &k));
-                d = fu32_utf8_put8_track_avx2(d, v, &content_end, &k);
             }
-        }
-        d = content_end;
-        if (vlen) {
-            fu32_utf8_store_le32(lenp, (uint32_t)(d - start));
-        }
-        if (offsets) {
-            offsets[i + 1] = (int64_t)(d - dst);
+            d = content_end;
+            if (vlen) {
+                fu32_utf8_store_le32(lenp, (uint32_t)(d - start));
+            }
+            if (offsets) {
+                offsets[i + 1] = (int64_t)(d - dst);
+            }
         }
     }
     *out_len = d - dst;
+    *done = i;
     if (validate) {
         const __m256i limit = _mm256_set1_epi32(FU32_UTF8_CHECK_KEY_MAX);
         const __m256i ok = _mm256_cmpeq_epi32(_mm256_max_epu32(vcheck, limit), limit);
         if (!_mm256_testc_si256(ok, _mm256_set1_epi32(-1))) {
-            /* rare: find the first bad code unit with the scalar path */
-            return fu32_utf32_to_utf8_scalar(src, n, width, swap, 1, offsets, vlen, dst, out_len);
+            /* rare: find the first bad code unit with the scalar path (it stops
+             * at the same element: both write the same bytes) */
+            return fu32_utf32_to_utf8_scalar(src, n, width, swap, 1, offsets, vlen, dst, pos, cap, out_len,
+                                             done);
         }
     }
     return fu32_utf8_ok();
@@ -1388,17 +1415,18 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
 /* Dispatch to a loop compiled for one (swap, layout, element shape), so that
  * none of them is tested per element. */
 #define FU32_UTF8_ENCODE_SHAPES(SWAP, OFFSETS, VLEN)                                                          \
-    (width <= 16 ? fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst, out_len,  \
-                                                FU32_W_ONE16)                                                  \
+    (width <= 16 ? fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst, pos, cap, \
+                                                out_len, done, FU32_W_ONE16)                                   \
      : width % 16 == 0 ? fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst,     \
-                                                      out_len, FU32_W_WHOLE16)                                 \
+                                                      pos, cap, out_len, done, FU32_W_WHOLE16)                 \
                        : fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst,     \
-                                                      out_len, FU32_W_ANY))
+                                                      pos, cap, out_len, done, FU32_W_ANY))
 
 FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf32_to_utf8_avx2(const uint8_t *src, ptrdiff_t n,
                                                                    ptrdiff_t width, int swap, int validate,
                                                                    int64_t *offsets, int vlen, uint8_t *dst,
-                                                                   ptrdiff_t *out_len)
+                                                                   ptrdiff_t pos, ptrdiff_t cap, ptrdiff_t *out_len,
+                                                                   ptrdiff_t *done)
 {
     if (vlen) {
         return swap ? FU32_UTF8_ENCODE_SHAPES(1, NULL, 1) : FU32_UTF8_ENCODE_SHAPES(0, NULL, 1);
@@ -1406,7 +1434,8 @@ FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf32_to_utf8_avx2(const uint8_t 
     if (offsets) {
         return swap ? FU32_UTF8_ENCODE_SHAPES(1, offsets, 0) : FU32_UTF8_ENCODE_SHAPES(0, offsets, 0);
     }
-    return fu32_utf32_to_utf8_avx2_body(src, n, width, swap, validate, NULL, 0, dst, out_len, FU32_W_ANY);
+    return fu32_utf32_to_utf8_avx2_body(src, n, width, swap, validate, NULL, 0, dst, pos, cap, out_len, done,
+                                        FU32_W_ANY);
 }
 
 #undef FU32_UTF8_ENCODE_SHAPES
@@ -1414,16 +1443,17 @@ FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf32_to_utf8_avx2(const uint8_t 
 #endif /* FU32_UTF8_HAVE_AVX2 */
 
 static fu32_utf8_result fu32_utf32_to_utf8(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, int swap,
-                                           int validate, int64_t *offsets, int vlen, uint8_t *dst,
-                                           ptrdiff_t *out_len, int level)
+                                           int validate, int64_t *offsets, int vlen, uint8_t *dst, ptrdiff_t pos,
+                                           ptrdiff_t cap, ptrdiff_t *out_len, ptrdiff_t *done, int level)
 {
 #if FU32_UTF8_HAVE_AVX2
     if (level >= 1) {
-        return fu32_utf32_to_utf8_avx2(src, n, width, swap, validate, offsets, vlen, dst, out_len);
+        return fu32_utf32_to_utf8_avx2(src, n, width, swap, validate, offsets, vlen, dst, pos, cap, out_len,
+                                       done);
     }
 #endif
     (void)level;
-    return fu32_utf32_to_utf8_scalar(src, n, width, swap, validate, offsets, vlen, dst, out_len);
+    return fu32_utf32_to_utf8_scalar(src, n, width, swap, validate, offsets, vlen, dst, pos, cap, out_len, done);
 }
 
 /* Copies element i (values[offsets[i]:offsets[i+1]]) to dst + i * stride, zero-padded
