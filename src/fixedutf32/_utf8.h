@@ -1416,10 +1416,13 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
 }
 
 /* Dispatch to a loop compiled for one (swap, layout, element shape), so that
- * none of them is tested per element. */
+ * none of them is tested per element; width 16 (64-byte elements) gets its own,
+ * with the width a constant. */
 #define FU32_UTF8_ENCODE_SHAPES(SWAP, OFFSETS, VLEN)                                                          \
-    (width <= 16 ? fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst, pos, cap, \
+    (width == 16 ? fu32_utf32_to_utf8_avx2_body(src, n, 16, SWAP, validate, OFFSETS, VLEN, dst, pos, cap,    \
                                                 out_len, done, FU32_W_ONE16)                                   \
+     : width < 16 ? fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst, pos, cap, \
+                                                 out_len, done, FU32_W_ONE16)                                  \
      : width % 16 == 0 ? fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst,     \
                                                       pos, cap, out_len, done, FU32_W_WHOLE16)                 \
                        : fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst,     \
