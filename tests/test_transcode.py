@@ -181,6 +181,78 @@ def test_levels_agree_on_widths_and_unaligned_starts(pool, width, shift):
     assert back.tobytes() == u.tobytes()
 
 
+# One code point of each UTF-8 length, with the values at the edges of each length.
+BY_LENGTH = {
+    1: ["a", "\x01", "\x3f", "\x40", "\x7f"],
+    2: ["\x80", "é", "\u07ff", "Я", "\u07bf"],
+    3: ["\u0800", "中", "\ud7ff", "\ue000", "\uffff", "\u2014"],
+    4: ["\U00010000", "🎉", "\U0010ffff", "\U0001f44d"],
+}
+
+
+def _by_length(rng, length):
+    pool = BY_LENGTH[length]
+    return pool[rng.integers(len(pool))]
+
+
+def test_by_length_table():
+    for length, pool in BY_LENGTH.items():
+        assert all(len(c) == 1 and len(c.encode("utf-8")) == length for c in pool)
+
+
+@pytest.mark.parametrize("width", [4, 8, 15, 16, 17, 24, 32, 33])
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_levels_agree_on_every_length_at_every_lane(width, endian):
+    """Every UTF-8 length at every code unit position, next to every other length,
+    with interior U+0000 and trailing padding: the levels agree with Python."""
+    rng = np.random.default_rng(width)
+    strings = []
+    for position in range(width):
+        for length in (1, 2, 3, 4):
+            for neighbour in (1, 2, 3, 4):
+                chars = [_by_length(rng, neighbour) for _ in range(width)]
+                chars[position] = _by_length(rng, length)
+                fill = int(rng.integers(position + 1, width + 1))
+                strings.append("".join(chars[:fill]))
+    # random mixes, some with U+0000 inside and all lengths of padding
+    for _ in range(200):
+        fill = int(rng.integers(0, width + 1))
+        chars = [_by_length(rng, int(rng.integers(1, 5))) for _ in range(fill)]
+        if fill > 1 and rng.integers(3) == 0:
+            chars[int(rng.integers(fill - 1))] = "\x00"
+        strings.append("".join(chars))
+    prefix = "<" if endian == "little" else ">"
+    u = np.array(strings, dtype=f"{prefix}U{width}")
+    expected = [s.rstrip("\x00") for s in strings]
+    exp_offsets, exp_values = utf8_layout(expected)
+    for func in (to_utf8, encode_vlen_utf8):
+        outcome = same_outcome(run_on_each_level(func, u.tobytes(), 4 * width, endian=endian))
+        if func is to_utf8:
+            offsets, values = outcome
+            np.testing.assert_array_equal(offsets, exp_offsets)
+            assert values.tobytes() == exp_values
+        else:
+            items = b"".join(len(e).to_bytes(4, "little") + e for e in (x.encode("utf-8") for x in expected))
+            assert bytes(outcome) == len(expected).to_bytes(4, "little") + items
+
+
+@pytest.mark.parametrize("good", [0xD7FF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF])
+@pytest.mark.parametrize("bad", [0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0x110000, 0x7FFFFFFF, 0x80000000])
+def test_validity_edges_next_to_each_other(good, bad):
+    """Scalar values at the edges of the invalid ranges pass; the values just
+    past them fail at the same place on every level."""
+    width = 16
+    units = np.full(3 * width, good, "<u4")
+    offsets, values = same_outcome(run_on_each_level(to_utf8, units.tobytes(), 4 * width))
+    assert values.tobytes() == (chr(good) * 3 * width).encode("utf-8")
+    for flat in (0, 7, 8, 15, 16, 31, 47):
+        bad_units = units.copy()
+        bad_units[flat] = bad
+        with pytest.raises(InvalidCodePointError) as info:
+            same_outcome(run_on_each_level(to_utf8, bad_units.tobytes(), 4 * width))
+        assert (info.value.index, info.value.position, info.value.code_point) == (flat // width, flat % width, bad)
+
+
 # ---------------------------------------------------------------------------
 # Invalid UTF-32 input
 # ---------------------------------------------------------------------------
@@ -206,6 +278,67 @@ def test_invalid_code_point_at_every_position(bad, endian, width):
             )
         # validate=False never fails (the output is unspecified)
         to_utf8(chunk, 4 * width, endian=endian, validate=False)
+
+
+@pytest.mark.parametrize("kind", ["cjk", "emoji", "mixed-halves"])
+def test_text_needing_more_than_half_the_worst_case(kind):
+    """Large chunks are first transcoded into half the worst case's room; text
+    that needs more continues in a larger buffer, with the same result."""
+    from fixedutf32 import transcode
+
+    width = 16
+    count = 2 * transcode._HALF_ROOM_MIN // (4 * width) + 5
+    rng = np.random.default_rng(7)
+    strings = []
+    for i in range(count):
+        if kind == "cjk":
+            chars = [_by_length(rng, 3) for _ in range(width)]
+        elif kind == "emoji":
+            chars = [_by_length(rng, 4) for _ in range(int(rng.integers(width // 2 + 1, width + 1)))]
+        else:  # ASCII first, so the room runs out in the second half
+            length = 1 if i < count // 2 else 4
+            chars = [_by_length(rng, length) for _ in range(width)]
+        strings.append("".join(chars))
+    u = np.array(strings, dtype=f"<U{width}")
+    exp_offsets, exp_values = utf8_layout(strings)
+    assert len(exp_values) > u.nbytes // 2  # the continuation is taken
+    offsets, values = same_outcome(run_on_each_level(to_utf8, u))
+    np.testing.assert_array_equal(offsets, exp_offsets)
+    assert values.tobytes() == exp_values
+    # an invalid code point before and after the point where the room ran out
+    units = u.view("<u4").copy()
+    for flat in (3, units.size // 3, units.size - 2):
+        bad = units.copy()
+        bad[flat] = 0xDC00
+        with pytest.raises(InvalidCodePointError) as info:
+            same_outcome(run_on_each_level(to_utf8, bad.tobytes(), 4 * width))
+        assert (info.value.index, info.value.position) == (flat // width, flat % width)
+
+
+def test_kernel_stops_where_room_runs_out(level):
+    """The kernel starts an element only with room for its worst case; the
+    caller continues from (done, nbytes) and gets the same bytes."""
+    width = 5
+    strings = ["Я中🎉ab", "", "x", "中中中中中", "🎉🎉🎉🎉🎉", "a\x00b", "ok"] * 9
+    u = np.array(strings, dtype=f"<U{width}")
+    exp_offsets, exp_values = utf8_layout([s.rstrip("\x00") for s in strings])
+    n = len(strings)
+    for room in (0, 1, 4 * width + _kernels.UTF8_SLACK, 100, 333):
+        offsets = np.zeros(n + 1, np.int64)
+        dst = np.zeros(room, np.uint8)
+        status = _kernels.utf32_to_utf8(u, width, False, True, offsets, dst, False)
+        done, written = status[5], status[4]
+        assert status[0] == 0 and done <= n
+        # each element started had room for 4 * width bytes plus the slack
+        assert done == n or room - written < 4 * width + _kernels.UTF8_SLACK
+        assert bytes(dst[:written]) == exp_values[:written]
+        np.testing.assert_array_equal(offsets[: done + 1], exp_offsets[: done + 1])
+        grown = np.zeros(written + (n - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
+        grown[:written] = dst[:written]
+        status = _kernels.utf32_to_utf8(u, width, False, True, offsets, grown, False, done, written)
+        assert status[0] == 0 and status[5] == n
+        assert bytes(grown[: status[4]]) == exp_values
+        np.testing.assert_array_equal(offsets, exp_offsets)
 
 
 def test_invalid_code_point_message():

@@ -42,7 +42,9 @@ def utf32_to_utf8(
     offsets: Buffer | None,
     destination: Buffer,
     vlen: bool,
-) -> tuple[int, int, int, int, int]: ...
+    start: int = 0,
+    pos: int = 0,
+) -> tuple[int, int, int, int, int, int]: ...
 def utf8_to_utf32(
     positions: Buffer,
     stride: int,

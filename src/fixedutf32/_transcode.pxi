@@ -28,8 +28,8 @@ cdef extern from "_utf8.h" nogil:
     const int FU32_UTF8_BAD_OFFSETS
     const int FU32_UTF8_BAD_VLEN
     fu32_utf8_result fu32_utf32_to_utf8(const uint8_t *src, Py_ssize_t n, Py_ssize_t width, int swap,
-                                        int validate, int64_t *offsets, int vlen, uint8_t *dst,
-                                        Py_ssize_t *out_len, int level)
+                                        int validate, int64_t *offsets, int vlen, uint8_t *dst, Py_ssize_t pos,
+                                        Py_ssize_t cap, Py_ssize_t *out_len, Py_ssize_t *done, int level)
     void fu32_utf8_scatter_fixed(const int64_t *offsets, Py_ssize_t n, const uint8_t *values,
                                  uint8_t *dst, Py_ssize_t stride)
     fu32_utf8_result fu32_utf8_to_utf32(const int64_t *starts, const int64_t *ends, Py_ssize_t stride,
@@ -59,16 +59,22 @@ cdef inline tuple _utf8_status(fu32_utf8_result r):
 # ``fixedutf32.transcode`` has checked types, sizes and dtypes already.
 
 
-def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, destination, bint vlen):
-    """Transcode ``len(source) // (4 * width)`` elements to UTF-8 in ``destination``.
+def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, destination, bint vlen,
+                  Py_ssize_t start=0, Py_ssize_t pos=0):
+    """Transcode elements ``start ..`` of ``source`` (``len(source) // (4 * width)``
+    elements) to UTF-8 in ``destination``, from byte ``pos`` on.
 
-    ``offsets`` (an int64 buffer of n + 1 entries) receives each element's start,
-    or is None with ``vlen`` (the vlen-utf8 layout).  ``destination`` must hold the
-    worst case plus ``UTF8_SLACK`` bytes.  Returns
-    ``(error, index, position, value, nbytes)``.
+    ``offsets`` (an int64 buffer of n + 1 entries) receives each element's start
+    (``offsets[start] = pos``), or is None with ``vlen`` (the vlen-utf8 layout,
+    ``start`` and ``pos`` 0).  With ``vlen``, ``destination`` must hold the worst
+    case plus ``UTF8_SLACK`` bytes; otherwise the kernel stops before the first
+    element that might not fit and the caller continues from there with more
+    room.  Returns ``(error, index, position, value, nbytes, done)``: ``nbytes``
+    the end of the bytes written, ``done`` the elements transcoded (both
+    counted from the start of their buffers).
     """
     cdef Py_buffer src, dst, off
-    cdef Py_ssize_t n, out_len = 0
+    cdef Py_ssize_t n, out_len = 0, done = 0
     cdef int64_t *offs = NULL
     cdef fu32_utf8_result r
     cdef int level = _simd_level
@@ -78,18 +84,21 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
         acquire(destination, &dst, True)
         try:
             n = src.len // (4 * width)
-            if dst.len < 4 * n * width + (4 * n + 4 if vlen else 0) + FU32_UTF8_SLACK:
+            if start < 0 or start > n or pos < 0 or pos > dst.len or (vlen and (start or pos)):
+                raise ValueError(f"bad start {start} or pos {pos}")
+            if vlen and dst.len < 4 * n * width + 4 * n + 4 + FU32_UTF8_SLACK:
                 raise ValueError(f"destination holds {dst.len} bytes, too few for {n} elements")
             if have_offsets:
                 acquire(offsets, &off, True)
                 if off.len < 8 * (n + 1):
                     PyBuffer_Release(&off)
                     raise ValueError(f"offsets hold {off.len} bytes, need {8 * (n + 1)}")
-                offs = <int64_t *>off.buf
+                offs = <int64_t *>off.buf + start
             try:
                 with nogil:
-                    r = fu32_utf32_to_utf8(<const uint8_t *>src.buf, n, width, swap, validate, offs, vlen,
-                                           <uint8_t *>dst.buf, &out_len, level)
+                    r = fu32_utf32_to_utf8(<const uint8_t *>src.buf + 4 * width * start, n - start, width, swap,
+                                           validate, offs, vlen, <uint8_t *>dst.buf, pos, dst.len, &out_len,
+                                           &done, level)
             finally:
                 if have_offsets:
                     PyBuffer_Release(&off)
@@ -97,7 +106,7 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
             PyBuffer_Release(&dst)
     finally:
         PyBuffer_Release(&src)
-    return (r.error, r.index, r.position, r.value, out_len)
+    return (r.error, r.index + start, r.position, r.value, out_len, done + start)
 
 
 def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t width, bint swap, destination):

@@ -172,6 +172,10 @@ def _new_array(count, dtype):
     return np.empty(count, dtype)
 
 
+# Chunks from this size on are first transcoded to UTF-8 in half the worst case's room.
+_HALF_ROOM_MIN = 1 << 16
+
+
 def _shrink(buffer, nbytes):
     """The first ``nbytes`` of an output buffer sized for the worst case.
 
@@ -243,8 +247,18 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     """
     view, nbytes, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
     offsets = np.empty(count + 1, np.int64)
-    dst = _new_array(nbytes + _kernels.UTF8_SLACK, np.uint8)
+    # Most text needs well under the worst case (4 bytes per code unit): start
+    # with half of it, so that such a result is kept as a view (see _shrink)
+    # instead of copied out; text that needs more continues in a larger buffer.
+    room = nbytes // 2 if nbytes >= _HALF_ROOM_MIN else nbytes
+    dst = _new_array(room + _kernels.UTF8_SLACK, np.uint8)
     status = _kernels.utf32_to_utf8(view, width, swap, bool(validate), offsets, dst, False)
+    if not status[0] and status[5] < count:
+        done, written = status[5], status[4]
+        grown = _new_array(written + (count - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
+        np.copyto(grown[:written], dst[:written])
+        dst = grown
+        status = _kernels.utf32_to_utf8(view, width, swap, bool(validate), offsets, dst, False, done, written)
     if status[0]:
         _raise_code_point(status)
     return offsets, _shrink(dst, status[4])
