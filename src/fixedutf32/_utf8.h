@@ -79,6 +79,25 @@ static inline fu32_utf8_result fu32_utf8_ok(void)
     return r;
 }
 
+static inline fu32_utf8_result fu32_utf8_error(int error, ptrdiff_t index, ptrdiff_t position,
+                                               int64_t value)
+{
+    fu32_utf8_result r;
+    r.error = error;
+    r.index = index;
+    r.position = position;
+    r.value = value;
+    return r;
+}
+
+/* The result for element i of a UTF-8 -> UTF-32 decode whose element
+ * decoder returned `kind` (the capacity error has no byte position). */
+static inline fu32_utf8_result fu32_utf8_element_error(int kind, ptrdiff_t i, ptrdiff_t errpos,
+                                                       ptrdiff_t count)
+{
+    return fu32_utf8_error(kind, i, kind == FU32_UTF8_CAPACITY ? 0 : errpos, count);
+}
+
 static inline uint32_t fu32_utf8_load32(const uint8_t *p, int swap)
 {
     uint32_t v;
@@ -2302,20 +2321,11 @@ FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf8_to_utf32_avx2(const int64_t 
         ptrdiff_t errpos = 0, count = 0;
         int kind;
         if (a < 0 || b < a || b > (int64_t)values_len) {
-            r.error = FU32_UTF8_BAD_OFFSETS;
-            r.index = i;
-            r.value = b;
-            return r;
+            return fu32_utf8_error(FU32_UTF8_BAD_OFFSETS, i, 0, b);
         }
         kind = fu32_utf8_elem_avx2(values + a, (ptrdiff_t)(b - a), (ptrdiff_t)(values_len - a),
                                    dst ? dst + 4 * width * i : NULL, width, swap, &errpos, &count);
-        if (kind != FU32_UTF8_OK) {
-            r.error = kind;
-            r.index = i;
-            r.position = kind == FU32_UTF8_CAPACITY ? 0 : errpos;
-            r.value = count;
-            return r;
-        }
+        if (kind != FU32_UTF8_OK) return fu32_utf8_element_error(kind, i, errpos, count);
     }
     return r;
 }
@@ -2347,20 +2357,10 @@ static fu32_utf8_result fu32_utf8_to_utf32(const int64_t *starts, const int64_t 
         ptrdiff_t errpos = 0, count = 0;
         int kind;
         if (a < 0 || b < a || b > (int64_t)values_len) {
-            r.error = FU32_UTF8_BAD_OFFSETS;
-            r.index = i;
-            r.position = 0;
-            r.value = b;
-            return r;
+            return fu32_utf8_error(FU32_UTF8_BAD_OFFSETS, i, 0, b);
         }
         kind = fu32_utf8_elem_scalar(values + a, (ptrdiff_t)(b - a), d, width, swap, &errpos, &count);
-        if (kind != FU32_UTF8_OK) {
-            r.error = kind;
-            r.index = i;
-            r.position = kind == FU32_UTF8_CAPACITY ? 0 : errpos;
-            r.value = count;
-            return r;
-        }
+        if (kind != FU32_UTF8_OK) return fu32_utf8_element_error(kind, i, errpos, count);
     }
     return r;
 }
