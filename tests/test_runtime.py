@@ -137,3 +137,15 @@ def test_bench_table_and_bad_arguments():
     assert info.value.code == 2
     unknown = subprocess.run([sys.executable, "-m", "fixedutf32", "frobnicate"], capture_output=True, text=True)
     assert unknown.returncode == 2 and "unknown command" in unknown.stderr
+
+
+def test_version_and_usage():
+    version = subprocess.run([sys.executable, "-m", "fixedutf32", "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.strip() == f"fixedutf32 {fixedutf32.__version__}"
+    from importlib.metadata import version as installed_version
+
+    assert installed_version("fixedutf32") == fixedutf32.__version__
+    usage = subprocess.run([sys.executable, "-m", "fixedutf32", "--help"], capture_output=True, text=True)
+    assert usage.returncode == 0 and "bench" in usage.stdout
+    bare = subprocess.run([sys.executable, "-m", "fixedutf32"], capture_output=True, text=True)
+    assert bare.returncode == 2 and "usage:" in bare.stderr

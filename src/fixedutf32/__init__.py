@@ -39,7 +39,7 @@ from .errors import (
     StringTooLongError,
 )
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "decode_chunk",

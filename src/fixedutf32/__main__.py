@@ -1,20 +1,51 @@
-"""Command line: ``fixedutf32 bench`` (also ``python -m fixedutf32 bench``)."""
+"""Command line: ``fixedutf32 COMMAND ...`` (also ``python -m fixedutf32 COMMAND ...``).
 
+Each command lives in its own module and exposes ``main(argv) -> int``; this
+module only picks one, so that ``fixedutf32 --help`` imports nothing heavy.
+"""
+
+import importlib
 import sys
+
+from ._version import __version__
+
+# name -> (module relative to this package, one-line description)
+COMMANDS = {
+    "bench": (".bench", "measure every kernel against memcpy and NumPy, side by side"),
+}
+
+
+def _usage():
+    width = max(len(name) for name in COMMANDS)
+    lines = [
+        "usage: fixedutf32 [--version] COMMAND [options]",
+        "",
+        "commands:",
+        *(f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()),
+        "",
+        "'fixedutf32 COMMAND --help' describes a command's options.",
+    ]
+    return "\n".join(lines)
 
 
 def main(argv=None):
+    """Run one command; return its exit status (0 success, 2 usage error)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: fixedutf32 bench [--sizes 1MiB,64MiB] [--threads N] [--repeat N] [--json]\n\n"
-              "commands:\n  bench   measure every kernel against memcpy and NumPy, side by side")
+        print(_usage(), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
-    if argv[0] != "bench":
-        print(f"fixedutf32: unknown command {argv[0]!r}; try 'fixedutf32 bench'", file=sys.stderr)
+    if argv[0] in ("-V", "--version"):
+        print(f"fixedutf32 {__version__}")
+        return 0
+    entry = COMMANDS.get(argv[0])
+    if entry is None:
+        print(
+            f"fixedutf32: unknown command {argv[0]!r}; expected one of {', '.join(COMMANDS)}",
+            file=sys.stderr,
+        )
         return 2
-    from .bench import main as bench_main
-
-    return bench_main(argv[1:])
+    module = importlib.import_module(entry[0], __package__)
+    return module.main(argv[1:])
 
 
 if __name__ == "__main__":
