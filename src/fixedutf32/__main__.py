@@ -1,7 +1,8 @@
 """Command line: ``fixedutf32 COMMAND ...`` (also ``python -m fixedutf32 COMMAND ...``).
 
-Each command lives in its own module and exposes ``main(argv) -> int``; this
-module only picks one, so that ``fixedutf32 --help`` imports nothing heavy.
+Each command is a function ``f(argv) -> int`` (the exit status) in its own
+module; this module only picks one, so that ``fixedutf32 --help`` imports
+nothing heavy.
 """
 
 import importlib
@@ -9,9 +10,9 @@ import sys
 
 from ._version import __version__
 
-# name -> (module relative to this package, one-line description)
+# name -> (module relative to this package, function in it, one-line description)
 COMMANDS = {
-    "bench": (".bench", "measure every kernel against memcpy and NumPy, side by side"),
+    "bench": (".bench", "main", "measure every kernel against memcpy and NumPy, side by side"),
 }
 
 
@@ -21,7 +22,7 @@ def _usage():
         "usage: fixedutf32 [--version] COMMAND [options]",
         "",
         "commands:",
-        *(f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()),
+        *(f"  {name:<{width}}  {text}" for name, (_, _, text) in COMMANDS.items()),
         "",
         "'fixedutf32 COMMAND --help' describes a command's options.",
     ]
@@ -44,8 +45,9 @@ def main(argv=None):
             file=sys.stderr,
         )
         return 2
-    module = importlib.import_module(entry[0], __package__)
-    return module.main(argv[1:])
+    module_name, function_name, _ = entry
+    command = getattr(importlib.import_module(module_name, __package__), function_name)
+    return command(argv[1:])
 
 
 if __name__ == "__main__":
