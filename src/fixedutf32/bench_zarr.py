@@ -1,0 +1,495 @@
+"""zarr-python with and without fixedutf32, side by side: ``fixedutf32 bench --zarr``.
+
+One ``<U16`` array (256 MiB by default) in 1 MiB chunks is written to a
+temporary local directory, raw little endian, raw big endian and zstd, and
+read back by:
+
+- ``stock``: zarr-python as installed, default configuration;
+- ``codec``: zarr with ``codecs.bytes = fixedutf32.zarr.BytesCodec``;
+- ``pipeline``: zarr with ``codec_pipeline.path = fixedutf32.zarr.CodecPipeline``;
+- ``reader``: the README's standalone reader, decoding each chunk straight
+  into its slice of the result (``decode_chunk(..., out=...)``);
+- ``floor``: the chunk files read into one array allocated up front
+  (``readinto`` its slice, no decoding): the least any reader can cost.
+
+Writes compare stock, codec and pipeline.  Each configuration's first call
+(not timed) is checked against the data written; then every round times each
+configuration once, in turn, and a figure is the median over the rounds.  A
+ratio is the median of the per-round ratios, so both sides of it are always
+timed moments apart.  zarr is imported here only, when the bench runs.
+"""
+
+import importlib
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+from .bench import WIDTH, _format_size, sample_units
+from .chunk import decode_chunk
+from .metadata import parse_array_metadata
+
+__all__ = ["run", "format_table", "mismatches", "read_array", "read_floor", "require"]
+
+MiB = 1024 * 1024
+DEFAULT_SIZE = 256 * MiB
+CHUNK_BYTES = MiB
+ELEMENT_BYTES = 4 * WIDTH
+CONFIGS = ("stock", "codec", "pipeline", "reader", "floor")
+ZARR_CONFIGS = ("stock", "codec", "pipeline")
+INTEGRATION = {  # zarr configuration that selects each part of fixedutf32.zarr
+    "stock": {},
+    "codec": {"codecs.bytes": "fixedutf32.zarr.BytesCodec"},
+    "pipeline": {"codec_pipeline.path": "fixedutf32.zarr.CodecPipeline"},
+}
+NOISE = 0.95  # "not slower than stock": within 5 %
+
+# (case, threads or None for zarr's defaults, endian, compressed); reads first.
+READ_CASES = (
+    ("read raw little", None, "little", False),
+    ("read raw big", None, "big", False),
+    ("read zstd, 1 thread", 1, "little", True),
+    ("read zstd, 2 threads", 2, "little", True),
+)
+WRITE_CASES = (
+    ("write raw little", None, "little", False),
+    ("write raw big", None, "big", False),
+)
+
+# Ratios reported, with the issue's targets: (name, numerator (case, config),
+# denominator (case, config), least value or None).
+RATIOS = [
+    *[(f"pipeline / stock, {case}", (case, "pipeline"), (case, "stock"), target)
+      for case, target in (("read raw little", 1.8), ("read raw big", 1.8), ("read zstd, 1 thread", 1.0),
+                           ("read zstd, 2 threads", None), ("write raw little", 1.2),
+                           ("write raw big", 1.2))],
+    *[(f"pipeline / floor, {case}", (case, "pipeline"), (case, "floor"), 0.9)
+      for case in ("read raw little", "read raw big")],
+    *[(f"codec / stock, {case}", (case, "codec"), (case, "stock"), 1.05 if case == "read raw big" else NOISE)
+      for case, _, _, _ in READ_CASES + WRITE_CASES],
+    ("zstd 2 threads / 1 thread, pipeline", ("read zstd, 2 threads", "pipeline"),
+     ("read zstd, 1 thread", "pipeline"), 1.7),
+    ("zstd 2 threads / 1 thread, stock", ("read zstd, 2 threads", "stock"),
+     ("read zstd, 1 thread", "stock"), None),
+    ("reader / floor, read raw little", ("read raw little", "reader"), ("read raw little", "floor"), None),
+]
+
+
+def read_array(store):
+    """Read a local Zarr array of the ``fixed_length_utf32`` type with fixedutf32 alone.
+
+    The README's standalone reader, with each whole chunk decoded straight
+    into its slice of the result (``decode_chunk(..., out=...)``), so its
+    bytes are written once.
+
+    Parameters
+    ----------
+    store : str or os.PathLike
+        Directory of the array (holding ``zarr.json`` or ``.zarray``).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new native ``U`` array holding the whole array; missing chunks read
+        as the fill value.
+
+    Raises
+    ------
+    fixedutf32.MetadataError
+        If the metadata breaks the specification.
+    fixedutf32.InvalidCodePointError
+        If a chunk holds a code unit that is not a Unicode scalar value.
+
+    Examples
+    --------
+    >>> import tempfile, zarr
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     _ = zarr.create_array(path, data=np.array(["ab", "c", "d"]), chunks=(2,))
+    ...     read_array(path).tolist()
+    ['ab', 'c', 'd']
+    """
+    import numcodecs
+
+    store = pathlib.Path(store)
+    name = "zarr.json" if (store / "zarr.json").exists() else ".zarray"
+    meta = parse_array_metadata((store / name).read_bytes())
+    out = meta.data_type.fill_array(meta.shape, meta.fill_value)
+    kwargs = meta.decode_kwargs()
+    for index in meta.chunk_indices():
+        path = store / meta.chunk_key(index)
+        if not path.exists():
+            continue  # a missing chunk reads as the fill value
+        data = path.read_bytes()
+        for codec in reversed(meta.codecs):  # gzip, zstd, ... after "bytes"
+            config = {"id": codec["name"], **codec.get("configuration", {})}
+            data = numcodecs.get_codec(config).decode(data)
+        target, source = meta.chunk_region(index)
+        view = out[target]
+        if view.shape == kwargs["shape"] and view.flags.c_contiguous and kwargs["order"] == "C":
+            decode_chunk(data, **kwargs, out=view)  # the whole chunk, in place
+        else:
+            out[target] = decode_chunk(data, **kwargs)[source]  # an edge chunk
+    return out
+
+
+def read_floor(store):
+    """Read the chunk files of a raw, one-dimensional local array into one new array.
+
+    No decoding, no byte swap, no check: each file is read with ``readinto``
+    into its slice of an array allocated up front.  The least a reader of
+    the array can cost.
+
+    Parameters
+    ----------
+    store : str or os.PathLike
+        Directory of a one-dimensional V3 array without compressors.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new ``U`` array in the stored byte order; elements of missing
+        chunks are left unset.
+
+    Raises
+    ------
+    ValueError
+        If the array is not one-dimensional or is compressed.
+
+    Examples
+    --------
+    >>> import tempfile, zarr
+    >>> with tempfile.TemporaryDirectory() as path:
+    ...     _ = zarr.create_array(path, data=np.array(["ab", "c", "d"]), chunks=(2,))
+    ...     read_floor(path).tolist()
+    ['ab', 'c', 'd']
+    """
+    store = pathlib.Path(store)
+    meta = parse_array_metadata((store / "zarr.json").read_bytes())
+    if len(meta.shape) != 1 or meta.codecs:
+        raise ValueError(f"read_floor: expected a one-dimensional array without compressors in {store}, "
+                         f"got shape {meta.shape} and codecs {list(meta.codecs)}")
+    out = np.empty(meta.shape, meta.data_type.to_numpy(meta.endian))
+    raw = out.view(np.uint8)
+    item = meta.data_type.length_bytes
+    for index in meta.chunk_indices():
+        (target,), _ = meta.chunk_region(index)
+        path = store / meta.chunk_key(index)
+        if path.exists():
+            with open(path, "rb", buffering=0) as file:
+                file.readinto(raw[target.start * item:target.stop * item])
+    return out
+
+
+def require():
+    """Import zarr-python and numcodecs, which the zarr bench needs.
+
+    Returns
+    -------
+    module
+        The ``zarr`` module.
+
+    Raises
+    ------
+    ImportError
+        Naming the missing package and how to install it.
+
+    Examples
+    --------
+    >>> require().__name__
+    'zarr'
+    """
+    try:
+        importlib.import_module("numcodecs")
+        return importlib.import_module("zarr")
+    except ImportError as error:
+        raise ImportError(f"the zarr bench needs zarr-python >= 3.1 and numcodecs "
+                          f"(pip install zarr numcodecs), and: {error}") from error
+
+
+def _integration():
+    """The fixedutf32.zarr module if it provides the codec and the pipeline, else None."""
+    try:
+        module = importlib.import_module("fixedutf32.zarr")
+    except ImportError:
+        return None
+    return module if hasattr(module, "BytesCodec") and hasattr(module, "CodecPipeline") else None
+
+
+def _sample_data(size):
+    """``<U16`` text of ``size`` bytes, made in 16 MiB pieces (distinct seeds) to bound memory."""
+    n = size // ELEMENT_BYTES
+    data = np.empty(n, f"<U{WIDTH}")
+    units = data.view("<u4").reshape(n, WIDTH)
+    step = 16 * MiB // ELEMENT_BYTES
+    for seed, start in enumerate(range(0, n, step)):
+        stop = min(start + step, n)
+        units[start:stop] = sample_units(stop - start, WIDTH, seed=seed)
+    return data
+
+
+class _Bench:
+    """The arrays on disk and one call per (case, configuration)."""
+
+    def __init__(self, root, data, chunk_elements, zarr, integration):
+        self.root = pathlib.Path(root)
+        self.data = data
+        self.chunks = (chunk_elements,)
+        self.zarr = zarr
+        self.integration = integration
+        self.selected = {}
+
+    def config(self, name, threads=None):
+        settings = dict(INTEGRATION[name])
+        if threads is not None:
+            # async.concurrency bounds the chunks zarr decodes at once;
+            # threading.max_workers the threads of a pool.
+            settings.update({"async.concurrency": threads, "threading.max_workers": threads})
+        return self.zarr.config.set(settings)
+
+    def create(self, path, endian, compressed):
+        from zarr.codecs import BytesCodec, ZstdCodec
+
+        return self.zarr.create_array(
+            str(path), shape=self.data.shape, chunks=self.chunks, dtype=self.data.dtype,
+            serializer=BytesCodec(endian=endian), compressors=ZstdCodec() if compressed else None,
+            fill_value="", overwrite=True,
+        )
+
+    def open(self, name, path, mode):
+        """The array opened with configuration ``name`` (zarr fixes the classes when it opens)."""
+        with self.config(name):
+            array = self.zarr.open_array(str(path), mode=mode)
+        codec = type(array.metadata.codecs[0])
+        pipeline = type(array.async_array.codec_pipeline)
+        self.selected[name] = {"bytes codec": f"{codec.__module__}.{codec.__qualname__}",
+                               "pipeline": f"{pipeline.__module__}.{pipeline.__qualname__}"}
+        if name != "stock" and not self.selected[name][
+                "bytes codec" if name == "codec" else "pipeline"].startswith("fixedutf32."):
+            raise RuntimeError(f"zarr configuration {INTEGRATION[name]} did not select fixedutf32: "
+                               f"got {self.selected[name]} for {path}")
+        return array
+
+    def read_calls(self, endian, compressed, threads):
+        """configuration -> call returning the whole array read; None where it does not apply."""
+        path = self.root / f"read-{endian}-{'zstd' if compressed else 'raw'}"
+        if not path.exists():
+            with self.config("stock"):
+                self.create(path, endian, compressed)[...] = self.data
+        calls = {}
+        for name in ZARR_CONFIGS:
+            if name != "stock" and self.integration is None:
+                calls[name] = None
+                continue
+            array = self.open(name, path, "r")
+
+            def read(array=array, name=name):
+                with self.config(name, threads):
+                    return array[...]
+
+            calls[name] = read
+        # The standalone reader and the floor are single threaded.
+        calls["reader"] = None if threads == 2 else (lambda: read_array(path))
+        calls["floor"] = None if compressed else (lambda: read_floor(path))
+        return calls
+
+    def write_calls(self, endian, compressed, threads):
+        path = self.root / f"write-{endian}-{'zstd' if compressed else 'raw'}"
+        with self.config("stock"):
+            self.create(path, endian, compressed)
+        calls = dict.fromkeys(CONFIGS)
+        for name in ZARR_CONFIGS:
+            if name != "stock" and self.integration is None:
+                continue
+            array = self.open(name, path, "r+")
+
+            def write(array=array, name=name):
+                with self.config(name, threads):
+                    array[...] = self.data
+                return path
+
+            calls[name] = write
+        return calls
+
+    def same_data(self, result):
+        """Whether a call's result (an array read, or the path written) holds the data."""
+        if isinstance(result, pathlib.Path):
+            with self.config("stock"):
+                result = self.zarr.open_array(str(result), mode="r")[...]
+        if result.dtype.byteorder not in ("=", "|") and result.dtype != self.data.dtype:
+            result = result.astype(self.data.dtype)  # the floor keeps the stored byte order
+        return bool(result.shape == self.data.shape and np.array_equal(result, self.data))
+
+
+def _rounds(calls, repeat, check):
+    """Times of each call over ``repeat`` rounds, the calls in turn within a round.
+
+    Each call runs once first, untimed: it warms the page cache and the
+    pools, and its result is checked with ``check``.
+    """
+    same = {}
+    for name, call in calls.items():
+        same[name] = check(call())
+    times = {name: [] for name in calls}
+    for _ in range(repeat):
+        for name, call in calls.items():
+            start = time.perf_counter()
+            call()
+            times[name].append(time.perf_counter() - start)
+    return times, same
+
+
+def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
+    """Measure zarr reads and writes with and without fixedutf32; a report dict.
+
+    Parameters
+    ----------
+    size : int
+        Bytes of the ``<U16`` array (rounded down to whole elements); chunks
+        are 1 MiB, or the whole array if smaller.
+    repeat : int
+        Timed rounds; each figure is the median over them.
+    progress : callable, optional
+        Called with a short message before each step.
+    directory : str, optional
+        Where to make the temporary directory (removed afterwards).
+
+    Returns
+    -------
+    dict
+        ``rows``: one per case with ``gbps`` and ``same_data`` per
+        configuration (``None`` where it does not apply or the integration
+        is missing); ``ratios``: name, value, target and ``met``.
+
+    Raises
+    ------
+    ImportError
+        If zarr-python or numcodecs is not installed.
+    ValueError
+        If ``size`` is smaller than one element.
+
+    Examples
+    --------
+    >>> report = run(size=64 * 1024, repeat=1)
+    >>> report["rows"][0]["same_data"]["stock"]
+    True
+    """
+    zarr = require()
+    if size < ELEMENT_BYTES:
+        raise ValueError(f"size: expected at least {ELEMENT_BYTES} bytes (one <U{WIDTH} element), got {size}")
+    integration = _integration()
+    say = progress or (lambda message: None)
+    say(f"generating {_format_size(size)} of <U{WIDTH} text")
+    data = _sample_data(size)
+    chunk_elements = min(CHUNK_BYTES // ELEMENT_BYTES, len(data))
+    counted = data.nbytes
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fixedutf32-bench-zarr-", dir=directory) as root, \
+            warnings.catch_warnings():
+        from zarr.errors import UnstableSpecificationWarning
+
+        warnings.simplefilter("ignore", UnstableSpecificationWarning)
+        bench = _Bench(root, data, chunk_elements, zarr, integration)
+        for case, threads, endian, compressed in READ_CASES + WRITE_CASES:
+            say(f"{case} ({_format_size(size)}, {repeat} rounds)")
+            make = bench.write_calls if case.startswith("write") else bench.read_calls
+            calls = {name: call for name, call in make(endian, compressed, threads).items() if call is not None}
+            times, same = _rounds(calls, repeat, bench.same_data)
+            rows.append({
+                "case": case,
+                "endian": endian,
+                "codec": "zstd" if compressed else "raw",
+                "threads": threads,
+                "size": counted,
+                "chunk_size": chunk_elements * ELEMENT_BYTES,
+                "gbps": {name: (counted / statistics.median(times[name]) / 1e9 if name in times else None)
+                         for name in CONFIGS},
+                "same_data": {name: same.get(name) for name in CONFIGS},
+                "_times": times,
+            })
+    ratios = _ratios(rows)
+    for row in rows:
+        del row["_times"]
+    return {
+        "zarr_version": zarr.__version__,
+        "integration": integration is not None,
+        "selected": bench.selected,
+        "native_byteorder": sys.byteorder,
+        "dtype": f"<U{WIDTH}",
+        "size": counted,
+        "chunk_size": chunk_elements * ELEMENT_BYTES,
+        "repeat": repeat,
+        "rows": rows,
+        "ratios": ratios,
+    }
+
+
+def _ratios(rows):
+    """Each ratio: the median over rounds of the round's two times (speed ratio)."""
+    times = {row["case"]: row["_times"] for row in rows}
+    result = []
+    for name, (num_case, num), (den_case, den), target in RATIOS:
+        top, bottom = times[num_case].get(num), times[den_case].get(den)
+        value = None
+        if top and bottom:
+            value = statistics.median(b / t for t, b in zip(top, bottom))
+        result.append({
+            "ratio": name,
+            "value": value,
+            "target": target,
+            "met": None if target is None or value is None else value >= target,
+        })
+    return result
+
+
+def format_table(report):
+    """The report as the text table ``fixedutf32 bench --zarr`` prints."""
+    threads = {None: "zarr's defaults", 1: "1 thread", 2: "2 threads"}
+    lines = [
+        f"fixedutf32 bench --zarr: zarr-python {report['zarr_version']}, a {_format_size(report['size'])} "
+        f"{report['dtype']} array in {_format_size(report['chunk_size'])} chunks on a local directory",
+        "",
+        f"GB/s of array data, median of {report['repeat']} rounds; codec = zarr with fixedutf32.zarr.BytesCodec, "
+        "pipeline = zarr with",
+        "fixedutf32.zarr.CodecPipeline, reader = the README's reader with decode_chunk(out=...), floor = the "
+        "chunk files",
+        "read into one new array; zstd rows set async.concurrency and threading.max_workers to the threads",
+        "",
+        f"{'case':22} " + " ".join(f"{name:>8}" for name in CONFIGS) + "   threads",
+        "-" * 86,
+    ]
+    if not report["integration"]:
+        lines.insert(-2, "fixedutf32.zarr is not installed: its columns are n/a")
+        lines.insert(-2, "")
+    mismatched = []
+    for row in report["rows"]:
+        cells = []
+        for name in CONFIGS:
+            gbps = row["gbps"][name]
+            cells.append(f"{'n/a':>8}" if gbps is None else f"{gbps:8.2f}")
+            if row["same_data"][name] is False:
+                mismatched.append(f"{row['case']}: {name}")
+        lines.append(f"{row['case']:22} " + " ".join(cells) + f"   {threads[row['threads']]}")
+    lines += ["", f"{'ratio':46} {'value':>6}  target", "-" * 70]
+    for ratio in report["ratios"]:
+        value = "n/a" if ratio["value"] is None else f"{ratio['value']:.2f}"
+        target = ""
+        if ratio["target"] is not None:
+            verdict = "n/a" if ratio["met"] is None else "met" if ratio["met"] else "MISSED"
+            target = f">= {ratio['target']:.2f} {verdict}"
+        lines.append(f"{ratio['ratio']:46} {value:>6}  {target}")
+    lines.append("")
+    if mismatched:
+        lines.append("DIFFERENT DATA read back by: " + ", ".join(mismatched))
+    else:
+        lines.append("every configuration read back (or wrote) the same data, checked once each outside the timing")
+    return "\n".join(lines)
+
+
+def mismatches(report):
+    """(case, configuration) pairs whose data differed from what was written."""
+    return [(row["case"], name) for row in report["rows"]
+            for name, same in row["same_data"].items() if same is False]
