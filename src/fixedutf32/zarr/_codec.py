@@ -1,56 +1,17 @@
-"""zarr-python integration: a strict ``bytes`` codec and a codec pipeline.
-
-``enable()`` makes zarr-python read and write every ``fixed_length_utf32``
-array (and every Zarr V2 ``<U``/``>U`` array) through fixedutf32's kernels:
-chunks are validated, decoded with the GIL released, and metadata that
-breaks the specification raises :class:`fixedutf32.MetadataError`.
-
-Nothing changes in zarr-python until it is asked to: importing this module
-registers nothing.  zarr finds the classes through the entry points
-``zarr.codecs`` (``bytes``) and ``zarr.codec_pipeline`` and uses them when its
-configuration names them::
-
-    zarr.config.set({"codecs.bytes": "fixedutf32.zarr.BytesCodec",
-                     "codec_pipeline.path": "fixedutf32.zarr.CodecPipeline"})
-
-which is what :func:`enable` does (it also installs the strict data type).
-"""
+"""The strict bytes codec, the strict data type and the error that names a chunk."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from dataclasses import dataclass, replace
 
-try:
-    import zarr
-    import zarr.codecs
-    from zarr.abc.codec import CodecPipeline as _ZarrCodecPipeline
-    from zarr.core.codec_pipeline import BatchedCodecPipeline
-    from zarr.dtype import DataTypeValidationError, data_type_registry
-    from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        f"fixedutf32.zarr needs zarr-python >= 3.1 ({exc}); install it with "
-        f"pip install 'fixedutf32[zarr]'"
-    ) from exc
+import zarr.codecs
+from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
 
-from . import metadata as _rules
-from .chunk import decode_chunk, encode_chunk
+from .. import metadata as _rules
+from ..chunk import decode_chunk, encode_chunk
+from ..errors import InvalidCodePointError
 
-__all__ = [
-    "BytesCodec",
-    "CodecPipeline",
-    "StrictFixedLengthUTF32",
-    "enable",
-    "disable",
-    "enabled",
-]
-
-BYTES_CODEC_PATH = "fixedutf32.zarr.BytesCodec"
-PIPELINE_PATH = "fixedutf32.zarr.CodecPipeline"
-_ZARR_BYTES_CODEC_PATH = "zarr.codecs.bytes.BytesCodec"
-_ZARR_PIPELINE_PATH = "zarr.core.codec_pipeline.BatchedCodecPipeline"
 _DTYPE_NAME = "fixed_length_utf32"
 _SYSTEM_ENDIAN = sys.byteorder
 
@@ -63,7 +24,6 @@ def _is_fixed_utf32(dtype):
 # The bytes codec
 
 
-@dataclass(frozen=True)
 class BytesCodec(zarr.codecs.BytesCodec):
     """zarr's ``bytes`` codec, with fixedutf32's kernels for ``fixed_length_utf32``.
 
@@ -100,6 +60,9 @@ class BytesCodec(zarr.codecs.BytesCodec):
     ...     arr[:]
     array(['ab', 'cde'], dtype='<U3')
     """
+
+    # zarr's registry and configuration name classes by module and name
+    __module__ = "fixedutf32.zarr"
 
     @classmethod
     def from_dict(cls, data):
@@ -222,6 +185,8 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
     fixedutf32.errors.MetadataError: data_type.configuration.length_bytes: expected a positive integer multiple of 4, got 13
     """
 
+    __module__ = "fixedutf32.zarr"
+
     @classmethod
     def _from_json_v3(cls, data):
         if isinstance(data, dict) and data.get("name") == _DTYPE_NAME:
@@ -266,185 +231,51 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
         return super().cast_scalar(data)
 
 
-# --------------------------------------------------------------------------
-# The codec pipeline
+class InvalidChunkCodePointError(InvalidCodePointError):
+    """An :class:`fixedutf32.InvalidCodePointError` that says which chunk and where.
 
-
-class CodecPipeline(_ZarrCodecPipeline):
-    """A zarr codec pipeline that reads and writes fixed_length_utf32 arrays itself.
-
-    Arrays of other data types, and codec chains it does not handle, go to
-    zarr's own ``BatchedCodecPipeline`` built from the same codecs.
+    Raised by :class:`fixedutf32.zarr.CodecPipeline` for a bad code unit
+    met while reading or writing a chunk through zarr.
 
     Parameters
     ----------
-    fallback : zarr.core.codec_pipeline.BatchedCodecPipeline
-        zarr's pipeline for the same codecs.
+    index, position, code_point : int
+        As for :class:`fixedutf32.InvalidCodePointError` (``index`` counts
+        elements in the chunk's stored order).
+    chunk_key : str or None
+        The chunk's key in the store (``"c/0/2"``, ``"0.2"``).
+    array_index : tuple of int or None
+        The element's coordinates in the array, when known.
+
+    Attributes
+    ----------
+    chunk_key, array_index
+        As given; plus those of :class:`fixedutf32.InvalidCodePointError`.
 
     Examples
     --------
-    >>> import zarr, fixedutf32.zarr
-    >>> with fixedutf32.zarr.enabled():
-    ...     arr = zarr.create_array({}, shape=(3,), chunks=(2,), dtype="<U2")
-    ...     arr[:] = ["a", "bc", "d"]
-    ...     arr[1:]
-    array(['bc', 'd'], dtype='<U2')
+    >>> err = InvalidChunkCodePointError(3, 1, 0xD800, "c/0/2", (65539,))
+    >>> str(err).split(";")[0]
+    'invalid code point U+D800 (surrogate) at element 3, position 1 of chunk c/0/2 (array index (65539,))'
+    >>> import fixedutf32
+    >>> isinstance(err, fixedutf32.InvalidCodePointError)
+    True
     """
 
-    def __init__(self, fallback):
-        self.fallback = fallback
+    __module__ = "fixedutf32.zarr"
 
-    def __repr__(self):
-        return f"fixedutf32.zarr.CodecPipeline({self.fallback!r})"
+    def __init__(self, index, position, code_point, chunk_key=None, array_index=None):
+        super().__init__(index, position, code_point)
+        self.chunk_key = chunk_key
+        self.array_index = array_index
+        where = f"at element {index}, position {position}"
+        if chunk_key is not None:
+            detail = f" of chunk {chunk_key}"
+            if array_index is not None:
+                detail += f" (array index {array_index})"
+            self.args = (self.args[0].replace(where, where + detail, 1),)
 
-    def __eq__(self, other):
-        return type(other) is type(self) and other.fallback == self.fallback
-
-    __hash__ = None
-
-    def __iter__(self):
-        return iter(self.fallback)
-
-    @classmethod
-    def from_codecs(cls, codecs):
-        return cls(BatchedCodecPipeline.from_codecs(codecs))
-
-    def evolve_from_array_spec(self, array_spec):
-        return type(self)(self.fallback.evolve_from_array_spec(array_spec))
-
-    @property
-    def supports_partial_decode(self):
-        return self.fallback.supports_partial_decode
-
-    @property
-    def supports_partial_encode(self):
-        return self.fallback.supports_partial_encode
-
-    def validate(self, *, shape, dtype, chunk_grid):
-        self.fallback.validate(shape=shape, dtype=dtype, chunk_grid=chunk_grid)
-
-    def compute_encoded_size(self, byte_length, array_spec):
-        return self.fallback.compute_encoded_size(byte_length, array_spec)
-
-    async def decode(self, chunk_bytes_and_specs):
-        return await self.fallback.decode(chunk_bytes_and_specs)
-
-    async def encode(self, chunk_arrays_and_specs):
-        return await self.fallback.encode(chunk_arrays_and_specs)
-
-    async def read(self, batch_info, out, drop_axes=()):
-        await self.fallback.read(batch_info, out, drop_axes)
-
-    async def write(self, batch_info, value, drop_axes=()):
-        await self.fallback.write(batch_info, value, drop_axes)
-
-
-# --------------------------------------------------------------------------
-# Switching it on and off
-
-_CONFIG_KEYS = ("codecs.bytes", "codec_pipeline.path")
-_ZARR_DEFAULTS = {"codecs.bytes": _ZARR_BYTES_CODEC_PATH, "codec_pipeline.path": _ZARR_PIPELINE_PATH}
-_OURS = {"codecs.bytes": BYTES_CODEC_PATH, "codec_pipeline.path": PIPELINE_PATH}
-# What enable() replaced, for disable() to put back.
-_replaced = {}
-
-
-def _registered_dtype():
-    data_type_registry._lazy_load()
-    return data_type_registry.contents.get(_DTYPE_NAME)
-
-
-def enable():
-    """Make zarr-python use fixedutf32 for fixed_length_utf32 arrays.
-
-    Sets ``codecs.bytes`` to ``fixedutf32.zarr.BytesCodec`` and
-    ``codec_pipeline.path`` to ``fixedutf32.zarr.CodecPipeline`` in
-    ``zarr.config``, and registers :class:`StrictFixedLengthUTF32` for
-    ``fixed_length_utf32`` in zarr's data-type registry.  Arrays opened
-    afterwards use them (an array already open keeps its classes).
-    Calling it again changes nothing.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import zarr, fixedutf32.zarr
-    >>> fixedutf32.zarr.enable()
-    >>> zarr.config.get("codec_pipeline.path")
-    'fixedutf32.zarr.CodecPipeline'
-    >>> fixedutf32.zarr.disable()
-    >>> zarr.config.get("codec_pipeline.path")
-    'zarr.core.codec_pipeline.BatchedCodecPipeline'
-    """
-    for key in _CONFIG_KEYS:
-        current = zarr.config.get(key, None)
-        if current != _OURS[key]:
-            _replaced[key] = current
-    dtype_cls = _registered_dtype()
-    if dtype_cls is not StrictFixedLengthUTF32:
-        _replaced["dtype"] = dtype_cls
-    zarr.config.set({key: _OURS[key] for key in _CONFIG_KEYS})
-    data_type_registry.register(_DTYPE_NAME, StrictFixedLengthUTF32)
-
-
-def disable():
-    """Undo :func:`enable`: zarr-python's own classes again.
-
-    Each setting that names a fixedutf32 class goes back to what
-    :func:`enable` found (zarr's default if it found none, or if the
-    setting came from the environment), and zarr's ``FixedLengthUTF32``
-    goes back into the data-type registry.  Settings that name other
-    classes are left alone.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import zarr, fixedutf32.zarr
-    >>> fixedutf32.zarr.disable()
-    >>> zarr.config.get("codecs.bytes")
-    'zarr.codecs.bytes.BytesCodec'
-    """
-    updates = {}
-    for key in _CONFIG_KEYS:
-        previous = _replaced.pop(key, None)
-        if zarr.config.get(key, None) == _OURS[key]:
-            updates[key] = previous if previous not in (None, _OURS[key]) else _ZARR_DEFAULTS[key]
-    if updates:
-        zarr.config.set(updates)
-    previous_dtype = _replaced.pop("dtype", None)
-    if _registered_dtype() is StrictFixedLengthUTF32:
-        data_type_registry.register(_DTYPE_NAME, previous_dtype or _ZarrFixedLengthUTF32)
-
-
-@contextlib.contextmanager
-def enabled():
-    """Use fixedutf32 within a ``with`` block; restore the previous state after.
-
-    Yields
-    ------
-    None
-
-    Examples
-    --------
-    >>> import zarr, fixedutf32.zarr
-    >>> with fixedutf32.zarr.enabled():
-    ...     zarr.config.get("codecs.bytes")
-    'fixedutf32.zarr.BytesCodec'
-    >>> zarr.config.get("codecs.bytes")
-    'zarr.codecs.bytes.BytesCodec'
-    """
-    dtype_cls = _registered_dtype()
-    replaced = dict(_replaced)
-    try:
-        with zarr.config.set({key: _OURS[key] for key in _CONFIG_KEYS}):
-            data_type_registry.register(_DTYPE_NAME, StrictFixedLengthUTF32)
-            yield
-    finally:
-        data_type_registry.register(_DTYPE_NAME, dtype_cls)
-        _replaced.clear()
-        _replaced.update(replaced)
+    def __reduce__(self):
+        return type(self), (
+            self.index, self.position, self.code_point, self.chunk_key, self.array_index
+        )
