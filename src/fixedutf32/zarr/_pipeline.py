@@ -1,0 +1,748 @@
+"""The codec pipeline: fixed_length_utf32 chunks decoded straight into the result.
+
+zarr's ``BatchedCodecPipeline`` decodes each chunk into an array of its own
+and then copies it into the result (``out[selection] = chunk``).  Here a
+chunk that the selection covers whole, and whose place in the result is one
+contiguous block laid out like the chunk, is read (or decompressed) into
+that block and decoded there in place: its bytes land once.  Other chunks
+go through a scratch buffer.  Kernels and decompressors run on zarr's
+thread pool with the GIL released, up to ``async.concurrency`` chunks at a
+time.  Everything this module does not handle goes to zarr's own pipeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import numcodecs
+import numpy as np
+from numcodecs.compat import ensure_bytes
+from zarr.abc.codec import CodecPipeline as _ZarrCodecPipeline
+from zarr.codecs import TransposeCodec
+from zarr.codecs import BytesCodec as _ZarrBytesCodec
+from zarr.codecs.sharding import ShardingCodec
+from zarr.core.codec_pipeline import BatchedCodecPipeline
+from zarr.core.common import concurrent_map
+from zarr.core.config import config
+from zarr.core.indexing import is_scalar
+from zarr.core.metadata import ArrayV2Metadata, ArrayV3Metadata
+from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
+from zarr.storage import LocalStore, StorePath
+
+from .. import metadata as _rules
+from ..chunk import decode_chunk, encode_chunk
+from ..errors import InvalidCodePointError
+from ._codec import InvalidChunkCodePointError
+
+try:  # zarr's V2 codec wrapper moved between releases; only its type is needed
+    from zarr.codecs._v2 import V2Codec
+except ImportError:  # pragma: no cover
+    V2Codec = None
+
+_UINT8 = np.dtype(np.uint8)
+
+
+def _numcodecs_decoder(codec):
+    """The numcodecs codec that undoes a zarr bytes-to-bytes codec, or None.
+
+    numcodecs' ``decode(buf, out=...)`` writes into the result's memory;
+    zarr's own codec objects always return a new buffer.
+    """
+    spec = codec.to_dict()
+    name = spec.get("name", "")
+    conf = dict(spec.get("configuration") or {})
+    if name == "gzip":
+        return numcodecs.GZip(level=conf.get("level", 5))
+    if name == "zstd":
+        return numcodecs.Zstd(level=conf.get("level", 0), checksum=conf.get("checksum", False))
+    if name == "blosc":
+        return numcodecs.Blosc()  # decoding reads everything from the frame header
+    if name.startswith("numcodecs."):
+        try:
+            return numcodecs.get_codec({"id": name[len("numcodecs."):], **conf})
+        except (KeyError, ValueError, TypeError):
+            return None
+    return None
+
+
+class _Plan:
+    """How to turn the stored bytes of one array's chunks into elements.
+
+    Built once per pipeline from its codecs; ``None`` stands for a chain
+    this pipeline leaves to zarr.
+    """
+
+    __slots__ = ("zarr_format", "order", "endian", "bb_codecs", "decoders", "compressor")
+
+    def __init__(self, zarr_format, order, endian, bb_codecs, decoders, compressor):
+        self.zarr_format = zarr_format
+        self.order = order  # element order of the stored chunk, or None: the spec's (V2)
+        self.endian = endian  # None: the data type's (V2)
+        self.bb_codecs = bb_codecs  # zarr codec objects (V3)
+        self.decoders = decoders  # numcodecs equivalents, or None if one has none
+        self.compressor = compressor  # numcodecs codec (V2) or None
+
+    @classmethod
+    def from_pipeline(cls, fallback):
+        aa = fallback.array_array_codecs
+        ab = fallback.array_bytes_codec
+        bb = fallback.bytes_bytes_codecs
+        if V2Codec is not None and isinstance(ab, V2Codec):
+            if aa or bb or ab.filters:
+                return None
+            return cls(2, None, None, (), (), ab.compressor)
+        if not isinstance(ab, _ZarrBytesCodec) or ab.endian is None or len(aa) > 1:
+            return None
+        order = "C"
+        if aa:
+            if not isinstance(aa[0], TransposeCodec):
+                return None
+            perm = tuple(aa[0].order)
+            if perm == tuple(range(len(perm)))[::-1] and len(perm) > 1:
+                order = "F"
+            elif perm != tuple(range(len(perm))):
+                return None
+        decoders = tuple(_numcodecs_decoder(c) for c in bb)
+        if any(d is None for d in decoders):
+            decoders = None
+        return cls(3, order, ab.endian.value, tuple(bb), decoders, None)
+
+    def chunk_layout(self, spec):
+        """(length_bytes, endian, order) of the stored chunks of ``spec``."""
+        dtype = spec.dtype
+        if self.zarr_format == 2:
+            return dtype.item_size, dtype.endianness, spec.order
+        return dtype.item_size, self.endian, self.order
+
+    @property
+    def raw(self):
+        return not self.bb_codecs and self.compressor is None
+
+    @property
+    def decompresses_in_thread(self):
+        return self.compressor is not None or (self.bb_codecs and self.decoders is not None)
+
+    def decompress(self, data, out=None):
+        """Undo the compression of ``data``, into ``out`` when given."""
+        if self.compressor is not None:
+            return self.compressor.decode(data, out=out)
+        for i, decoder in enumerate(reversed(self.decoders)):
+            last = i == len(self.decoders) - 1
+            data = decoder.decode(data, out=out if last else None)
+        return data
+
+
+def _fill_value(spec):
+    # zarr V2 metadata may hold a null fill value; zarr reads it as the default
+    return spec.dtype.default_scalar() if spec.fill_value is None else spec.fill_value
+
+
+def _store_key(getter):
+    return getattr(getter, "path", None)
+
+
+def _local_file(getter):
+    """The path of a chunk in a LocalStore, or None for any other store."""
+    if type(getter) is StorePath and isinstance(getter.store, LocalStore):
+        return os.path.join(getter.store.root, getter.path)
+    return None
+
+
+def _direct_target(out_np, spec, chunk_selection, out_selection, is_complete, drop_axes, order):
+    """The flat bytes of ``out`` where a whole chunk goes, if they are one block laid out
+    like the stored chunk; else None."""
+    if not is_complete or drop_axes:
+        return None
+    if type(out_selection) is not tuple or not all(type(s) is slice for s in out_selection):
+        return None
+    view = out_np[out_selection]
+    if view.shape != spec.shape:
+        return None
+    if order == "C" or view.ndim <= 1:
+        if not view.flags.c_contiguous:
+            return None
+        flat = view.reshape(-1)
+    else:
+        if not view.flags.f_contiguous:
+            return None
+        flat = view.T.reshape(-1)
+    if not flat.flags.writeable:
+        return None
+    return flat.view(_UINT8)
+
+
+def _read_file_into(path, target):
+    """Fill ``target`` with the file's bytes; False if there is no such file.
+
+    Returns the file size when it differs from the target's (the caller
+    then reads it the ordinary way, for the error message).
+    """
+    try:
+        f = open(path, "rb", buffering=0)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return False
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        if size != target.nbytes:
+            return size
+        view = memoryview(target)
+        done = 0
+        while done < size:
+            n = f.readinto(view[done:])
+            if not n:
+                return done
+            done += n
+    return True
+
+
+class CodecPipeline(_ZarrCodecPipeline):
+    """A zarr codec pipeline that reads and writes fixed_length_utf32 arrays itself.
+
+    For arrays of the ``fixed_length_utf32`` data type (Zarr V3) and Zarr V2
+    ``<U``/``>U`` arrays, with the codecs ``[transpose?] bytes
+    [compressors...]`` (V3, a transpose that keeps C order or reverses the
+    axes) or no filters and any numcodecs compressor (V2), it reads chunks
+    into the result and decodes them there with fixedutf32's kernels
+    (validated, both byte orders), and encodes and validates chunks on
+    write.  Every other array, and sharded arrays at the shard level, goes
+    to zarr's ``BatchedCodecPipeline`` built from the same codecs (the
+    chunks inside shards come back here).
+
+    Select it with ``zarr.config.set({"codec_pipeline.path":
+    "fixedutf32.zarr.CodecPipeline"})``, ``ZARR_CODEC_PIPELINE__PATH``, or
+    :func:`fixedutf32.zarr.enable`.
+
+    Parameters
+    ----------
+    fallback : zarr.core.codec_pipeline.BatchedCodecPipeline
+        zarr's pipeline for the same codecs.
+    array_metadata : zarr ArrayV3Metadata or ArrayV2Metadata, optional
+        The array's metadata, when known: it lets errors give the array
+        index of a bad element.
+
+    Raises
+    ------
+    fixedutf32.InvalidCodePointError
+        On read, for a chunk holding a surrogate or a value above U+10FFFF;
+        on write, for such a value in the data (nothing is written for that
+        chunk).  It is an :class:`InvalidChunkCodePointError` naming the
+        chunk's store key and the element's array index.
+    fixedutf32.MetadataError
+        From :meth:`from_array_metadata_and_store`, for codecs the
+        specification forbids with this data type.
+
+    Examples
+    --------
+    >>> import zarr, fixedutf32.zarr
+    >>> with fixedutf32.zarr.enabled():
+    ...     arr = zarr.create_array({}, shape=(3,), chunks=(2,), dtype="<U2")
+    ...     arr[:] = ["a", "bc", "d"]
+    ...     arr[1:]
+    array(['bc', 'd'], dtype='<U2')
+    """
+
+    __module__ = "fixedutf32.zarr"
+
+    def __init__(self, fallback, array_metadata=None):
+        self.fallback = fallback
+        self.array_metadata = array_metadata
+        self._plan = _Plan.from_pipeline(fallback)
+
+    def __repr__(self):
+        return f"fixedutf32.zarr.CodecPipeline({self.fallback!r})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.fallback == self.fallback
+
+    __hash__ = None
+
+    def __iter__(self):
+        return iter(self.fallback)
+
+    def __getstate__(self):
+        return {"fallback": self.fallback, "array_metadata": self.array_metadata}
+
+    def __setstate__(self, state):
+        self.__init__(state["fallback"], state["array_metadata"])
+
+    # ---- construction --------------------------------------------------
+
+    @classmethod
+    def from_codecs(cls, codecs):
+        """Build the pipeline for a list of codec objects.
+
+        Parameters
+        ----------
+        codecs : iterable of zarr codecs
+
+        Returns
+        -------
+        CodecPipeline
+
+        Examples
+        --------
+        >>> from zarr.codecs import BytesCodec
+        >>> CodecPipeline.from_codecs([BytesCodec(endian="big")])
+        fixedutf32.zarr.CodecPipeline(BatchedCodecPipeline(...))
+        """
+        return cls(BatchedCodecPipeline.from_codecs(codecs))
+
+    @classmethod
+    def from_array_metadata_and_store(cls, array_metadata, store):
+        """Build the pipeline of an array; check its codecs against the specification.
+
+        zarr calls this when it opens or creates an array.  For a
+        ``fixed_length_utf32`` array the codecs (and those inside
+        ``sharding_indexed``) are checked by
+        :func:`fixedutf32.metadata.check_codecs`.
+
+        Parameters
+        ----------
+        array_metadata : zarr ArrayV3Metadata or ArrayV2Metadata
+        store : zarr.abc.store.Store
+            Not used.
+
+        Returns
+        -------
+        CodecPipeline
+
+        Raises
+        ------
+        fixedutf32.MetadataError
+            For a ``bytes`` codec without ``endian``, a variable-length
+            codec (``vlen-utf8``, ``vlen-bytes``), or another codec the
+            specification forbids with this data type; the message names
+            the key (``codecs[1].configuration.endian``).
+
+        Examples
+        --------
+        >>> import zarr, fixedutf32.zarr
+        >>> with fixedutf32.zarr.enabled():
+        ...     arr = zarr.create_array({}, shape=(2,), dtype="<U2")
+        >>> type(arr._async_array.codec_pipeline).__name__
+        'CodecPipeline'
+        """
+        if isinstance(array_metadata, ArrayV3Metadata):
+            if isinstance(array_metadata.data_type, _ZarrFixedLengthUTF32):
+                _check_v3_codecs(array_metadata)
+            fallback = BatchedCodecPipeline.from_codecs(array_metadata.codecs)
+        elif isinstance(array_metadata, ArrayV2Metadata):
+            fallback = BatchedCodecPipeline.from_codecs(
+                [V2Codec(filters=array_metadata.filters, compressor=array_metadata.compressor)]
+            )
+        else:
+            raise NotImplementedError
+        return cls(fallback, array_metadata)
+
+    def evolve_from_array_spec(self, array_spec):
+        """The pipeline with each codec evolved for ``array_spec`` (as zarr's).
+
+        Parameters
+        ----------
+        array_spec : zarr.core.array_spec.ArraySpec
+
+        Returns
+        -------
+        CodecPipeline
+            A new pipeline.
+
+        Examples
+        --------
+        >>> from zarr.codecs import BytesCodec
+        >>> from zarr.core.array_spec import ArraySpec, ArrayConfig
+        >>> from zarr.core.buffer import default_buffer_prototype
+        >>> from zarr.dtype import UInt8
+        >>> spec = ArraySpec((2,), UInt8(), 0, ArrayConfig.from_dict({}),
+        ...                  default_buffer_prototype())
+        >>> p = CodecPipeline.from_codecs([BytesCodec()]).evolve_from_array_spec(spec)
+        >>> p.fallback.array_bytes_codec.endian is None
+        True
+        """
+        return type(self)(self.fallback.evolve_from_array_spec(array_spec), self.array_metadata)
+
+    # ---- what zarr asks of every pipeline ------------------------------
+
+    @property
+    def supports_partial_decode(self):
+        """Whether zarr's pipeline for these codecs decodes parts of chunks."""
+        return self.fallback.supports_partial_decode
+
+    @property
+    def supports_partial_encode(self):
+        """Whether zarr's pipeline for these codecs encodes parts of chunks."""
+        return self.fallback.supports_partial_encode
+
+    def validate(self, *, shape, dtype, chunk_grid):
+        """Validate every codec against the array, as zarr's pipeline does.
+
+        Parameters
+        ----------
+        shape : tuple of int
+        dtype : zarr data type
+        chunk_grid : zarr chunk grid
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError, TypeError
+            As zarr's codecs raise them.
+
+        Examples
+        --------
+        >>> from zarr.codecs import BytesCodec
+        >>> from zarr.core.chunk_grids import RegularChunkGrid
+        >>> from zarr.dtype import UInt8
+        >>> CodecPipeline.from_codecs([BytesCodec()]).validate(
+        ...     shape=(4,), dtype=UInt8(), chunk_grid=RegularChunkGrid(chunk_shape=(2,)))
+        """
+        self.fallback.validate(shape=shape, dtype=dtype, chunk_grid=chunk_grid)
+
+    def compute_encoded_size(self, byte_length, array_spec):
+        """The encoded size of ``byte_length`` bytes, as zarr's pipeline computes it.
+
+        Parameters
+        ----------
+        byte_length : int
+        array_spec : zarr.core.array_spec.ArraySpec
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        NotImplementedError
+            For codecs of variable output size (compressors).
+
+        Examples
+        --------
+        >>> from zarr.codecs import BytesCodec
+        >>> CodecPipeline.from_codecs([BytesCodec()]).compute_encoded_size(16, None)
+        16
+        """
+        return self.fallback.compute_encoded_size(byte_length, array_spec)
+
+    async def decode(self, chunk_bytes_and_specs):
+        """Decode a batch of chunks into chunk arrays (zarr's pipeline does it).
+
+        Parameters
+        ----------
+        chunk_bytes_and_specs : iterable of (Buffer or None, ArraySpec)
+
+        Returns
+        -------
+        list of NDBuffer or None
+            New arrays; with :class:`BytesCodec` configured,
+            ``fixed_length_utf32`` chunks are validated.
+        """
+        return await self.fallback.decode(chunk_bytes_and_specs)
+
+    async def encode(self, chunk_arrays_and_specs):
+        """Encode a batch of chunk arrays (zarr's pipeline does it).
+
+        Parameters
+        ----------
+        chunk_arrays_and_specs : iterable of (NDBuffer or None, ArraySpec)
+
+        Returns
+        -------
+        list of Buffer or None
+            New buffers.
+        """
+        return await self.fallback.encode(chunk_arrays_and_specs)
+
+    # ---- reading -------------------------------------------------------
+
+    def _plan_for(self, batch_info, array):
+        plan = self._plan
+        if plan is None or not batch_info or type(array) is not np.ndarray:
+            return None
+        if not isinstance(batch_info[0][1].dtype, _ZarrFixedLengthUTF32):
+            return None
+        return plan
+
+    async def read(self, batch_info, out, drop_axes=()):
+        """Read chunks from the store and decode them into ``out``.
+
+        Parameters
+        ----------
+        batch_info : iterable of (ByteGetter, ArraySpec, chunk selection, out selection, bool)
+            One entry per chunk, as zarr's ``Array`` makes them; the bool
+            says whether the selection covers the whole chunk.
+        out : NDBuffer
+            The result; written in place.
+        drop_axes : tuple of int
+            Axes of the chunk selection that ``out`` does not have.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        InvalidChunkCodePointError
+            For a chunk holding a surrogate or a value above U+10FFFF (an
+            :class:`fixedutf32.InvalidCodePointError` naming the chunk key
+            and the array index).  Other chunks may have been written to
+            ``out`` by then, as with zarr's pipeline.
+        """
+        batch_info = list(batch_info)
+        out_np = out.as_ndarray_like()
+        plan = self._plan_for(batch_info, out_np)
+        if plan is None:
+            await self.fallback.read(batch_info, out, drop_axes)
+            return
+
+        async def read_one(getter, spec, chunk_selection, out_selection, is_complete):
+            layout = plan.chunk_layout(spec)
+            target = _direct_target(out_np, spec, chunk_selection, out_selection, is_complete,
+                                    drop_axes, layout[2])
+            path = _local_file(getter) if target is not None and plan.raw else None
+            if path is not None:
+                found = await asyncio.to_thread(self._read_local, path, target, getter, spec,
+                                                layout)
+                if found is not None:
+                    if not found:
+                        out_np[out_selection] = _fill_value(spec)
+                    return
+            data = await getter.get(prototype=spec.prototype)
+            if data is None:
+                out_np[out_selection] = _fill_value(spec)
+                return
+            if plan.bb_codecs and plan.decoders is None:
+                data = await _zarr_decompress(plan, data, spec)
+            await asyncio.to_thread(
+                self._decode_chunk, plan, data.as_numpy_array(), target, getter, spec, layout,
+                chunk_selection, out_selection, out_np, drop_axes,
+            )
+
+        await concurrent_map(batch_info, read_one, config.get("async.concurrency"))
+
+    def _read_local(self, path, target, getter, spec, layout):
+        """Read a raw chunk file into the result and decode it in place.
+
+        Returns True when done, False for a missing chunk, None when the
+        file is not one chunk's size (the ordinary path reports that).
+        """
+        found = _read_file_into(path, target)
+        if found is not True:
+            return None if found else False
+        length_bytes, endian, _ = layout
+        with self._naming_chunk(getter, spec, layout):
+            decode_chunk(target, length_bytes, endian=endian, out=target)
+        return True
+
+    def _decode_chunk(self, plan, data, target, getter, spec, layout, chunk_selection,
+                      out_selection, out_np, drop_axes):
+        """Decode the stored bytes of one chunk into the result (runs on a thread)."""
+        length_bytes, endian, order = layout
+        with self._naming_chunk(getter, spec, layout):
+            if target is not None:
+                if plan.decompresses_in_thread:
+                    plan.decompress(data, out=target)
+                    decode_chunk(target, length_bytes, endian=endian, out=target)
+                else:
+                    decode_chunk(data, length_bytes, endian=endian, out=target)
+                return
+            if plan.decompresses_in_thread:
+                data = plan.decompress(data)
+            chunk = decode_chunk(data, length_bytes, endian=endian, shape=spec.shape, order=order)
+        part = chunk[chunk_selection]
+        if drop_axes:
+            part = part.squeeze(axis=drop_axes)
+        out_np[out_selection] = part
+
+    # ---- writing -------------------------------------------------------
+
+    async def write(self, batch_info, value, drop_axes=()):
+        """Encode the chunks ``value`` covers and write them to the store.
+
+        Partial chunks are read, merged and written back; chunks that end up
+        equal to the fill value are deleted unless the array's
+        ``write_empty_chunks`` is set, as zarr's pipeline does.
+
+        Parameters
+        ----------
+        batch_info : iterable of (ByteSetter, ArraySpec, chunk selection, value selection, bool)
+        value : NDBuffer
+            The data to write; not modified.
+        drop_axes : tuple of int
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        InvalidChunkCodePointError
+            For a string holding a lone surrogate (or a stored partial chunk
+            holding an invalid code unit); nothing is written for that chunk.
+        """
+        batch_info = list(batch_info)
+        value_np = value.as_ndarray_like()
+        plan = self._plan_for(batch_info, value_np)
+        if plan is None:
+            await self.fallback.write(batch_info, value, drop_axes)
+            return
+
+        async def write_one(setter, spec, chunk_selection, out_selection, is_complete):
+            layout = plan.chunk_layout(spec)
+            length_bytes, endian, order = layout
+            chunk = None
+            if is_complete and not drop_axes and value_np.ndim == len(spec.shape):
+                part = value_np[out_selection]
+                if part.shape == spec.shape:
+                    chunk = part  # the whole chunk is in the value: encode it from there
+            if chunk is None:
+                existing = None
+                if not is_complete:
+                    existing = await setter.get(prototype=spec.prototype)
+                    if existing is not None and plan.bb_codecs and plan.decoders is None:
+                        existing = await _zarr_decompress(plan, existing, spec)
+                chunk = await asyncio.to_thread(
+                    self._merge, plan, existing, value_np, spec, layout, setter, chunk_selection,
+                    out_selection, drop_axes,
+                )
+            if not spec.config.write_empty_chunks and spec.prototype.nd_buffer.from_ndarray_like(
+                chunk
+            ).all_equal(_fill_value(spec)):
+                await setter.delete()
+                return
+            with self._naming_chunk(setter, spec, layout):
+                encoded = await asyncio.to_thread(
+                    encode_chunk, chunk, length_bytes, endian=endian, order=order
+                )
+            data = await _compress(plan, encoded, spec, layout)
+            await setter.set(data)
+
+        await concurrent_map(batch_info, write_one, config.get("async.concurrency"))
+
+    def _merge(self, plan, existing, value_np, spec, layout, setter, chunk_selection,
+               out_selection, drop_axes):
+        """The chunk after the write: the stored one (or fill) with ``value`` put in."""
+        length_bytes, endian, order = layout
+        dtype = spec.dtype.to_native_dtype()
+        if existing is None:
+            chunk = np.full(spec.shape, _fill_value(spec), dtype=dtype, order=order)
+        else:
+            data = existing.as_numpy_array()
+            with self._naming_chunk(setter, spec, layout):
+                if plan.decompresses_in_thread:
+                    data = plan.decompress(data)
+                chunk = decode_chunk(data, length_bytes, endian=endian, shape=spec.shape,
+                                     order=order)
+            chunk = np.array(chunk, dtype=dtype, order=order)  # writable, own memory
+        if chunk_selection == () or is_scalar(value_np, dtype):
+            part = value_np
+        else:
+            part = value_np[out_selection]
+            if drop_axes:
+                part = part[tuple(None if i in drop_axes else slice(None)
+                                  for i in range(len(spec.shape)))]
+        chunk[chunk_selection] = part
+        return chunk
+
+    # ---- errors --------------------------------------------------------
+
+    def _naming_chunk(self, getter, spec, layout):
+        return _ChunkErrors(self, getter, spec, layout)
+
+    def _array_index(self, key, spec, layout, element):
+        """The array coordinates of flat ``element`` of the chunk stored at ``key``."""
+        coords = _chunk_coords(self.array_metadata, key)
+        if coords is None or len(coords) != len(spec.shape):
+            return None
+        inner = np.unravel_index(element, spec.shape, order=layout[2]) if spec.shape else ()
+        return tuple(int(c) * n + int(i) for c, n, i in zip(coords, spec.shape, inner))
+
+
+class _ChunkErrors:
+    """Turn an InvalidCodePointError into one that names the chunk."""
+
+    __slots__ = ("pipeline", "getter", "spec", "layout")
+
+    def __init__(self, pipeline, getter, spec, layout):
+        self.pipeline = pipeline
+        self.getter = getter
+        self.spec = spec
+        self.layout = layout
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if kind is None or not issubclass(kind, InvalidCodePointError):
+            return False
+        if isinstance(exc, InvalidChunkCodePointError):
+            return False
+        key = _store_key(self.getter)
+        array_index = self.pipeline._array_index(key, self.spec, self.layout, exc.index)
+        raise InvalidChunkCodePointError(
+            exc.index, exc.position, exc.code_point, key, array_index
+        ) from None
+
+
+def _chunk_coords(array_metadata, key):
+    """The grid coordinates of the chunk stored at ``key``, or None."""
+    if array_metadata is None or key is None:
+        return None
+    ndim = len(array_metadata.shape)
+    if isinstance(array_metadata, ArrayV3Metadata):
+        encoding = array_metadata.chunk_key_encoding
+        prefix = encoding.name == "default"
+        separator = getattr(encoding, "separator", "/")
+    else:
+        prefix = False
+        separator = array_metadata.dimension_separator
+    parts = key.split("/")
+    if separator == "/":
+        parts = parts[len(parts) - ndim - prefix:] if ndim + prefix else parts[-1:]
+    else:
+        parts = parts[-1].split(separator)
+    if prefix:
+        parts = parts[1:]
+    if ndim == 0:
+        return ()
+    try:
+        return tuple(int(p) for p in parts)
+    except ValueError:
+        return None
+
+
+def _check_v3_codecs(array_metadata):
+    """check_codecs on a V3 array's codecs, and on those inside its shards."""
+    dtype = _rules.FixedLengthUTF32(array_metadata.data_type.item_size)
+    codecs = [c.to_dict() for c in array_metadata.codecs]
+    if len(array_metadata.codecs) == 1 and isinstance(array_metadata.codecs[0], ShardingCodec):
+        inner = codecs[0]["configuration"]["codecs"]
+        try:
+            _rules.check_codecs(list(inner), dtype)
+        except _rules.MetadataError as exc:
+            raise _rules.MetadataError(f"codecs[0].configuration.{exc}") from None
+        return
+    _rules.check_codecs(codecs, dtype)
+
+
+async def _zarr_decompress(plan, data, spec):
+    """Undo bytes-to-bytes codecs that have no numcodecs equivalent, with zarr's objects."""
+    for codec in reversed(plan.bb_codecs):
+        (data,) = await codec.decode([(data, spec)])
+    return data
+
+
+async def _compress(plan, encoded, spec, layout):
+    """The stored bytes of an encoded chunk: compressed as zarr would."""
+    if plan.compressor is not None:
+        length_bytes, endian, _ = layout
+        # numcodecs compressors (blosc's shuffle) see the elements' size
+        elements = encoded.view(_rules.FixedLengthUTF32(length_bytes).to_numpy(endian))
+        data = await asyncio.to_thread(plan.compressor.encode, elements)
+        return spec.prototype.buffer.from_bytes(ensure_bytes(data))
+    data = spec.prototype.buffer.from_array_like(encoded)
+    for codec in plan.bb_codecs:
+        (data,) = await codec.encode([(data, spec)])
+    return data
