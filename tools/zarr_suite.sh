@@ -16,8 +16,9 @@ usage: tools/zarr_suite.sh [--stock-only] [--workdir DIR] [--findings FILE] [--n
 
 Fetches the sdist of the installed zarr-python with pip, installs the test
 requirements of the chosen tests (pytest, pytest-asyncio, hypothesis,
-pytest-benchmark) into the current environment, and runs zarr's tests twice:
-stock, then with
+pytest-benchmark) into the work directory (not into the current environment:
+pytest-asyncio would change every pytest run there), and runs zarr's tests
+with the current environment's zarr and fixedutf32 twice: stock, then with
   ZARR_CODEC_PIPELINE__PATH=fixedutf32.zarr.CodecPipeline
   ZARR_CODECS__BYTES=fixedutf32.zarr.BytesCodec
 Prints both summaries and the tests that fail with the integration but pass
@@ -27,7 +28,7 @@ stock, with their errors.
   --workdir DIR     unpack and keep the sdist and logs in DIR (reused if present);
                     default: a temporary directory, removed afterwards
   --findings FILE   also write the tests that fail only with the integration to FILE
-  --no-install      do not pip install the test requirements
+  --no-install      use the test requirements installed in the current environment
   TEST ...          test paths inside the sdist (default: the list below)
 
 Environment: PYTHON (default: python), the interpreter whose zarr is tested.
@@ -98,10 +99,15 @@ if [ ! -d "$sdist/tests" ]; then
         || { log "pip download zarr==$version failed; see below"; tail -20 "$workdir/pip-download.log" >&2; exit 2; }
     tar -xzf "$workdir/zarr-$version.tar.gz" -C "$workdir"
 fi
+site=""
 if [ $install -eq 1 ]; then
-    log "installing the test requirements: ${REQUIREMENTS[*]}"
-    "$PYTHON" -m pip install -q "${REQUIREMENTS[@]}" >"$workdir/pip-install.log" 2>&1 \
-        || { log "pip install failed; see below"; tail -20 "$workdir/pip-install.log" >&2; exit 2; }
+    # A directory of its own, put first on PYTHONPATH for the test runs only.
+    site="$workdir/site-packages"
+    if [ ! -d "$site" ]; then
+        log "installing the test requirements into $site: ${REQUIREMENTS[*]}"
+        "$PYTHON" -m pip install -q --target "$site" "${REQUIREMENTS[@]}" >"$workdir/pip-install.log" 2>&1 \
+            || { rm -rf "$site"; log "pip install failed; see below"; tail -20 "$workdir/pip-install.log" >&2; exit 2; }
+    fi
 fi
 
 # One pass of the tests; zarr's own pytest configuration (pyproject.toml of the
@@ -112,7 +118,7 @@ run_pass() {
     log "running zarr's tests ($name): ${tests[*]}"
     start=$(date +%s)
     set +e
-    (cd "$sdist" && env "$@" "$PYTHON" -m pytest -p no:cacheprovider -q -rfE \
+    (cd "$sdist" && env PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" "$@" "$PYTHON" -m pytest -p no:cacheprovider -q -rfE \
         --junit-xml="$workdir/$name.xml" -o junit_family=xunit2 "${tests[@]}") \
         >"$workdir/$name.log" 2>&1
     status=$?
