@@ -118,7 +118,7 @@ run_pass() {
     log "running zarr's tests ($name): ${tests[*]}"
     start=$(date +%s)
     set +e
-    (cd "$sdist" && env PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" "$@" "$PYTHON" -m pytest -p no:cacheprovider -q -rfE \
+    (cd "$sdist" && env "$@" PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m pytest -p no:cacheprovider -q -rfE \
         --junit-xml="$workdir/$name.xml" -o junit_family=xunit2 "${tests[@]}") \
         >"$workdir/$name.log" 2>&1
     status=$?
