@@ -31,7 +31,8 @@ from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
 from zarr.storage import LocalStore, StorePath
 
 from .. import metadata as _rules
-from ..chunk import decode_chunk, encode_chunk
+from .._checks import NATIVE_ENDIAN, native_dtype
+from ..chunk import _endian_of, decode_chunk, encode_chunk, validate
 from ..errors import InvalidCodePointError
 from ._codec import InvalidChunkCodePointError
 
@@ -41,6 +42,8 @@ except ImportError:  # pragma: no cover
     V2Codec = None
 
 _UINT8 = np.dtype(np.uint8)
+# Local chunk files are read and decoded in blocks of this size, which stay in L2.
+_BLOCK_BYTES = 256 * 1024
 
 
 def _numcodecs_decoder(codec):
@@ -172,11 +175,33 @@ def _direct_target(out_np, spec, chunk_selection, out_selection, is_complete, dr
     return flat.view(_UINT8)
 
 
-def _read_file_into(path, target):
-    """Fill ``target`` with the file's bytes; False if there is no such file.
+def _decode_into(src, target, length_bytes, stored, wanted):
+    """Check the elements of ``src`` and write them to ``target`` in ``wanted`` byte order.
 
-    Returns the file size when it differs from the target's (the caller
-    then reads it the ordinary way, for the error message).
+    ``src`` holds them in ``stored`` byte order and may be ``target`` itself
+    (in place).  zarr's result is native except for Zarr V2 arrays of the
+    other byte order, whose result keeps the stored order.
+    """
+    if wanted == NATIVE_ENDIAN:
+        decode_chunk(src, length_bytes, endian=stored, out=target)
+    elif stored == wanted:
+        validate(src, length_bytes, endian=stored)
+        if src is not target:
+            target[:] = np.frombuffer(src, _UINT8)
+    else:
+        units = np.frombuffer(src, native_dtype(length_bytes // 4))
+        encode_chunk(units, length_bytes, endian=wanted, out=target)
+
+
+def _read_file_into(path, target, length_bytes, stored, wanted):
+    """Read a raw chunk file into ``target`` and decode it there, block by block.
+
+    Each block is decoded while it is still in the cache, so the chunk's
+    bytes cross memory once.  Returns True when done, False if there is no
+    such file, None if the file is not the target's size (the caller then
+    reads it the ordinary way, which reports the mismatch).  On a bad code
+    unit the blocks before it stay decoded; the error's ``index`` counts
+    from the start of the chunk.
     """
     try:
         f = open(path, "rb", buffering=0)
@@ -185,14 +210,23 @@ def _read_file_into(path, target):
     with f:
         size = os.fstat(f.fileno()).st_size
         if size != target.nbytes:
-            return size
+            return None
+        step = max(1, _BLOCK_BYTES // length_bytes) * length_bytes
         view = memoryview(target)
-        done = 0
-        while done < size:
-            n = f.readinto(view[done:])
-            if not n:
-                return done
-            done += n
+        for start in range(0, size, step):
+            block = view[start:start + step]
+            done = 0
+            while done < len(block):
+                n = f.readinto(block[done:])
+                if not n:
+                    return None  # the file shrank while being read
+                done += n
+            try:
+                _decode_into(block, block, length_bytes, stored, wanted)
+            except InvalidCodePointError as exc:
+                raise InvalidCodePointError(
+                    exc.index + start // length_bytes, exc.position, exc.code_point
+                ) from None
     return True
 
 
@@ -494,7 +528,10 @@ class CodecPipeline(_ZarrCodecPipeline):
         out_np = out.as_ndarray_like()
         plan = self._plan_for(batch_info, out_np)
         if plan is None:
-            await self.fallback.read(batch_info, out, drop_axes)
+            if self._is_sharded_utf32(batch_info):
+                await self._by_shard(self.fallback.read, batch_info, out, drop_axes)
+            else:
+                await self.fallback.read(batch_info, out, drop_axes)
             return
 
         async def read_one(getter, spec, chunk_selection, out_selection, is_complete):
@@ -503,8 +540,8 @@ class CodecPipeline(_ZarrCodecPipeline):
                                     drop_axes, layout[2])
             path = _local_file(getter) if target is not None and plan.raw else None
             if path is not None:
-                found = await asyncio.to_thread(self._read_local, path, target, getter, spec,
-                                                layout)
+                found = await asyncio.to_thread(self._read_local, path, target, out_np.dtype,
+                                                getter, spec, layout)
                 if found is not None:
                     if not found:
                         out_np[out_selection] = _fill_value(spec)
@@ -522,19 +559,14 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         await concurrent_map(batch_info, read_one, config.get("async.concurrency"))
 
-    def _read_local(self, path, target, getter, spec, layout):
+    def _read_local(self, path, target, out_dtype, getter, spec, layout):
         """Read a raw chunk file into the result and decode it in place.
 
-        Returns True when done, False for a missing chunk, None when the
-        file is not one chunk's size (the ordinary path reports that).
+        Returns as :func:`_read_file_into` does.
         """
-        found = _read_file_into(path, target)
-        if found is not True:
-            return None if found else False
         length_bytes, endian, _ = layout
         with self._naming_chunk(getter, spec, layout):
-            decode_chunk(target, length_bytes, endian=endian, out=target)
-        return True
+            return _read_file_into(path, target, length_bytes, endian, _endian_of(out_dtype))
 
     def _decode_chunk(self, plan, data, target, getter, spec, layout, chunk_selection,
                       out_selection, out_np, drop_axes):
@@ -542,11 +574,11 @@ class CodecPipeline(_ZarrCodecPipeline):
         length_bytes, endian, order = layout
         with self._naming_chunk(getter, spec, layout):
             if target is not None:
+                wanted = _endian_of(out_np.dtype)
                 if plan.decompresses_in_thread:
                     plan.decompress(data, out=target)
-                    decode_chunk(target, length_bytes, endian=endian, out=target)
-                else:
-                    decode_chunk(data, length_bytes, endian=endian, out=target)
+                    data = target
+                _decode_into(data, target, length_bytes, endian, wanted)
                 return
             if plan.decompresses_in_thread:
                 data = plan.decompress(data)
@@ -586,7 +618,10 @@ class CodecPipeline(_ZarrCodecPipeline):
         value_np = value.as_ndarray_like()
         plan = self._plan_for(batch_info, value_np)
         if plan is None:
-            await self.fallback.write(batch_info, value, drop_axes)
+            if self._is_sharded_utf32(batch_info):
+                await self._by_shard(self.fallback.write, batch_info, value, drop_axes)
+            else:
+                await self.fallback.write(batch_info, value, drop_axes)
             return
 
         async def write_one(setter, spec, chunk_selection, out_selection, is_complete):
@@ -648,12 +683,54 @@ class CodecPipeline(_ZarrCodecPipeline):
 
     # ---- errors --------------------------------------------------------
 
+    def _is_sharded_utf32(self, batch_info):
+        return (
+            bool(batch_info)
+            and isinstance(self.fallback.array_bytes_codec, ShardingCodec)
+            and isinstance(batch_info[0][1].dtype, _ZarrFixedLengthUTF32)
+        )
+
+    async def _by_shard(self, method, batch_info, array, drop_axes):
+        """zarr's pipeline one shard at a time, so that an error can name its shard.
+
+        The chunks inside a shard come to a pipeline of this class, which
+        knows where in the shard a bad element is but not the shard's key.
+        """
+
+        async def one(item):
+            try:
+                await method([item], array, drop_axes)
+            except InvalidChunkCodePointError as exc:
+                if exc.chunk_key is not None:
+                    raise
+                getter, spec = item[0], item[1]
+                key = _store_key(getter)
+                coords = _chunk_coords(self.array_metadata, key)
+                index = None
+                if coords is not None and exc.array_index is not None:
+                    index = tuple(
+                        c * n + i for c, n, i in zip(coords, spec.shape, exc.array_index)
+                    )
+                raise InvalidChunkCodePointError(
+                    exc.index, exc.position, exc.code_point, key, index
+                ) from None
+
+        await concurrent_map([(item,) for item in batch_info], one,
+                             config.get("async.concurrency"))
+
     def _naming_chunk(self, getter, spec, layout):
         return _ChunkErrors(self, getter, spec, layout)
 
-    def _array_index(self, key, spec, layout, element):
-        """The array coordinates of flat ``element`` of the chunk stored at ``key``."""
-        coords = _chunk_coords(self.array_metadata, key)
+    def _array_index(self, getter, spec, layout, element):
+        """The array coordinates of flat ``element`` of the chunk ``getter`` reads.
+
+        Inside a shard (no store key) they are relative to the shard.
+        """
+        key = _store_key(getter)
+        if key is None:
+            coords = getattr(getter, "chunk_coords", None)  # zarr's shard reader
+        else:
+            coords = _chunk_coords(self.array_metadata, key)
         if coords is None or len(coords) != len(spec.shape):
             return None
         inner = np.unravel_index(element, spec.shape, order=layout[2]) if spec.shape else ()
@@ -680,7 +757,7 @@ class _ChunkErrors:
         if isinstance(exc, InvalidChunkCodePointError):
             return False
         key = _store_key(self.getter)
-        array_index = self.pipeline._array_index(key, self.spec, self.layout, exc.index)
+        array_index = self.pipeline._array_index(self.getter, self.spec, self.layout, exc.index)
         raise InvalidChunkCodePointError(
             exc.index, exc.position, exc.code_point, key, array_index
         ) from None
