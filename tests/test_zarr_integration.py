@@ -645,9 +645,9 @@ def test_environment_variables_select_codec_and_pipeline(tmp_path):
 def test_config_file_selects_pipeline(tmp_path):
     pytest.importorskip("yaml", reason="zarr reads its config files with PyYAML")
     (tmp_path / "cfg").mkdir()
-    (tmp_path / "cfg" / "zarr.yaml").write_text(
-        "codecs:\n  bytes: fixedutf32.zarr.BytesCodec\n"
-        "codec_pipeline:\n  path: fixedutf32.zarr.CodecPipeline\n"
+    (tmp_path / "cfg" / "zarr.yaml").write_text(  # as the README writes it
+        "codecs: {bytes: fixedutf32.zarr.BytesCodec}\n"
+        "codec_pipeline: {path: fixedutf32.zarr.CodecPipeline}\n"
     )
     out = _run("""
         import zarr
@@ -663,3 +663,14 @@ def test_array_with_pipeline_pickles(tmp_path):
         back = pickle.loads(pickle.dumps(arr))
         assert isinstance(pipeline_of(back), fz.CodecPipeline)
         np.testing.assert_array_equal(back[:], arr[:])
+
+
+def test_docstring_examples():
+    # The classes say they live in fixedutf32.zarr, so doctest finds them there.
+    import doctest
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", zarr.errors.UnstableSpecificationWarning)
+        result = doctest.testmod(fz, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 15 and result.failed == 0
