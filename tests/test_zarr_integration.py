@@ -263,18 +263,23 @@ def _chunk_files(path):
     )
 
 
+@pytest.mark.parametrize("fill", [FILL, "", "ab\x00"])
 @pytest.mark.parametrize("write_empty_chunks", [False, True])
-def test_write_empty_chunks_as_zarr(tmp_path, write_empty_chunks):
+def test_write_empty_chunks_as_zarr(tmp_path, write_empty_chunks, fill):
     config = {"write_empty_chunks": write_empty_chunks}
-    stock = create(tmp_path / "stock", "v3-raw-little", config=config)
+    stock = create(tmp_path / "stock", "v2-big-F", config=config, fill_value=fill)
     with fz.enabled():
-        ours = create(tmp_path / "ours", "v3-raw-little", config=config)
-        ours[:] = FILL
+        ours = create(tmp_path / "ours", "v2-big-F", config=config, fill_value=fill)
+        ours[:] = fill
         ours[0, 0] = "a"
-    stock[:] = FILL
+        ours[2:4, 3:6] = np.array([[fill, "\x00"], ["", "ab"], ["ab", ""]]).T
+    stock[:] = fill
     stock[0, 0] = "a"
+    stock[2:4, 3:6] = np.array([[fill, "\x00"], ["", "ab"], ["ab", ""]]).T
+    np.testing.assert_array_equal(zarr.open_array(tmp_path / "ours")[:], stock[:])
     assert _chunk_files(tmp_path / "ours") == _chunk_files(tmp_path / "stock")
-    assert len(_chunk_files(tmp_path / "ours")) == (16 if write_empty_chunks else 1)
+    if write_empty_chunks:
+        assert len(_chunk_files(tmp_path / "ours")) == 16
 
 
 def test_written_chunks_are_zarrs_bytes(tmp_path):
@@ -666,11 +671,19 @@ def test_array_with_pipeline_pickles(tmp_path):
 
 
 def test_docstring_examples():
-    # The classes say they live in fixedutf32.zarr, so doctest finds them there.
+    # The classes say they live in fixedutf32.zarr; their methods live in the
+    # private modules, so each class is searched on its own.
     import doctest
     import warnings
 
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    tests = finder.find(fz)
+    for cls in (fz.BytesCodec, fz.CodecPipeline, fz.StrictFixedLengthUTF32):
+        tests += finder.find(cls, module=False, globs=dict(vars(fz)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", zarr.errors.UnstableSpecificationWarning)
-        result = doctest.testmod(fz, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted >= 15 and result.failed == 0
+        for test in tests:
+            runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.attempted >= 60 and result.failed == 0

@@ -193,6 +193,16 @@ def _decode_into(src, target, length_bytes, stored, wanted):
         encode_chunk(units, length_bytes, endian=wanted, out=target)
 
 
+def _shares(items, limit):
+    """Split ``items`` into at most as many runs as zarr lets run at once."""
+    if not items:
+        return []
+    workers = config.get("threading.max_workers", None) or os.cpu_count() or 1
+    n = max(1, min(len(items), limit or len(items), workers))
+    size = -(-len(items) // n)
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
 def _read_file_into(path, target, length_bytes, stored, wanted):
     """Read a raw chunk file into ``target`` and decode it there, block by block.
 
@@ -393,18 +403,35 @@ class CodecPipeline(_ZarrCodecPipeline):
         >>> p.fallback.array_bytes_codec.endian is None
         True
         """
-        return type(self)(self.fallback.evolve_from_array_spec(array_spec), self.array_metadata)
+        # zarr's own evolve_from_array_spec passes a generator that its
+        # codecs_from_list reads twice (zarr 3.1.6): build the list here.
+        codecs = [c.evolve_from_array_spec(array_spec=array_spec) for c in self.fallback]
+        return type(self)(BatchedCodecPipeline.from_codecs(codecs), self.array_metadata)
 
     # ---- what zarr asks of every pipeline ------------------------------
 
     @property
     def supports_partial_decode(self):
-        """Whether zarr's pipeline for these codecs decodes parts of chunks."""
+        """Whether zarr's pipeline for these codecs decodes parts of chunks.
+
+        Examples
+        --------
+        >>> from zarr.codecs import BytesCodec
+        >>> CodecPipeline.from_codecs([BytesCodec()]).supports_partial_decode
+        False
+        """
         return self.fallback.supports_partial_decode
 
     @property
     def supports_partial_encode(self):
-        """Whether zarr's pipeline for these codecs encodes parts of chunks."""
+        """Whether zarr's pipeline for these codecs encodes parts of chunks.
+
+        Examples
+        --------
+        >>> from zarr.codecs import BytesCodec
+        >>> CodecPipeline.from_codecs([BytesCodec()]).supports_partial_encode
+        False
+        """
         return self.fallback.supports_partial_encode
 
     def validate(self, *, shape, dtype, chunk_grid):
@@ -472,6 +499,21 @@ class CodecPipeline(_ZarrCodecPipeline):
         list of NDBuffer or None
             New arrays; with :class:`BytesCodec` configured,
             ``fixed_length_utf32`` chunks are validated.
+
+        Examples
+        --------
+        >>> import asyncio, zarr
+        >>> from zarr.codecs import BytesCodec
+        >>> from zarr.core.buffer import default_buffer_prototype
+        >>> arr = zarr.create_array({}, shape=(2,), dtype="<U1", serializer=BytesCodec(),
+        ...                         compressors=None)
+        >>> spec = arr.metadata.get_chunk_spec((0,), arr._async_array.config,
+        ...                                    default_buffer_prototype())
+        >>> raw = default_buffer_prototype().buffer.from_bytes("ab".encode("utf-32-le"))
+        >>> pipeline = CodecPipeline.from_codecs(arr.metadata.codecs)
+        >>> [chunk] = asyncio.run(pipeline.decode([(raw, spec)]))
+        >>> chunk.as_numpy_array()
+        array(['a', 'b'], dtype='<U1')
         """
         return await self.fallback.decode(chunk_bytes_and_specs)
 
@@ -486,6 +528,21 @@ class CodecPipeline(_ZarrCodecPipeline):
         -------
         list of Buffer or None
             New buffers.
+
+        Examples
+        --------
+        >>> import asyncio, numpy as np, zarr
+        >>> from zarr.codecs import BytesCodec
+        >>> from zarr.core.buffer import default_buffer_prototype
+        >>> arr = zarr.create_array({}, shape=(2,), dtype="<U1",
+        ...                         serializer=BytesCodec(endian="big"), compressors=None)
+        >>> spec = arr.metadata.get_chunk_spec((0,), arr._async_array.config,
+        ...                                    default_buffer_prototype())
+        >>> chunk = default_buffer_prototype().nd_buffer.from_numpy_array(np.array(["a", "b"]))
+        >>> pipeline = CodecPipeline.from_codecs(arr.metadata.codecs)
+        >>> [raw] = asyncio.run(pipeline.encode([(chunk, spec)]))
+        >>> raw.to_bytes() == "ab".encode("utf-32-be")
+        True
         """
         return await self.fallback.encode(chunk_arrays_and_specs)
 
@@ -523,6 +580,18 @@ class CodecPipeline(_ZarrCodecPipeline):
             :class:`fixedutf32.InvalidCodePointError` naming the chunk key
             and the array index).  Other chunks may have been written to
             ``out`` by then, as with zarr's pipeline.
+
+        Examples
+        --------
+        zarr calls it for every read of an array that uses this pipeline:
+
+        >>> import zarr, fixedutf32.zarr
+        >>> with fixedutf32.zarr.enabled():
+        ...     arr = zarr.create_array({}, shape=(4,), chunks=(2,), dtype=">U2",
+        ...                             zarr_format=2, fill_value="-")
+        ...     arr[1:3] = ["ab", "c"]
+        ...     arr[:]            # chunk 0 partly, chunk 1 whole, straight into the result
+        array(['-', 'ab', 'c', '-'], dtype='>U2')
         """
         batch_info = list(batch_info)
         out_np = out.as_ndarray_like()
@@ -534,18 +603,17 @@ class CodecPipeline(_ZarrCodecPipeline):
                 await self.fallback.read(batch_info, out, drop_axes)
             return
 
+        # Chunks in local files are read on a few threads, each looping over
+        # its share: one thread hop per share rather than two per chunk.
+        local, other = [], []
+        in_thread = plan.raw or plan.decompresses_in_thread
+        for item in batch_info:
+            (local if in_thread and _local_file(item[0]) else other).append(item)
+
         async def read_one(getter, spec, chunk_selection, out_selection, is_complete):
             layout = plan.chunk_layout(spec)
             target = _direct_target(out_np, spec, chunk_selection, out_selection, is_complete,
                                     drop_axes, layout[2])
-            path = _local_file(getter) if target is not None and plan.raw else None
-            if path is not None:
-                found = await asyncio.to_thread(self._read_local, path, target, out_np.dtype,
-                                                getter, spec, layout)
-                if found is not None:
-                    if not found:
-                        out_np[out_selection] = _fill_value(spec)
-                    return
             data = await getter.get(prototype=spec.prototype)
             if data is None:
                 out_np[out_selection] = _fill_value(spec)
@@ -557,16 +625,39 @@ class CodecPipeline(_ZarrCodecPipeline):
                 chunk_selection, out_selection, out_np, drop_axes,
             )
 
-        await concurrent_map(batch_info, read_one, config.get("async.concurrency"))
+        limit = config.get("async.concurrency")
+        jobs = [
+            asyncio.to_thread(self._read_local_chunks, plan, share, out_np, drop_axes)
+            for share in _shares(local, limit)
+        ]
+        if other:
+            jobs.append(concurrent_map(other, read_one, limit))
+        await asyncio.gather(*jobs)
 
-    def _read_local(self, path, target, out_dtype, getter, spec, layout):
-        """Read a raw chunk file into the result and decode it in place.
-
-        Returns as :func:`_read_file_into` does.
-        """
-        length_bytes, endian, _ = layout
-        with self._naming_chunk(getter, spec, layout):
-            return _read_file_into(path, target, length_bytes, endian, _endian_of(out_dtype))
+    def _read_local_chunks(self, plan, items, out_np, drop_axes):
+        """Read chunks from local files into the result (runs on a thread)."""
+        wanted = _endian_of(out_np.dtype)
+        for getter, spec, chunk_selection, out_selection, is_complete in items:
+            layout = plan.chunk_layout(spec)
+            target = _direct_target(out_np, spec, chunk_selection, out_selection, is_complete,
+                                    drop_axes, layout[2])
+            path = _local_file(getter)
+            if target is not None and plan.raw:
+                length_bytes, endian, _ = layout
+                with self._naming_chunk(getter, spec, layout):
+                    found = _read_file_into(path, target, length_bytes, endian, wanted)
+                if found is not None:
+                    if not found:
+                        out_np[out_selection] = _fill_value(spec)
+                    continue
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                out_np[out_selection] = _fill_value(spec)
+                continue
+            self._decode_chunk(plan, np.frombuffer(data, _UINT8), target, getter, spec, layout,
+                               chunk_selection, out_selection, out_np, drop_axes)
 
     def _decode_chunk(self, plan, data, target, getter, spec, layout, chunk_selection,
                       out_selection, out_np, drop_axes):
@@ -613,6 +704,18 @@ class CodecPipeline(_ZarrCodecPipeline):
         InvalidChunkCodePointError
             For a string holding a lone surrogate (or a stored partial chunk
             holding an invalid code unit); nothing is written for that chunk.
+
+        Examples
+        --------
+        zarr calls it for every write to an array that uses this pipeline:
+
+        >>> import zarr, fixedutf32.zarr
+        >>> with fixedutf32.zarr.enabled():
+        ...     arr = zarr.create_array({}, shape=(2,), dtype="<U2")
+        ...     arr[0] = "a\\ud800"
+        Traceback (most recent call last):
+        ...
+        fixedutf32.zarr.InvalidChunkCodePointError: invalid code point U+D800 (surrogate) at element 0, position 1 of chunk c/0 (array index (0,)); ...
         """
         batch_info = list(batch_info)
         value_np = value.as_ndarray_like()
@@ -642,15 +745,13 @@ class CodecPipeline(_ZarrCodecPipeline):
                     self._merge, plan, existing, value_np, spec, layout, setter, chunk_selection,
                     out_selection, drop_axes,
                 )
-            if not spec.config.write_empty_chunks and spec.prototype.nd_buffer.from_ndarray_like(
-                chunk
-            ).all_equal(_fill_value(spec)):
+            skip_fill = not spec.config.write_empty_chunks
+            with self._naming_chunk(setter, spec, layout):
+                encoded = await asyncio.to_thread(_encode_unless_fill, chunk, spec, layout,
+                                                  skip_fill)
+            if encoded is None:
                 await setter.delete()
                 return
-            with self._naming_chunk(setter, spec, layout):
-                encoded = await asyncio.to_thread(
-                    encode_chunk, chunk, length_bytes, endian=endian, order=order
-                )
             data = await _compress(plan, encoded, spec, layout)
             await setter.set(data)
 
@@ -802,6 +903,29 @@ def _check_v3_codecs(array_metadata):
             raise _rules.MetadataError(f"codecs[0].configuration.{exc}") from None
         return
     _rules.check_codecs(codecs, dtype)
+
+
+def _encode_unless_fill(chunk, spec, layout, skip_fill):
+    """The chunk's bytes, or None when ``skip_fill`` and every element is the fill value.
+
+    zarr's pipeline compares the elements with the fill value
+    (``NDBuffer.all_equal``); comparing their 4-byte code units instead
+    gives the same answer much faster for a contiguous chunk.
+    """
+    if skip_fill and _equals_fill(chunk, _fill_value(spec)):
+        return None
+    length_bytes, endian, order = layout
+    return encode_chunk(chunk, length_bytes, endian=endian, order=order)
+
+
+def _equals_fill(chunk, fill):
+    if chunk.ndim == 0 or not (chunk.flags.c_contiguous or chunk.flags.f_contiguous):
+        chunk = np.ascontiguousarray(chunk)
+    units = np.array(fill, dtype=chunk.dtype).reshape(1).view(np.uint32)
+    flat = chunk.reshape(-1, order="A").view(np.uint32)
+    if not units.any():
+        return not flat.any()
+    return bool((flat.reshape(-1, units.size) == units).all())
 
 
 async def _zarr_decompress(plan, data, spec):
