@@ -33,6 +33,7 @@ from zarr.codecs import (  # noqa: E402
     ZstdCodec,
 )
 
+import fixedutf32  # noqa: E402
 import fixedutf32.zarr as fz  # noqa: E402
 from fixedutf32 import InvalidCodePointError, MetadataError  # noqa: E402
 
@@ -417,6 +418,27 @@ def test_invalid_code_point_other_stores(tmp_path):
         assert (info.value.chunk_key, info.value.array_index) == ("c/2/2", BAD), name
         if name == "zip":
             store.close()
+
+
+@pytest.mark.parametrize("layout", ["v3-zstd-little", "v3-blosc-big", "v3-gzip-big",
+                                    "v2-blosc-little-F", "v3-raw-big"])
+def test_chunk_of_wrong_size_raises(tmp_path, layout):
+    # A chunk that decompresses to fewer bytes than the chunk needs must not
+    # leave part of the result unwritten.
+    path = stock_store(tmp_path, layout)
+    key = "c/0/0" if layout.startswith("v3") else "0.0"
+    arr = zarr.open_array(path)
+    short = "ab".encode("utf-32-le")
+    if "raw" not in layout:
+        codec = LAYOUTS[layout]["compressors"]
+        codec = codec if isinstance(codec, numcodecs.abc.Codec) else numcodecs.get_codec(
+            {"id": codec[0].to_dict()["name"]})
+        short = bytes(codec.encode(np.frombuffer(short, np.uint8)))
+    (path / key).write_bytes(short)
+    with pytest.raises(ValueError):
+        arr[:2, :3]
+    with fz.enabled(), pytest.raises(fixedutf32.ChunkSizeError):
+        zarr.open_array(path)[:2, :3]
 
 
 def test_invalid_chunk_error_pickles():

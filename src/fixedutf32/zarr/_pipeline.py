@@ -31,7 +31,7 @@ from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
 from zarr.storage import LocalStore, StorePath
 
 from .. import metadata as _rules
-from .._checks import NATIVE_ENDIAN, native_dtype
+from .._checks import NATIVE_ENDIAN, byte_view, check_out_size, native_dtype
 from ..chunk import _endian_of, decode_chunk, encode_chunk, validate
 from ..errors import InvalidCodePointError
 from ._codec import InvalidChunkCodePointError
@@ -67,6 +67,35 @@ def _numcodecs_decoder(codec):
         except (KeyError, ValueError, TypeError):
             return None
     return None
+
+
+def _zstd_size(data):
+    """The content size a zstd frame header declares, or None."""
+    head = bytes(memoryview(data)[:18])
+    if len(head) < 6 or head[:4] != b"\x28\xb5\x2f\xfd":
+        return None
+    flags = head[4]
+    single_segment = flags >> 5 & 1
+    start = 5 + (not single_segment) + (0, 1, 2, 4)[flags & 3]
+    width = (single_segment, 2, 4, 8)[flags >> 6]
+    if not width or len(head) < start + width:
+        return None
+    return int.from_bytes(head[start:start + width], "little") + (256 if width == 2 else 0)
+
+
+def _prefix_size(offset):
+    """The size a compressor writes as a little-endian uint32 at ``offset``."""
+    def size(data):
+        head = bytes(memoryview(data)[offset:offset + 4])
+        return int.from_bytes(head, "little") if len(head) == 4 else None
+    return size
+
+
+# numcodecs codecs whose output size can be read from their header: these
+# decompress straight into the result.  The others decompress into a buffer
+# of their own first, as numcodecs would let a short frame leave the rest of
+# the result as it was.
+_DECLARED_SIZE = {"zstd": _zstd_size, "blosc": _prefix_size(4), "lz4": _prefix_size(0)}
 
 
 class _Plan:
@@ -127,13 +156,18 @@ class _Plan:
         return self.compressor is not None or (self.bb_codecs and self.decoders is not None)
 
     def decompress(self, data, out=None):
-        """Undo the compression of ``data``, into ``out`` when given."""
-        if self.compressor is not None:
-            return self.compressor.decode(data, out=out)
-        for i, decoder in enumerate(reversed(self.decoders)):
-            last = i == len(self.decoders) - 1
-            data = decoder.decode(data, out=out if last else None)
-        return data
+        """Undo the compression of ``data``: into ``out`` when the frame declares
+        exactly its size (then ``out`` is returned), else into a new buffer."""
+        decoders = (self.compressor,) if self.compressor is not None else self.decoders[::-1]
+        for decoder in decoders[:-1]:
+            data = decoder.decode(data)
+        last = decoders[-1]
+        if out is not None:
+            size = _DECLARED_SIZE.get(getattr(last, "codec_id", None))
+            if size is not None and size(data) == out.nbytes:
+                last.decode(data, out=out)
+                return out
+        return last.decode(data)
 
 
 def _fill_value(spec):
@@ -182,6 +216,10 @@ def _decode_into(src, target, length_bytes, stored, wanted):
     (in place).  zarr's result is native except for Zarr V2 arrays of the
     other byte order, whose result keeps the stored order.
     """
+    if src is not target:
+        src, nbytes = byte_view(src, "chunk")
+        check_out_size(target.nbytes, nbytes, f"a chunk of {target.nbytes // length_bytes} "
+                       f"elements of length_bytes {length_bytes}")
     if wanted == NATIVE_ENDIAN:
         decode_chunk(src, length_bytes, endian=stored, out=target)
     elif stored == wanted:
@@ -667,8 +705,7 @@ class CodecPipeline(_ZarrCodecPipeline):
             if target is not None:
                 wanted = _endian_of(out_np.dtype)
                 if plan.decompresses_in_thread:
-                    plan.decompress(data, out=target)
-                    data = target
+                    data = plan.decompress(data, out=target)
                 _decode_into(data, target, length_bytes, endian, wanted)
                 return
             if plan.decompresses_in_thread:
