@@ -709,3 +709,76 @@ def test_docstring_examples():
             runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.attempted >= 60 and result.failed == 0
+
+
+# ---------------------------------------------------------------------------
+# Whole chunks that are one block of the result go straight into it
+
+# (shape, chunks) whose chunks are contiguous in the result: 1-D, and 2-D with
+# chunks spanning whole rows (C) or whole columns (F-ordered V2 results).
+DIRECT = {
+    "v3-raw-little": ((50,), (8,)),
+    "v3-raw-big": ((6, 10), (2, 10)),
+    "v3-zstd-little": ((50,), (8,)),
+    "v3-blosc-big": ((50,), (8,)),
+    "v3-gzip-big": ((6, 10), (2, 10)),
+    "v3-crc32c-little": ((50,), (8,)),
+    "v2-big-F": ((6, 10), (6, 2)),
+    "v2-zstd-big-C": ((50,), (8,)),
+    "v2-blosc-little-F": ((6, 10), (6, 4)),
+}
+
+
+@pytest.fixture
+def direct_calls(monkeypatch):
+    """Count the chunks that took the direct path (an observer; the code runs as is)."""
+    import fixedutf32.zarr._pipeline as pipeline_module
+
+    calls = []
+    target = pipeline_module._direct_target
+
+    def observed(*args):
+        result = target(*args)
+        calls.append(result is not None)
+        return result
+
+    monkeypatch.setattr(pipeline_module, "_direct_target", observed)
+    return calls
+
+
+@pytest.mark.parametrize("layout", sorted(DIRECT))
+def test_whole_chunks_land_in_result(tmp_path, layout, direct_calls):
+    shape, chunks = DIRECT[layout]
+    data = make_data(5, shape)
+    stock = create(tmp_path / "a", layout, shape=shape, chunks=chunks)
+    stock[: shape[0] - 1] = data[: shape[0] - 1]  # the last chunk (row) partly missing
+    with fz.enabled():
+        arr = zarr.open_array(tmp_path / "a")
+        for sel in (np.s_[:], np.s_[8:40], np.s_[2:4], np.s_[1:]):
+            np.testing.assert_array_equal(arr[sel], stock[sel], err_msg=str(sel))
+        assert any(direct_calls) and not all(direct_calls)
+        # and the chunk with a bad element raises with its key and index
+        bad = (3,) if len(shape) == 1 else (3, 1)
+        arr[bad] = "ok"
+    stock[bad] = BAD_TEXT
+    with fz.enabled(), pytest.raises(fz.InvalidChunkCodePointError) as info:
+        zarr.open_array(tmp_path / "a")[:]
+    assert info.value.array_index == bad
+
+
+def test_bad_element_deep_in_a_large_local_chunk(tmp_path):
+    # Local raw chunks are read and decoded block by block: the index still
+    # counts from the chunk's start.
+    n = 3 * 20000
+    arr = zarr.create_array(tmp_path / "a", shape=(n,), chunks=(20000,), dtype=">U4",
+                            serializer=BytesCodec(endian="big"), compressors=None)
+    data = np.array(["abcd"] * n)
+    data[20000 + 17001] = "x\udfff"
+    arr[:] = data
+    with fz.enabled(), pytest.raises(fz.InvalidChunkCodePointError) as info:
+        zarr.open_array(tmp_path / "a")[:]
+    err = info.value
+    assert (err.chunk_key, err.index, err.position, err.array_index) == ("c/1", 17001, 1,
+                                                                          (37001,))
+    with fz.enabled():
+        np.testing.assert_array_equal(zarr.open_array(tmp_path / "a")[:20000], data[:20000])

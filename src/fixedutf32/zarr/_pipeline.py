@@ -186,12 +186,22 @@ def _local_file(getter):
     return None
 
 
+def _plain_slices(selection):
+    return type(selection) is tuple and all(
+        type(s) is slice and s.step in (None, 1) for s in selection
+    )
+
+
+def _whole_chunk(chunk_selection, out_selection, is_complete, drop_axes):
+    """Whether a chunk maps whole, in order, onto a block of the result (or value)."""
+    return (is_complete and not drop_axes and _plain_slices(chunk_selection)
+            and _plain_slices(out_selection))
+
+
 def _direct_target(out_np, spec, chunk_selection, out_selection, is_complete, drop_axes, order):
     """The flat bytes of ``out`` where a whole chunk goes, if they are one block laid out
     like the stored chunk; else None."""
-    if not is_complete or drop_axes:
-        return None
-    if type(out_selection) is not tuple or not all(type(s) is slice for s in out_selection):
+    if not _whole_chunk(chunk_selection, out_selection, is_complete, drop_axes):
         return None
     view = out_np[out_selection]
     if view.shape != spec.shape:
@@ -768,7 +778,8 @@ class CodecPipeline(_ZarrCodecPipeline):
             layout = plan.chunk_layout(spec)
             length_bytes, endian, order = layout
             chunk = None
-            if is_complete and not drop_axes and value_np.ndim == len(spec.shape):
+            if (_whole_chunk(chunk_selection, out_selection, is_complete, drop_axes)
+                    and value_np.ndim == len(spec.shape)):
                 part = value_np[out_selection]
                 if part.shape == spec.shape:
                     chunk = part  # the whole chunk is in the value: encode it from there
