@@ -19,6 +19,7 @@ ratio is the median of the per-round ratios, so both sides of it are always
 timed moments apart.  zarr is imported here only, when the bench runs.
 """
 
+import contextlib
 import importlib
 import pathlib
 import statistics
@@ -33,7 +34,7 @@ from .bench import WIDTH, _format_size, sample_units
 from .chunk import decode_chunk
 from .metadata import parse_array_metadata
 
-__all__ = ["run", "format_table", "mismatches", "read_array", "read_floor", "require"]
+__all__ = ["run", "format_table", "mismatches", "arrays", "configurations", "read_array", "read_floor", "require"]
 
 MiB = 1024 * 1024
 DEFAULT_SIZE = 256 * MiB
@@ -48,17 +49,15 @@ INTEGRATION = {  # zarr configuration that selects each part of fixedutf32.zarr
 }
 NOISE = 0.95  # "not slower than stock": within 5 %
 
-# (case, threads or None for zarr's defaults, endian, compressed); reads first.
-READ_CASES = (
-    ("read raw little", None, "little", False),
-    ("read raw big", None, "big", False),
-    ("read zstd, 1 thread", 1, "little", True),
-    ("read zstd, 2 threads", 2, "little", True),
-)
-WRITE_CASES = (
-    ("write raw little", None, "little", False),
-    ("write raw big", None, "big", False),
-)
+# case -> (operation, threads or None for zarr's defaults, endian, compressed)
+CASES = {
+    "read raw little": ("read", None, "little", False),
+    "read raw big": ("read", None, "big", False),
+    "read zstd, 1 thread": ("read", 1, "little", True),
+    "read zstd, 2 threads": ("read", 2, "little", True),
+    "write raw little": ("write", None, "little", False),
+    "write raw big": ("write", None, "big", False),
+}
 
 # Ratios reported, with the issue's targets: (name, numerator (case, config),
 # denominator (case, config), least value or None).
@@ -70,13 +69,44 @@ RATIOS = [
     *[(f"pipeline / floor, {case}", (case, "pipeline"), (case, "floor"), 0.9)
       for case in ("read raw little", "read raw big")],
     *[(f"codec / stock, {case}", (case, "codec"), (case, "stock"), 1.05 if case == "read raw big" else NOISE)
-      for case, _, _, _ in READ_CASES + WRITE_CASES],
+      for case in CASES],
     ("zstd 2 threads / 1 thread, pipeline", ("read zstd, 2 threads", "pipeline"),
      ("read zstd, 1 thread", "pipeline"), 1.7),
     ("zstd 2 threads / 1 thread, stock", ("read zstd, 2 threads", "stock"),
      ("read zstd, 1 thread", "stock"), None),
     ("reader / floor, read raw little", ("read raw little", "reader"), ("read raw little", "floor"), None),
 ]
+
+
+def configurations(case):
+    """The configurations that run ``case``: writes are zarr's alone; the
+    standalone reader is single threaded; the floor reads raw chunks only.
+
+    Parameters
+    ----------
+    case : str
+        A key of ``CASES``, e.g. ``"read raw big"``.
+
+    Returns
+    -------
+    tuple of str
+        Names from ``CONFIGS``.
+
+    Raises
+    ------
+    KeyError
+        If ``case`` is not a key of ``CASES``.
+
+    Examples
+    --------
+    >>> configurations("read zstd, 2 threads")
+    ('stock', 'codec', 'pipeline')
+    """
+    operation, threads, _, compressed = CASES[case]
+    if operation == "write":
+        return ZARR_CONFIGS
+    return tuple(name for name in CONFIGS
+                 if not (name == "reader" and threads == 2) and not (name == "floor" and compressed))
 
 
 def read_array(store):
@@ -273,46 +303,42 @@ class _Bench:
                                f"got {self.selected[name]} for {path}")
         return array
 
-    def read_calls(self, endian, compressed, threads):
-        """configuration -> call returning the whole array read; None where it does not apply."""
-        path = self.root / f"read-{endian}-{'zstd' if compressed else 'raw'}"
-        if not path.exists():
+    def calls(self, case):
+        """configuration -> call for one case; None where the integration is missing."""
+        operation, threads, endian, compressed = CASES[case]
+        path = self.root / f"{operation}-{endian}-{'zstd' if compressed else 'raw'}"
+        if operation == "write":
+            with self.config("stock"):
+                self.create(path, endian, compressed)
+        elif not path.exists():
             with self.config("stock"):
                 self.create(path, endian, compressed)[...] = self.data
         calls = {}
-        for name in ZARR_CONFIGS:
-            if name != "stock" and self.integration is None:
+        for name in configurations(case):
+            if name in ("codec", "pipeline") and self.integration is None:
                 calls[name] = None
-                continue
-            array = self.open(name, path, "r")
-
-            def read(array=array, name=name):
-                with self.config(name, threads):
-                    return array[...]
-
-            calls[name] = read
-        # The standalone reader and the floor are single threaded.
-        calls["reader"] = None if threads == 2 else (lambda: read_array(path))
-        calls["floor"] = None if compressed else (lambda: read_floor(path))
+            elif name == "reader":
+                calls[name] = lambda: read_array(path)
+            elif name == "floor":
+                calls[name] = lambda: read_floor(path)
+            elif operation == "read":
+                calls[name] = self._read(name, self.open(name, path, "r"), threads)
+            else:
+                calls[name] = self._write(name, self.open(name, path, "r+"), threads, path)
         return calls
 
-    def write_calls(self, endian, compressed, threads):
-        path = self.root / f"write-{endian}-{'zstd' if compressed else 'raw'}"
-        with self.config("stock"):
-            self.create(path, endian, compressed)
-        calls = dict.fromkeys(CONFIGS)
-        for name in ZARR_CONFIGS:
-            if name != "stock" and self.integration is None:
-                continue
-            array = self.open(name, path, "r+")
+    def _read(self, name, array, threads):
+        def read():
+            with self.config(name, threads):
+                return array[...]
+        return read
 
-            def write(array=array, name=name):
-                with self.config(name, threads):
-                    array[...] = self.data
-                return path
-
-            calls[name] = write
-        return calls
+    def _write(self, name, array, threads, path):
+        def write():
+            with self.config(name, threads):
+                array[...] = self.data
+            return path
+        return write
 
     def same_data(self, result):
         """Whether a call's result (an array read, or the path written) holds the data."""
@@ -322,6 +348,52 @@ class _Bench:
         if result.dtype.byteorder not in ("=", "|") and result.dtype != self.data.dtype:
             result = result.astype(self.data.dtype)  # the floor keeps the stored byte order
         return bool(result.shape == self.data.shape and np.array_equal(result, self.data))
+
+
+@contextlib.contextmanager
+def arrays(size=DEFAULT_SIZE, directory=None):
+    """The bench's data and arrays in a temporary directory, removed on exit.
+
+    Parameters
+    ----------
+    size : int
+        Bytes of the ``<U16`` array (rounded down to whole elements); chunks
+        are 1 MiB, or the whole array if smaller.
+    directory : str, optional
+        Where to make the temporary directory.
+
+    Yields
+    ------
+    _Bench
+        ``calls(case)`` gives configuration -> call for a case of ``CASES``
+        (``None`` where the integration is missing), ``same_data(result)``
+        checks a call's result against ``data``.  zarr's warning that the
+        data type has no stable specification is silenced inside.
+
+    Raises
+    ------
+    ImportError
+        If zarr-python or numcodecs is not installed.
+    ValueError
+        If ``size`` is smaller than one element.
+
+    Examples
+    --------
+    >>> with arrays(4096) as bench:
+    ...     bench.same_data(bench.calls("read raw big")["stock"]())
+    True
+    """
+    zarr = require()
+    if size < ELEMENT_BYTES:
+        raise ValueError(f"size: expected at least {ELEMENT_BYTES} bytes (one <U{WIDTH} element), got {size}")
+    data = _sample_data(size)
+    chunk_elements = min(CHUNK_BYTES // ELEMENT_BYTES, len(data))
+    with tempfile.TemporaryDirectory(prefix="fixedutf32-bench-zarr-", dir=directory) as root, \
+            warnings.catch_warnings():
+        from zarr.errors import UnstableSpecificationWarning
+
+        warnings.simplefilter("ignore", UnstableSpecificationWarning)
+        yield _Bench(root, data, chunk_elements, zarr, _integration())
 
 
 def _rounds(calls, repeat, check):
@@ -377,26 +449,14 @@ def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
     >>> report["rows"][0]["same_data"]["stock"]
     True
     """
-    zarr = require()
-    if size < ELEMENT_BYTES:
-        raise ValueError(f"size: expected at least {ELEMENT_BYTES} bytes (one <U{WIDTH} element), got {size}")
-    integration = _integration()
     say = progress or (lambda message: None)
     say(f"generating {_format_size(size)} of <U{WIDTH} text")
-    data = _sample_data(size)
-    chunk_elements = min(CHUNK_BYTES // ELEMENT_BYTES, len(data))
-    counted = data.nbytes
     rows = []
-    with tempfile.TemporaryDirectory(prefix="fixedutf32-bench-zarr-", dir=directory) as root, \
-            warnings.catch_warnings():
-        from zarr.errors import UnstableSpecificationWarning
-
-        warnings.simplefilter("ignore", UnstableSpecificationWarning)
-        bench = _Bench(root, data, chunk_elements, zarr, integration)
-        for case, threads, endian, compressed in READ_CASES + WRITE_CASES:
+    with arrays(size, directory) as bench:
+        counted, chunk_size = bench.data.nbytes, bench.chunks[0] * ELEMENT_BYTES
+        for case, (_, threads, endian, compressed) in CASES.items():
             say(f"{case} ({_format_size(size)}, {repeat} rounds)")
-            make = bench.write_calls if case.startswith("write") else bench.read_calls
-            calls = {name: call for name, call in make(endian, compressed, threads).items() if call is not None}
+            calls = {name: call for name, call in bench.calls(case).items() if call is not None}
             times, same = _rounds(calls, repeat, bench.same_data)
             rows.append({
                 "case": case,
@@ -404,7 +464,7 @@ def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
                 "codec": "zstd" if compressed else "raw",
                 "threads": threads,
                 "size": counted,
-                "chunk_size": chunk_elements * ELEMENT_BYTES,
+                "chunk_size": chunk_size,
                 "gbps": {name: (counted / statistics.median(times[name]) / 1e9 if name in times else None)
                          for name in CONFIGS},
                 "same_data": {name: same.get(name) for name in CONFIGS},
@@ -414,13 +474,13 @@ def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
     for row in rows:
         del row["_times"]
     return {
-        "zarr_version": zarr.__version__,
-        "integration": integration is not None,
+        "zarr_version": bench.zarr.__version__,
+        "integration": bench.integration is not None,
         "selected": bench.selected,
         "native_byteorder": sys.byteorder,
         "dtype": f"<U{WIDTH}",
         "size": counted,
-        "chunk_size": chunk_elements * ELEMENT_BYTES,
+        "chunk_size": chunk_size,
         "repeat": repeat,
         "rows": rows,
         "ratios": ratios,
