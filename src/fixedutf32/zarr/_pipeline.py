@@ -5,9 +5,12 @@ and then copies it into the result (``out[selection] = chunk``).  Here a
 chunk that the selection covers whole, and whose place in the result is one
 contiguous block laid out like the chunk, is read (or decompressed) into
 that block and decoded there in place: its bytes land once.  Other chunks
-go through a scratch buffer.  Kernels and decompressors run on zarr's
-thread pool with the GIL released, up to ``async.concurrency`` chunks at a
-time.  Everything this module does not handle goes to zarr's own pipeline.
+go through a scratch buffer.  Reading local files, decompressing and
+large chunks run on zarr's thread pool (``threading.max_workers``) with the
+GIL released, up to ``async.concurrency`` at a time; uncompressed chunks of
+up to 4 MiB from other stores are decoded where they arrive, as a thread
+hop would cost as much.  Everything this module does not handle goes to
+zarr's own pipeline.
 """
 
 from __future__ import annotations
