@@ -782,3 +782,31 @@ def test_bad_element_deep_in_a_large_local_chunk(tmp_path):
                                                                           (37001,))
     with fz.enabled():
         np.testing.assert_array_equal(zarr.open_array(tmp_path / "a")[:20000], data[:20000])
+
+
+def test_codec_sync_and_async_hooks():
+    # zarr 3.1.6 has sync hooks next to the async ones that 3.1.0..3.1.5 call.
+    import asyncio
+
+    from zarr.core.array_spec import ArrayConfig, ArraySpec
+    from zarr.core.buffer import default_buffer_prototype
+
+    proto = default_buffer_prototype()
+    codec = fz.BytesCodec(endian="big")
+    for dtype, values in [(zarr.dtype.FixedLengthUTF32(length=2), ["ab", "😀"]),
+                          (zarr.dtype.Int32(), [1, -2])]:
+        spec = ArraySpec((2,), dtype, dtype.default_scalar(), ArrayConfig.from_dict({}), proto)
+        array = proto.nd_buffer.from_numpy_array(np.array(values, dtype=dtype.to_native_dtype()))
+        raw = np.array(values, dtype=dtype.to_native_dtype().newbyteorder(">")).tobytes()
+        for encoded in (codec._encode_sync(array, spec),
+                        asyncio.run(codec._encode_single(array, spec))):
+            assert encoded.to_bytes() == raw
+        for decoded in (codec._decode_sync(proto.buffer.from_bytes(raw), spec),
+                        asyncio.run(codec._decode_single(proto.buffer.from_bytes(raw), spec))):
+            assert decoded.as_numpy_array().tolist() == values
+    spec = ArraySpec((1,), zarr.dtype.FixedLengthUTF32(length=1), "", ArrayConfig.from_dict({}),
+                     proto)
+    bad = proto.buffer.from_bytes(b"\x00\x00\xd8\x00")
+    for decode in (codec._decode_sync, lambda b, s: asyncio.run(codec._decode_single(b, s))):
+        with pytest.raises(InvalidCodePointError):
+            decode(bad, spec)

@@ -30,7 +30,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f"pip install 'fixedutf32[zarr]'"
     ) from exc
 
-from ._codec import BytesCodec, InvalidChunkCodePointError, StrictFixedLengthUTF32
+from ._codec import _DTYPE_NAME, BytesCodec, InvalidChunkCodePointError, StrictFixedLengthUTF32
 from ._pipeline import CodecPipeline
 
 __all__ = [
@@ -47,7 +47,6 @@ BYTES_CODEC_PATH = "fixedutf32.zarr.BytesCodec"
 PIPELINE_PATH = "fixedutf32.zarr.CodecPipeline"
 _ZARR_BYTES_CODEC_PATH = "zarr.codecs.bytes.BytesCodec"
 _ZARR_PIPELINE_PATH = "zarr.core.codec_pipeline.BatchedCodecPipeline"
-_DTYPE_NAME = "fixed_length_utf32"
 
 
 # --------------------------------------------------------------------------
@@ -61,7 +60,6 @@ _replaced = {}
 
 
 def _registered_dtype():
-    data_type_registry._lazy_load()
     return data_type_registry.contents.get(_DTYPE_NAME)
 
 

@@ -130,9 +130,7 @@ class BytesCodec(zarr.codecs.BytesCodec):
             _rules.check_codecs([self.to_dict()], dtype)
         return self.endian.value
 
-    def _decode_sync(self, chunk_bytes, chunk_spec):
-        if not _is_fixed_utf32(chunk_spec.dtype):
-            return super()._decode_sync(chunk_bytes, chunk_spec)
+    def _decode_utf32(self, chunk_bytes, chunk_spec):
         chunk = decode_chunk(
             chunk_bytes.as_array_like(),
             chunk_spec.dtype.item_size,
@@ -141,13 +139,7 @@ class BytesCodec(zarr.codecs.BytesCodec):
         )
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(chunk)
 
-    async def _decode_single(self, chunk_bytes, chunk_spec):
-        # zarr 3.1.0..3.1.5 call only the async hooks
-        return self._decode_sync(chunk_bytes, chunk_spec)
-
-    def _encode_sync(self, chunk_array, chunk_spec):
-        if not _is_fixed_utf32(chunk_spec.dtype):
-            return super()._encode_sync(chunk_array, chunk_spec)
+    def _encode_utf32(self, chunk_array, chunk_spec):
         encoded = encode_chunk(
             chunk_array.as_ndarray_like(),
             chunk_spec.dtype.item_size,
@@ -155,8 +147,28 @@ class BytesCodec(zarr.codecs.BytesCodec):
         )
         return chunk_spec.prototype.buffer.from_array_like(encoded)
 
+    # zarr 3.1.6 calls the sync hooks where it can; 3.1.0..3.1.5 have only
+    # the async ones, and their BytesCodec no sync hooks to defer to.
+
+    def _decode_sync(self, chunk_bytes, chunk_spec):
+        if _is_fixed_utf32(chunk_spec.dtype):
+            return self._decode_utf32(chunk_bytes, chunk_spec)
+        return super()._decode_sync(chunk_bytes, chunk_spec)
+
+    async def _decode_single(self, chunk_bytes, chunk_spec):
+        if _is_fixed_utf32(chunk_spec.dtype):
+            return self._decode_utf32(chunk_bytes, chunk_spec)
+        return await super()._decode_single(chunk_bytes, chunk_spec)
+
+    def _encode_sync(self, chunk_array, chunk_spec):
+        if _is_fixed_utf32(chunk_spec.dtype):
+            return self._encode_utf32(chunk_array, chunk_spec)
+        return super()._encode_sync(chunk_array, chunk_spec)
+
     async def _encode_single(self, chunk_array, chunk_spec):
-        return self._encode_sync(chunk_array, chunk_spec)
+        if _is_fixed_utf32(chunk_spec.dtype):
+            return self._encode_utf32(chunk_array, chunk_spec)
+        return await super()._encode_single(chunk_array, chunk_spec)
 
 
 # --------------------------------------------------------------------------

@@ -5,9 +5,12 @@ and then copies it into the result (``out[selection] = chunk``).  Here a
 chunk that the selection covers whole, and whose place in the result is one
 contiguous block laid out like the chunk, is read (or decompressed) into
 that block and decoded there in place: its bytes land once.  Other chunks
-go through a scratch buffer.  Kernels and decompressors run on zarr's
-thread pool with the GIL released, up to ``async.concurrency`` chunks at a
-time.  Everything this module does not handle goes to zarr's own pipeline.
+go through a scratch buffer.  Reading local files, decompressing and
+large chunks run on zarr's thread pool (``threading.max_workers``) with the
+GIL released, up to ``async.concurrency`` at a time; uncompressed chunks of
+up to 4 MiB from other stores are decoded where they arrive, as a thread
+hop would cost as much.  Everything this module does not handle goes to
+zarr's own pipeline.
 """
 
 from __future__ import annotations
@@ -44,6 +47,10 @@ except ImportError:  # pragma: no cover
 _UINT8 = np.dtype(np.uint8)
 # Local chunk files are read and decoded in blocks of this size, which stay in L2.
 _BLOCK_BYTES = 256 * 1024
+# Uncompressed chunks up to this size are decoded and encoded on the event
+# loop's thread: checking and swapping them takes about as long as handing the
+# work to another thread would.
+_INLINE_BYTES = 4 * 1024 * 1024
 
 
 def _numcodecs_decoder(codec):
@@ -668,10 +675,12 @@ class CodecPipeline(_ZarrCodecPipeline):
                 return
             if plan.bb_codecs and plan.decoders is None:
                 data = await _zarr_decompress(plan, data, spec)
-            await asyncio.to_thread(
-                self._decode_chunk, plan, data.as_numpy_array(), target, getter, spec, layout,
-                chunk_selection, out_selection, out_np, drop_axes,
-            )
+            args = (plan, data.as_numpy_array(), target, getter, spec, layout, chunk_selection,
+                    out_selection, out_np, drop_axes)
+            if plan.decompresses_in_thread or len(data) > _INLINE_BYTES:
+                await asyncio.to_thread(self._decode_chunk, *args)
+            else:
+                self._decode_chunk(*args)
 
         limit = config.get("async.concurrency")
         jobs = [
@@ -795,8 +804,11 @@ class CodecPipeline(_ZarrCodecPipeline):
                 )
             skip_fill = not spec.config.write_empty_chunks
             with self._naming_chunk(setter, spec, layout):
-                encoded = await asyncio.to_thread(_encode_unless_fill, chunk, spec, layout,
-                                                  skip_fill)
+                if chunk.nbytes <= _INLINE_BYTES:
+                    encoded = _encode_unless_fill(chunk, spec, layout, skip_fill)
+                else:
+                    encoded = await asyncio.to_thread(_encode_unless_fill, chunk, spec, layout,
+                                                      skip_fill)
             if encoded is None:
                 await setter.delete()
                 return
@@ -971,6 +983,8 @@ def _equals_fill(chunk, fill):
         chunk = np.ascontiguousarray(chunk)
     units = np.array(fill, dtype=chunk.dtype).reshape(1).view(np.uint32)
     flat = chunk.reshape(-1, order="A").view(np.uint32)
+    if flat.size and (flat[:units.size] != units).any():
+        return False  # the usual answer, from the first element
     if not units.any():
         return not flat.any()
     return bool((flat.reshape(-1, units.size) == units).all())
