@@ -52,6 +52,9 @@ def test_report_describes_the_run(report):
     assert report["repeat"] == 1
     assert report["zarr_version"] == zarr.__version__
     assert [row["case"] for row in report["rows"]] == CASES
+    reference = report["threads_reference"]
+    assert reference["threads"] == 2 and reference["size"] == MiB
+    assert reference["decode_chunk_scaling"] > 0 and reference["memcpy_scaling"] > 0
 
 
 def test_the_integration_is_measured(report):
@@ -108,6 +111,7 @@ def test_table_names_every_case_and_verdict(report):
         assert case in table
     assert ("met" in table) or ("MISSED" in table)
     assert "same data" in table
+    assert "numpy.copyto" in table.splitlines()[-2]
 
 
 def test_table_marks_missing_integration_and_different_data(report):
