@@ -89,8 +89,12 @@ def test_pool_limit_zero_frees_everything():
         assert fixedutf32.buffer_pool_bytes() == 0
     finally:
         fixedutf32.set_buffer_pool_limit(previous)
-    with pytest.raises(ValueError, match="must not be negative"):
-        fixedutf32.set_buffer_pool_limit(-1)
+    for bad in (-1, 2**63):
+        with pytest.raises(ValueError, match=rf"must be between 0 and {sys.maxsize} bytes, got {bad}"):
+            fixedutf32.set_buffer_pool_limit(bad)
+    with pytest.raises(TypeError, match="the pool limit must be an int"):
+        fixedutf32.set_buffer_pool_limit(1.5)
+    assert fixedutf32.set_buffer_pool_limit(previous) == previous  # nothing changed
 
 
 def test_pooled_results_are_ordinary_writable_arrays():

@@ -3,8 +3,9 @@
  *
  * Plain C99, static functions, no global state (the tables below are constant).
  * A portable scalar path is always compiled and always correct; AVX2 paths are
- * compiled on x86-64 GCC/Clang with per-function target attributes, so a default
- * build (no -march flags) still contains them, and the caller picks one at run time.
+ * compiled on x86-64 (GCC/Clang with per-function target attributes, MSVC as it
+ * is), so a default build (no -march flags) still contains them, and the caller
+ * picks one at run time.
  *
  * All lengths are ptrdiff_t (Py_ssize_t compatible), counted in code units: UTF-32
  * code units for fixed-width chunks, bytes for UTF-8.  Inputs may start at any
@@ -12,8 +13,8 @@
  *
  * Byte order: `swap` is 1 when the chunk's byte order differs from the machine's.
  *
- * Entry points (level 0 = scalar, 1 = AVX2; AVX2 falls back to scalar where the
- * header was built without it):
+ * Entry points (level FU32_LEVEL_PORTABLE or FU32_LEVEL_AVX2, from _simd.h's
+ * fu32_cpu_level(); AVX2 falls back to scalar where the header was built without it):
  *   fu32_utf32_to_utf8     chunk -> UTF-8 (offsets + values, or the vlen-utf8 layout)
  *   fu32_utf8_to_utf32     UTF-8 strings -> chunk, strict, zero padded
  *   fu32_utf8_vlen_parse   the item table of a vlen-utf8 chunk
@@ -30,12 +31,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(FU32_UTF8_NO_SIMD)
+/* The level constants, the CPU check and the one set of AVX2 target flags. */
+#include "_simd.h"
+
+#if FU32_HAVE_AVX2 && !defined(FU32_UTF8_NO_SIMD)
 #define FU32_UTF8_HAVE_AVX2 1
-#include <immintrin.h>
-#define FU32_UTF8_AVX2_FN __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt")))
+#define FU32_UTF8_AVX2_FN FU32_AVX2_TARGET
 /* small helpers of the AVX2 loops: always inlined (GCC keeps some out of line otherwise) */
-#define FU32_UTF8_AVX2_INLINE FU32_UTF8_AVX2_FN static inline __attribute__((always_inline))
+#define FU32_UTF8_AVX2_INLINE FU32_AVX2_TARGET FU32_FORCE_INLINE
 #else
 #define FU32_UTF8_HAVE_AVX2 0
 #endif
@@ -1148,10 +1151,12 @@ FU32_UTF8_AVX2_INLINE void fu32_utf8_enc_consts_avx2(fu32_utf8_enc_k *k)
     k->w80 = _mm256_set1_epi16(0x80);
     k->wc0 = _mm256_set1_epi16(0xC0);
     k->w7f = _mm256_set1_epi16(0x7F);
+#if defined(__GNUC__) || defined(__clang__)
     __asm__("" : "+x"(k->k7f), "+x"(k->k7ff), "+x"(k->kffff), "+x"(k->split), "+x"(k->marks), "+x"(k->masks),
                  "+x"(k->kd800));
     __asm__("" : "+x"(k->k800), "+x"(k->not_ascii), "+x"(k->not_two), "+x"(k->w3f), "+x"(k->w80), "+x"(k->wc0),
                  "+x"(k->w7f));
+#endif
 }
 
 /* The UTF-8 bytes of the 8 code points in v (native order), and for each half
@@ -1472,7 +1477,7 @@ static fu32_utf8_result fu32_utf32_to_utf8(const uint8_t *src, ptrdiff_t n, ptrd
                                            ptrdiff_t cap, ptrdiff_t *out_len, ptrdiff_t *done, int level)
 {
 #if FU32_UTF8_HAVE_AVX2
-    if (level >= 1) {
+    if (level == FU32_LEVEL_AVX2) {
         return fu32_utf32_to_utf8_avx2(src, n, width, swap, validate, offsets, vlen, dst, pos, cap, out_len,
                                        done);
     }
@@ -1924,7 +1929,9 @@ static const fu32_utf8_dec_consts fu32_utf8_dec_tab = {
 static inline const fu32_utf8_dec_consts *fu32_utf8_dec_k(void)
 {
     const fu32_utf8_dec_consts *k = &fu32_utf8_dec_tab;
+#if defined(__GNUC__) || defined(__clang__)
     __asm__("" : "+r"(k));
+#endif
     return k;
 }
 #define FU32_K128(name) _mm_loadu_si128((const __m128i *)fu32_utf8_dec_k()->name)
@@ -2345,7 +2352,7 @@ static fu32_utf8_result fu32_utf8_to_utf32(const int64_t *starts, const int64_t 
     fu32_utf8_result r = fu32_utf8_ok();
     ptrdiff_t i;
 #if FU32_UTF8_HAVE_AVX2
-    if (level >= 1) {
+    if (level == FU32_LEVEL_AVX2) {
         return fu32_utf8_to_utf32_avx2(starts, ends, stride, n, values, values_len, width, swap, dst);
     }
 #endif
