@@ -46,6 +46,7 @@ cdef extern from "_simd.h" nogil:
     const unsigned FU32_CPU_OSXSAVE
     const unsigned FU32_CPU_OS_YMM
     const unsigned FU32_AVX2_NEEDS
+    const char *FU32_AVX2_TARGET_FLAGS
     unsigned fu32_cpu_features()
     int fu32_level_for_features(unsigned features)
     int fu32_cpu_level()
@@ -92,6 +93,8 @@ cdef int _simd_level = FU32_LEVEL_PORTABLE
 
 # Feature bits of _cpu_features() and _level_for_features(), for tests.
 AVX2_COMPILED = bool(FU32_HAVE_AVX2)
+AVX2_TARGET_FLAGS = FU32_AVX2_TARGET_FLAGS.decode("ascii")  # what the AVX2 code is built for
+AVX2_NEEDS = FU32_AVX2_NEEDS
 CPU_FEATURES = {
     "avx2": FU32_CPU_AVX2,
     "bmi1": FU32_CPU_BMI1,
