@@ -2,6 +2,8 @@
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -229,3 +231,40 @@ def test_version_and_usage():
     assert usage.returncode == 0 and "bench" in usage.stdout
     bare = subprocess.run([sys.executable, "-m", "fixedutf32"], capture_output=True, text=True)
     assert bare.returncode == 2 and "usage:" in bare.stderr
+
+
+GCC_ONLY = re.compile(r"__attribute__|__builtin_\w+|__asm__|__restrict__|__typeof__|__cpuid_count")
+
+
+@pytest.mark.parametrize(
+    "defines",
+    [
+        ["-D_MSC_VER=1930", "-D_M_X64", "-D_WIN32", "-D_WIN64"],  # MSVC on x86-64
+        ["-D_MSC_VER=1930", "-D_M_ARM64", "-D_WIN32", "-D_WIN64"],  # MSVC on arm64
+        [],  # a C99 compiler that is none of GCC, Clang, MSVC
+    ],
+    ids=["msvc-x64", "msvc-arm64", "plain-c99"],
+)
+def test_headers_have_a_fallback_for_every_gcc_only_construct(defines, tmp_path):
+    # Preprocess the kernels' headers as another compiler would see them
+    # (no predefined macros, system headers stubbed) and look for what only
+    # GCC and Clang understand.
+    compiler = shutil.which("gcc") or shutil.which("clang")
+    headers = Path(fixedutf32.__file__).parent
+    if compiler is None or not (headers / "_utf8.h").exists():
+        pytest.skip("needs gcc or clang and the kernels' headers next to the package")
+    stubs = tmp_path / "include"
+    stubs.mkdir()
+    for name in ("stddef.h", "stdint.h", "string.h", "stdlib.h", "malloc.h", "intrin.h",
+                 "immintrin.h", "emmintrin.h", "arm_neon.h", "cpuid.h", "sys/mman.h"):
+        (stubs / name).parent.mkdir(exist_ok=True)
+        (stubs / name).write_text("/* stub */\n")
+    source = tmp_path / "t.c"
+    source.write_text('#include "_simd.h"\n#include "_utf8.h"\n')
+    result = subprocess.run(
+        [compiler, "-E", "-P", "-undef", "-nostdinc", f"-I{stubs}", f"-I{headers}", *defines, str(source)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "fu32_cpu_level" in result.stdout
+    assert sorted(set(GCC_ONLY.findall(result.stdout))) == []
