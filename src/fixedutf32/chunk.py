@@ -117,9 +117,12 @@ def validate(data, length_bytes, *, endian="little"):
     ChunkSizeError
         If the size of ``data`` is not a multiple of ``length_bytes``.
     ValueError
-        If ``length_bytes`` or ``endian`` is invalid.
+        If ``length_bytes`` or ``endian`` is invalid (``length_bytes`` above
+        2147483644, the widest NumPy ``U`` item, included).
     TypeError, BufferError
-        If ``data`` has no buffer, or a non-contiguous one.
+        If ``data`` has no buffer, or a non-contiguous one, or is an array
+        whose items are not plain bytes (object, ``StringDType``, bool,
+        float...).
 
     Examples
     --------
@@ -182,11 +185,15 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
         If ``data`` is not a whole number of elements, or does not match
         ``shape`` or the size of ``out``.
     ValueError
-        If ``length_bytes``, ``endian`` or ``order`` is invalid, or if
-        ``out`` partly overlaps ``data``.
+        If ``length_bytes``, ``endian`` or ``order`` is invalid
+        (``length_bytes`` above 2147483644, the widest NumPy ``U`` item,
+        included), if ``out`` partly overlaps ``data``, or if ``out`` is a
+        ``U`` array that is not in native byte order.
     TypeError, BufferError
-        If ``data`` or ``out`` has no buffer or a non-contiguous one, or if
-        ``out`` is read-only.
+        If ``data`` or ``out`` has no buffer or a non-contiguous one, is an
+        array whose items are not plain bytes (object, ``StringDType``,
+        bool, float...), or if ``out`` is read-only; if ``validate`` is not
+        a bool.
 
     Examples
     --------
@@ -377,10 +384,15 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
     ChunkSizeError
         If ``out`` is not exactly the chunk's size.
     TypeError
-        If ``array`` does not hold strings, or ``out`` is not a writable
-        buffer.
+        If ``array`` does not hold strings, ``out`` is not a writable
+        buffer of plain bytes (an object or ``StringDType`` array is not),
+        or ``validate`` is not a bool.
     ValueError
-        If ``length_bytes``, ``endian`` or ``order`` is invalid.
+        If ``length_bytes``, ``endian`` or ``order`` is invalid
+        (``length_bytes`` above 2147483644, the widest NumPy ``U`` item,
+        included); if ``out`` is a ``U`` array of the other byte order than
+        ``endian``; if a ``StringDType`` array holds a missing value (its
+        index is named).
 
     ``out`` is left exactly as it was when an error is raised.
 
@@ -480,7 +492,9 @@ def byteswap(buffer):
     ChunkSizeError
         If the size is not a multiple of 4 bytes.
     TypeError, BufferError
-        If ``buffer`` is read-only, has no buffer or a non-contiguous one.
+        If ``buffer`` is read-only, has no buffer or a non-contiguous one,
+        or is an array whose items are not plain bytes (object,
+        ``StringDType``, bool, float...).
 
     Examples
     --------
@@ -533,8 +547,10 @@ def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None
         If ``data`` is not a whole number of elements or ``out`` has the
         wrong size.
     ValueError, TypeError, BufferError
-        For invalid widths, ``endian``, buffers, or an ``out`` that overlaps
-        ``data``.
+        For invalid widths (above 2147483644 too), ``endian``, buffers
+        (arrays whose items are not plain bytes included), a ``validate``
+        that is not a bool, an ``out`` that overlaps ``data``, or an ``out``
+        that is a ``U`` array of the other byte order than ``endian``.
 
     ``out`` is left exactly as it was when an error is raised.
 
@@ -591,7 +607,9 @@ def str_lengths(data, length_bytes, *, endian="little", validate=True):
     ChunkSizeError
         If ``data`` is not a whole number of elements.
     ValueError, TypeError, BufferError
-        For an invalid ``length_bytes``, ``endian`` or buffer.
+        For an invalid ``length_bytes`` (above 2147483644 too), ``endian``
+        or buffer (arrays whose items are not plain bytes included), or a
+        ``validate`` that is not a bool.
 
     Examples
     --------

@@ -233,7 +233,10 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     ChunkSizeError
         If the buffer's size is not a multiple of ``length_bytes``.
     ValueError, TypeError
-        For a bad ``length_bytes``, ``endian`` or ``data``.
+        For a bad ``length_bytes`` (above 2147483644, the widest NumPy
+        ``U`` item, too), ``endian`` or ``data`` (an array whose items are
+        not plain bytes, such as an object array, is a TypeError), or a
+        ``validate`` that is not a bool (TypeError).
 
     Examples
     --------
@@ -481,7 +484,13 @@ def from_utf8(offsets, values, length_bytes, *, endian="little", out=None):
         If a string has more than ``length_bytes // 4`` code points (U+0000
         beyond the capacity is padding and accepted).
     ValueError
-        If the offsets do not lie inside ``values``, or ``out`` overlaps it.
+        If the offsets do not lie inside ``values``, ``out`` overlaps
+        ``values`` or ``offsets``, ``out`` is a ``U`` array of the other
+        byte order than ``endian``, or ``length_bytes`` is invalid (above
+        2147483644 too).
+    TypeError
+        If ``values`` or ``out`` is not a buffer of plain bytes (an object
+        or ``StringDType`` array is not).
     ChunkSizeError
         If ``out`` has the wrong size.
 
@@ -603,6 +612,8 @@ def decode_vlen_utf8(chunk, length_bytes, *, endian="little", out=None):
     ChunkSizeError
         If the chunk is shorter than its item table says, or has bytes left
         over after the last item, or ``out`` has the wrong size.
+    ValueError, TypeError
+        As for :func:`from_utf8` (``out`` must not overlap ``chunk``).
     InvalidUTF8Error, StringTooLongError
         As for :func:`from_utf8`.
 
