@@ -17,8 +17,8 @@ import hashlib
 import os
 import random
 import re
-import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -32,6 +32,8 @@ SEEDS = HERE / "seeds"
 ARTIFACTS = ("crash-", "oom-", "timeout-", "leak-")
 _CHILD_GRACE = 60  # seconds a child may overrun its budget before it counts as hung
 _RECENT = 64  # inputs kept on disk: a crash may come some calls after the input that caused it
+_MAX_LEN = 4096  # longest input
+_SLOT = 12 + _MAX_LEN
 
 
 def _log(message):
@@ -52,25 +54,35 @@ def _targets():
 
 
 class _Recent:
-    """The last inputs run, one file each, so that a crash that leaves no
-    artifact (the process dies inside a signal handler, or heap damage kills it
-    later) still leaves the inputs that led to it."""
+    """The last inputs run, kept on disk, so that a crash that leaves no
+    artifact (the process dies inside a signal handler, or heap damage kills
+    it some calls later) still leaves the inputs that led to it.
+
+    A ring of fixed slots in one open file: one pwrite per input, as opening
+    a file per input costs more than a run of most targets.
+    """
 
     def __init__(self, name):
-        self.folder = FINDINGS / f"{name}-recent"
-        self.folder.mkdir(parents=True, exist_ok=True)
-        for old in self.folder.iterdir():
-            old.unlink()
+        self.path = FINDINGS / f"{name}-recent.bin"
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         self.count = 0
 
     def add(self, data):
-        (self.folder / f"{self.count % _RECENT:03d}").write_bytes(data)
+        data = data[:_MAX_LEN]
         self.count += 1
+        slot = struct.pack("<QI", self.count, len(data)) + data
+        os.pwrite(self.fd, slot, (self.count % _RECENT) * _SLOT)
 
-    def clear(self):
-        for old in self.folder.iterdir():
-            old.unlink()
-        self.folder.rmdir()
+    @staticmethod
+    def read(path):
+        """The inputs in a ring file, oldest first."""
+        raw = path.read_bytes()
+        entries = []
+        for offset in range(0, len(raw) - 11, _SLOT):
+            count, size = struct.unpack_from("<QI", raw, offset)
+            if count:
+                entries.append((count, raw[offset + 12:offset + 12 + size]))
+        return [data for _, data in sorted(entries)]
 
 
 # --- inside the child process ---------------------------------------------------------------
@@ -100,7 +112,8 @@ def _run_atheris(name, seconds):
     if (SEEDS / name).is_dir():
         argv.append(str(SEEDS / name))
     argv += [f"-max_total_time={seconds}", f"-artifact_prefix={FINDINGS / name}-",
-             "-timeout=30", "-rss_limit_mb=3072", "-max_len=4096", "-print_final_stats=1"]
+             "-timeout=30", "-rss_limit_mb=3072", f"-max_len={_MAX_LEN}",
+             "-print_final_stats=1"]
     atheris.Setup(argv, target)
     atheris.Fuzz()
 
@@ -110,7 +123,6 @@ def _run_random(name, seconds):
     target = _targets()[name]
     seeds = [p.read_bytes() for p in sorted((SEEDS / name).glob("*"))] if (
         SEEDS / name).is_dir() else []
-    current = FINDINGS / f"{name}-current"
     rng = random.Random()
     recent = _Recent(name)
     deadline = time.monotonic() + seconds
@@ -123,9 +135,8 @@ def _run_random(name, seconds):
                     data[rng.randrange(len(data))] = rng.randrange(256)
             data = bytes(data)
         else:
-            data = rng.randbytes(rng.randint(0, rng.choice([16, 64, 512, 4096])))
+            data = rng.randbytes(rng.randint(0, rng.choice([16, 64, 512, _MAX_LEN])))
         recent.add(data)
-        current.write_bytes(data)
         try:
             target(data)
         except Exception:
@@ -133,12 +144,8 @@ def _run_random(name, seconds):
             path = FINDINGS / f"{name}-crash-{hashlib.sha1(data).hexdigest()}"
             path.write_bytes(data)
             print(f"Test unit written to {path}", file=sys.stderr)
-            current.unlink()
-            recent.clear()
             sys.exit(1)
         runs += 1
-    current.unlink(missing_ok=True)
-    recent.clear()
     print(f"Done {runs} runs in {seconds} second(s)", file=sys.stderr)
 
 
@@ -161,28 +168,35 @@ def _tail(text, lines=40):
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def _signature(output, how):
-    """A short name for a finding, to tell repeats from new ones."""
-    lines = output.splitlines()
-    if "most recent call first" in output:  # faulthandler: the innermost Python frame
-        at = next(i for i, line in enumerate(lines) if "most recent call first" in line)
-        frame = lines[at + 1].strip() if at + 1 < len(lines) else ""
-        return f"{how} at {re.sub(r'^File ', '', frame)}"
-    errors = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception|Exit)\b", line)]
-    return errors[-1][:200] if errors else how
+def _crash_signature(output):
+    """"crash, <what> at <innermost Python frame>" from faulthandler's report, or None."""
+    fatal = re.search(r"^Fatal Python error: (.*)$", output, re.M)
+    if not fatal:
+        return None
+    frames = [line.strip() for line in output[fatal.end():].splitlines()
+              if line.strip().startswith("File ") or "<no Python frame>" in line]
+    where = frames[0].removeprefix("File ") if frames else "?"
+    return f"crash, {fatal.group(1).strip()} at {where}"
+
+
+def _exception_signature(output):
+    """The last "SomeError: message" line of a Python traceback, or None."""
+    errors = [line for line in output.splitlines()
+              if re.match(r"^[A-Za-z_.]*(Error|Exception|Exit)\b", line)]
+    return errors[-1][:200] if errors else None
 
 
 def _keep_recent(name):
-    """Move the last inputs of a child that died without an artifact to a findings folder."""
-    recent = FINDINGS / f"{name}-recent"
-    files = sorted(recent.glob("*"), key=lambda p: p.stat().st_mtime_ns) if recent.is_dir() else []
-    if not files:
+    """Save the last inputs of a child that died without an artifact, oldest first."""
+    recent = FINDINGS / f"{name}-recent.bin"
+    inputs = _Recent.read(recent) if recent.exists() else []
+    if not inputs:
         return None
     kept = FINDINGS / f"{name}-crash-recent-{time.strftime('%Y%m%d-%H%M%S')}"
     kept.mkdir()
-    for i, path in enumerate(files):
-        path.rename(kept / f"{i:03d}")
-    shutil.rmtree(recent)
+    for i, data in enumerate(inputs):
+        last = "-last" if i == len(inputs) - 1 else ""
+        (kept / f"{i:03d}{last}").write_bytes(data)
     return kept
 
 
@@ -206,48 +220,47 @@ def _run_target(name, seconds, engine, seen):
     elapsed = time.monotonic() - start
     output = log_path.read_text(errors="replace")
     new = sorted(_artifacts(name) - before)
+    crash, exception = _crash_signature(output), _exception_signature(output)
     # A crash inside libFuzzer's own crash handler (heap damage) can even end with
     # exit code 0 and no artifact: the log says what happened.
-    failed = code != 0 or bool(re.search(r"ERROR: libFuzzer|^Fatal Python error", output, re.M))
-    current = FINDINGS / f"{name}-current"
-    if not new and failed and current.exists():
-        # the random driver died by a signal: the input it was running is the finding
-        data = current.read_bytes()
-        saved = FINDINGS / f"{name}-crash-{hashlib.sha1(data).hexdigest()}"
-        current.rename(saved)
-        new = [saved]
-    if not new and failed:
-        kept = _keep_recent(name)
-        new = [kept] if kept else []
-    shutil.rmtree(FINDINGS / f"{name}-recent", ignore_errors=True)
+    failed = code != 0 or crash is not None or "ERROR: libFuzzer" in output
+    how = f"exit code {code}" if code >= 0 else f"signal {signal.Signals(-code).name}"
+    results = []  # (signature, saved input or None)
+    if new:
+        signature = exception or crash or how
+        results += [(signature, path) for path in new]
+        if crash and exception:
+            # the exception was saved, then the process crashed on its way out:
+            # damage done by an earlier input, among the last ones run
+            results.append((crash, _keep_recent(name)))
+    elif failed:
+        results.append((crash or exception or how, _keep_recent(name)))
+    (FINDINGS / f"{name}-recent.bin").unlink(missing_ok=True)
     runs = next((line.split()[1] for line in output.splitlines() if line.startswith("Done ")), "?")
-    if not new and not failed:
+    if not results:
         _log(f"{name}: clean, {runs} runs in {elapsed:.0f} s")
         return []
-    how = f"exit code {code}" if code >= 0 else f"signal {signal.Signals(-code).name}"
-    fatal = re.search(r"^Fatal Python error: (.*)$", output, re.M)
-    if fatal:  # faulthandler saw the signal before libFuzzer exited
-        how = f"crash, {fatal.group(1).strip()}"
-    signature = f"{name}: {_signature(output, how)}"
     findings = []
-    for path in new or [None]:
+    runner = os.path.relpath(HERE / "run.py", Path.cwd())
+    for signature, path in results:
+        signature = f"{name}: {signature}"
         if path is None:
             reproduce = "no input was saved"
         else:
-            rel = os.path.relpath(path, Path.cwd())
-            reproduce = (f"python {os.path.relpath(HERE / 'run.py', Path.cwd())} --target {name} "
-                         f"--reproduce {rel}")
+            reproduce = (f"python {runner} --target {name} --reproduce "
+                         f"{os.path.relpath(path, Path.cwd())}")
             if path.is_dir():
-                reproduce += " (the last inputs before the crash, replayed in order)"
+                reproduce += (" (the last inputs before the crash, replayed in order; "
+                              "the one marked -last was running)")
         findings.append((signature, f"{signature}\n    reproduce: {reproduce}"))
-    if signature not in seen:
+    if any(signature not in seen for signature, _ in findings):
         print(f"=== finding in target {name!r} ({how}); log {log_path}", flush=True)
         print(_tail(output), flush=True)
         for _, message in findings:
             print(message, flush=True)
     else:
-        _log(f"{name}: again {signature}")
-    seen.add(signature)
+        _log(f"{name}: again {findings[0][0]}")
+    seen.update(signature for signature, _ in findings)
     return findings
 
 
