@@ -54,6 +54,13 @@ def random_units(d, max_count=8, max_cap=8):
     return units
 
 
+def random_chunk(d):
+    """(units, endian, chunk bytes) of a random chunk."""
+    units = random_units(d)
+    endian = d.choice(ENDIANS)
+    return units, endian, units_to_bytes(units, endian)
+
+
 def as_buffer(d, chunk):
     """The chunk's bytes in one of the containers the functions accept."""
     kind = d.int(0, 4)
@@ -88,10 +95,8 @@ def native_units(array):
 def decode(data):
     """decode_chunk (and validate) against numpy.frombuffer."""
     d = Draw(data)
-    units = random_units(d)
+    units, endian, chunk = random_chunk(d)
     n, cap = units.shape
-    endian = d.choice(ENDIANS)
-    chunk = units_to_bytes(units, endian)
     validate = d.bool()
     shape, order = None, d.choice("CF")
     if d.bool() and n:
@@ -179,11 +184,9 @@ def encode(data):
 def repad(data):
     """repad against re-padding the code units."""
     d = Draw(data)
-    units = random_units(d)
+    units, endian, chunk = random_chunk(d)
     n, cap = units.shape
-    to_cap = d.int(1, 10)
-    endian, validate = d.choice(ENDIANS), d.bool(0.8)
-    chunk = units_to_bytes(units, endian)
+    to_cap, validate = d.int(1, 10), d.bool(0.8)
     kept = units[:, :min(cap, to_cap)]
     errors = []
     if to_cap < cap and units[:, to_cap:].any():
@@ -205,10 +208,9 @@ def repad(data):
 def str_lengths(data):
     """str_lengths against the index of the last non-zero unit."""
     d = Draw(data)
-    units = random_units(d)
+    units, endian, chunk = random_chunk(d)
     n, cap = units.shape
-    endian, validate = d.choice(ENDIANS), d.bool(0.8)
-    chunk = units_to_bytes(units, endian)
+    validate = d.bool(0.8)
     call = lambda: fixedutf32.str_lengths(  # noqa: E731
         as_buffer(d, chunk), 4 * cap, endian=endian, validate=validate)
     if validate and first_bad(units) is not None:
@@ -226,10 +228,8 @@ def utf8(data):
     """to_utf8/from_utf8 against str.encode/bytes.decode('utf-8')."""
     d = Draw(data)
     if d.bool():
-        units = random_units(d)
+        units, endian, chunk = random_chunk(d)
         n, cap = units.shape
-        endian = d.choice(ENDIANS)
-        chunk = units_to_bytes(units, endian)
         call = lambda: fixedutf32.to_utf8(chunk, 4 * cap, endian=endian)  # noqa: E731
         if first_bad(units) is not None:
             expect([InvalidCodePointError], call)
@@ -276,10 +276,8 @@ def _check_from_utf8(call, pieces, cap, endian):
 def vlen(data):
     """encode_vlen_utf8/decode_vlen_utf8 against numcodecs' layout, written out by hand."""
     d = Draw(data)
-    units = random_units(d)
+    units, endian, chunk = random_chunk(d)
     n, cap = units.shape
-    endian = d.choice(ENDIANS)
-    chunk = units_to_bytes(units, endian)
     pieces = None if first_bad(units) is not None else _utf8_strings(units)
     call = lambda: fixedutf32.encode_vlen_utf8(chunk, 4 * cap, endian=endian)  # noqa: E731
     if pieces is None:

@@ -652,6 +652,25 @@ def test_hand_built_defaults_and_normalization():
     ({"separator": "-"}, ["separator", '"-"']),
     ({"zarr_format": 2, "chunk_key_encoding": "default"}, ["chunk_key_encoding", '"default"']),
     ({"zarr_format": 2, "codecs": ({"id": "zstd"}, {"id": "gzip"})}, ["codecs", "at most one"]),
+    # wrong types, each named (issue 8)
+    ({"shape": 5}, ["shape", "a sequence", "5"]),
+    ({"shape": "ab"}, ["shape", "a sequence", '"ab"']),
+    ({"chunk_shape": 5}, ["chunk_shape", "a sequence", "5"]),
+    ({"shape": (True, 4)}, ["shape[0]", "true"]),
+    ({"shape": (numpy.bool_(True), 4)}, ["shape[0]"]),
+    ({"chunk_shape": (2, False)}, ["chunk_shape[1]", "false"]),
+    ({"shape": (2.0, 4)}, ["shape[0]", "2.0"]),
+    ({"shape": (2**63, 4)}, ["shape[0]", "int64"]),
+    ({"codecs": 5}, ["codecs", "a sequence", "5"]),
+    ({"codecs": {"name": "gzip"}}, ["codecs", "a sequence"]),
+    ({"codecs": (5,)}, ["codecs[0]", "a JSON object", "5"]),
+    ({"filters": ("delta",)}, ["filters[0]", "a JSON object", '"delta"']),
+    ({"zarr_format": 2, "codecs": ({"id": 5},)}, ["codecs[0]", 'a string "id"']),
+    ({"zarr_format": 2, "filters": ({"name": "delta"},)}, ["filters[0]", 'a string "id"']),
+    ({"chunk_key_encoding": ["default"]}, ["chunk_key_encoding", '["default"]']),
+    ({"separator": ["/"]}, ["separator", '["/"]']),
+    ({"endian": ["little"]}, ["endian", '["little"]']),
+    ({"order": ["C"]}, ["order", '["C"]']),
 ])
 def test_hand_built_rejects(kwargs, patterns):
     args = {"zarr_format": 3, "shape": (2, 3), "chunk_shape": (2, 2),
@@ -890,33 +909,6 @@ def test_parse_v3_accepts_valid_optional_keys(changes):
 def test_parse_v2_rejects_codec_ids_that_are_not_strings(changes, patterns):
     with rejects(*patterns):
         parse_array_metadata(v2_doc(**changes))
-
-
-@pytest.mark.parametrize("kwargs, patterns", [
-    ({"shape": 5}, ["shape", "a sequence", "5"]),
-    ({"shape": "ab"}, ["shape", "a sequence", '"ab"']),
-    ({"chunk_shape": 5}, ["chunk_shape", "a sequence", "5"]),
-    ({"shape": (True, 4)}, ["shape[0]", "true"]),
-    ({"shape": (numpy.bool_(True), 4)}, ["shape[0]"]),
-    ({"chunk_shape": (2, False)}, ["chunk_shape[1]", "false"]),
-    ({"shape": (2.0, 4)}, ["shape[0]", "2.0"]),
-    ({"shape": (2**63, 4)}, ["shape[0]", "int64"]),
-    ({"codecs": 5}, ["codecs", "a sequence", "5"]),
-    ({"codecs": {"name": "gzip"}}, ["codecs", "a sequence"]),
-    ({"codecs": (5,)}, ["codecs[0]", "a JSON object", "5"]),
-    ({"filters": ("delta",)}, ["filters[0]", "a JSON object", '"delta"']),
-    ({"zarr_format": 2, "codecs": ({"id": 5},)}, ["codecs[0]", 'a string "id"']),
-    ({"zarr_format": 2, "filters": ({"name": "delta"},)}, ["filters[0]", 'a string "id"']),
-    ({"chunk_key_encoding": ["default"]}, ["chunk_key_encoding", '["default"]']),
-    ({"separator": ["/"]}, ["separator", '["/"]']),
-    ({"endian": ["little"]}, ["endian", '["little"]']),
-    ({"order": ["C"]}, ["order", '["C"]']),
-])
-def test_hand_built_rejects_wrong_types_naming_the_argument(kwargs, patterns):
-    args = {"zarr_format": 3, "shape": (2, 3), "chunk_shape": (2, 2),
-            "data_type": FixedLengthUTF32(8), **kwargs}
-    with rejects(*patterns):
-        ArrayMetadata(**args)
 
 
 def test_positional_ints_for_shapes_say_which_argument():
