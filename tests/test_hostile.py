@@ -348,3 +348,8 @@ def test_validate_must_be_a_bool(name):
             call(bad)
     for good in (True, False, np.True_, np.False_):
         call(good)
+
+
+def test_bool_extents_in_shape_are_refused():
+    with pytest.raises(TypeError, match="not bools"):
+        fixedutf32.decode_chunk(b"a\0\0\0" * 4, 4, shape=(True, 4))

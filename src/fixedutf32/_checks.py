@@ -194,6 +194,13 @@ def as_bytes(buffer):
     return view if view.format == "B" and view.ndim == 1 else view.cast("B")
 
 
+def _extent(value):
+    # operator.index takes True as 1; a bool as an extent is a mistake.
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("a bool is not an extent")
+    return operator.index(value)
+
+
 def element_count(nbytes, length_bytes, shape, name="data"):
     """Number of elements in a chunk of ``nbytes``; check it against ``shape``.
 
@@ -209,13 +216,13 @@ def element_count(nbytes, length_bytes, shape, name="data"):
             f"length_bytes {length_bytes} ({remainder} bytes left over)"
         )
     try:
-        shape = (operator.index(shape),)
+        shape = (_extent(shape),)
     except TypeError:
         try:
-            shape = tuple(operator.index(extent) for extent in shape)
+            shape = tuple(_extent(extent) for extent in shape)
         except TypeError:
             raise TypeError(
-                f"shape must be an int or a sequence of ints, got {shape!r}"
+                f"shape must be an int or a sequence of ints (not bools), got {shape!r}"
             ) from None
     if any(extent < 0 for extent in shape):
         raise ValueError(f"shape must not have negative extents, got {shape}")

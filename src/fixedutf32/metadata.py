@@ -37,6 +37,7 @@ from typing import Any, ClassVar, Iterator, Mapping, Sequence
 
 import numpy
 
+from ._checks import MAX_LENGTH_BYTES
 from .errors import MetadataError
 
 __all__ = [
@@ -66,9 +67,7 @@ _BYTES_FIX = '{"name": "bytes", "configuration": {"endian": "little"}}'
 
 #: Deepest nesting of JSON arrays and objects a document may have.
 MAX_NESTING_DEPTH = 128
-#: Largest ``length_bytes``: NumPy's largest ``U`` item size, a C ``int``
-#: rounded down to whole code units (``numpy.dtype("U536870911")``).
-MAX_LENGTH_BYTES = (2**31 - 1) // 4 * 4
+# MAX_LENGTH_BYTES (from _checks): NumPy's largest ``U`` item size.
 _MAX_EXTENT = 2**63 - 1  # int64, as zarr-python holds shapes
 
 
