@@ -12,6 +12,7 @@ import math
 import os
 import pathlib
 import re
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -55,6 +56,9 @@ DEFAULT_COMPRESSORS = "default"
 _ZSTD_V3 = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
 _ZSTD_V2 = {"id": "zstd", "level": 0}
 _PARTIAL = re.compile(r"\.[0-9a-f]{32}\.partial$")
+# Seconds to wait after each chunk written: lets the tests kill a conversion
+# in the middle, deterministically. Never set in normal use.
+_WRITE_DELAY = float(os.environ.get("FIXEDUTF32_TEST_WRITE_DELAY", "0") or 0)
 
 
 class InvalidChunkError(FixedUTF32Error):
@@ -351,6 +355,8 @@ def _write(dst, job, key, payload, result):
     dst.set(key, data)
     result["written"] += 1
     result["bytes_written"] += memoryview(data).nbytes
+    if _WRITE_DELAY:
+        time.sleep(_WRITE_DELAY)
 
 
 def _new_result(job, chunks):
