@@ -281,9 +281,16 @@ def _json_bytes(value):
 def _chunk_problem(plan, key, index, exc):
     """A Problem for an error met turning one source chunk into strings."""
     if isinstance(exc, (InvalidUTF8Error, StringTooLongError)):
-        coordinates = plan.coordinates(index, exc.index) if plan.meta.chunk_shape else ()
-        return Problem("code_point" if isinstance(exc, InvalidUTF8Error) else "chunk", plan.path,
-                       f"{exc} (element {list(coordinates)})", key, index, coordinates)
+        # The chunk-relative index of the error becomes array coordinates.
+        coordinates = plan.coordinates(index, exc.index)
+        if isinstance(exc, InvalidUTF8Error):
+            return Problem("code_point", plan.path,
+                           f"invalid UTF-8 at element {list(coordinates)}, byte "
+                           f"{exc.byte_offset}: {exc.reason}", key, index, coordinates)
+        return Problem("chunk", plan.path,
+                       f"string at element {list(coordinates)} has {exc.length} code points; "
+                       f"expected at most {exc.capacity} (length_bytes {4 * exc.capacity})",
+                       key, index, coordinates)
     return Problem("chunk", plan.path, str(exc), key, index)
 
 
