@@ -18,6 +18,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
+    def parse(self, argv):
+        """The parsed arguments, or the exit status of --help or a usage error."""
+        try:
+            return self.parse_args(argv), None
+        except SystemExit as exc:
+            return None, exc.code
+
 
 def _common(parser):
     parser.add_argument("--threads", type=int, default=None,
@@ -57,7 +64,9 @@ def check_main(argv):
     parser.add_argument("--max-errors", type=int, default=100,
                         help="stop after this many problems (default: 100)")
     _common(parser)
-    args = parser.parse_args(argv)
+    args, status = parser.parse(argv)
+    if args is None:
+        return status
     try:
         report = check(args.store, args.path, threads=args.threads, scheduler=args.dask,
                        progress=_progress(args), max_errors=args.max_errors)
@@ -133,13 +142,16 @@ def convert_main(argv):
     parser.add_argument("--verify", action="store_true",
                         help="compare both stores element by element afterwards")
     _common(parser)
-    args = parser.parse_args(argv)
+    args, status = parser.parse(argv)
+    if args is None:
+        return status
     chunks = None
     if args.chunks:
         try:
             chunks = tuple(int(c) for c in args.chunks.split(","))
         except ValueError:
-            parser.error(f"--chunks: expected integers separated by commas, got {args.chunks!r}")
+            return _fail(parser.prog, f"--chunks: expected integers separated by commas, got "
+                                      f"{args.chunks!r}")
     try:
         report = convert(
             args.source, args.dest, to=args.to, zarr_format=args.zarr_format, endian=args.endian,

@@ -48,7 +48,7 @@ from ._layout import (
     undo,
 )
 from ._run import Progress, resolve, run_tasks
-from ._stores import StoreError, open_handle, spec_of
+from ._stores import StoreError, dask_spec, open_handle, spec_of
 
 __all__ = ["ConvertReport", "InvalidChunkError", "convert"]
 
@@ -676,6 +676,8 @@ def convert(source, dest, *, to=FIXED, zarr_format=3, endian="little", length_by
                        skip_invalid=skip_invalid)
         converter = _Conversion(src, nodes, options, threads, client, progress)
         converter.plan()  # every refusal before the destination is touched
+        if client is not None:
+            dask_spec(dest, "destination")
         if _overlaps(src, dest):
             raise StoreError(f"the destination {dest!r} is, holds or lies inside the source "
                              f"{src.name!r}; the source is never written")

@@ -17,7 +17,7 @@ import threading
 
 from ..errors import FixedUTF32Error
 
-__all__ = ["StoreError", "StoreHandle", "open_handle", "handle_for", "spec_of"]
+__all__ = ["StoreError", "StoreHandle", "open_handle", "handle_for", "spec_of", "dask_spec"]
 
 
 class StoreError(FixedUTF32Error):
@@ -248,15 +248,22 @@ def handle_for(spec, mode):
 
 def spec_of(handle, role):
     """The spec a Dask task reopens ``handle`` from; StoreError if it has none."""
-    if handle.spec is None:
+    return dask_spec(handle.spec, role)
+
+
+def dask_spec(spec, role):
+    """``spec`` if every Dask worker can open it (a directory or a URL), else StoreError."""
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, str):
         raise StoreError(
             f"the {role} store was passed as an object; Dask tasks open stores themselves, "
             f"so pass its path or URL")
-    if handle.spec.lower().endswith(".zip") and role == "destination":
+    if spec.lower().endswith(".zip") and role == "destination":
         raise StoreError(
             f"a .zip destination is written by one process; convert to a directory or a URL "
-            f"to use Dask, got {handle.spec!r}")
-    if handle.spec.startswith("memory://"):
+            f"to use Dask, got {spec!r}")
+    if spec.startswith("memory://"):
         raise StoreError(
-            f"memory:// stores live in one process; Dask workers cannot see {handle.spec!r}")
-    return handle.spec
+            f"memory:// stores live in one process; Dask workers cannot see {spec!r}")
+    return spec
