@@ -9,7 +9,7 @@ import numpy as np
 from ..chunk import str_lengths
 from ..errors import InvalidCodePointError, MetadataError
 from ._layout import FIXED, data_type_of, plan_array, walk
-from ._run import Progress, dask_client, default_threads, resolve, run_tasks
+from ._run import dask_client, default_threads, resolve, run_with_progress
 from ._stores import StoreError, open_handle, spec_of
 
 __all__ = ["Problem", "ArrayReport", "CheckReport", "check"]
@@ -432,7 +432,6 @@ def _run_check(report, plans, ref, threads, client, progress):
                           chunks * plan.chunk_nbytes()))
     total_chunks = sum(t[2] for t in tasks)
     checked = 0
-    bar = Progress(progress, total_chunks, sum(t[3] for t in tasks), "check")
 
     def consume(result):
         nonlocal checked
@@ -448,9 +447,6 @@ def _run_check(report, plans, ref, threads, client, progress):
         report.problems.extend(found)
         return len(report.problems) < report.max_errors
 
-    try:
-        if len(report.problems) < report.max_errors:
-            run_tasks(tasks, consume, threads=threads, client=client, progress=bar)
-    finally:
-        bar.close()
+    if len(report.problems) < report.max_errors:
+        run_with_progress(tasks, consume, "check", threads=threads, client=client, show=progress)
     report.chunks_unchecked = total_chunks - checked

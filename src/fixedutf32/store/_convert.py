@@ -47,7 +47,7 @@ from ._layout import (
     redo,
     undo,
 )
-from ._run import Progress, resolve, run_tasks
+from ._run import resolve, run_with_progress
 from ._stores import StoreError, dask_spec, open_handle, spec_of
 
 __all__ = ["ConvertReport", "InvalidChunkError", "convert"]
@@ -741,12 +741,8 @@ class _Conversion:
             problems.extend(result["problems"])
             return self.options["skip_invalid"] or not problems
 
-        bar = Progress(self.progress, sum(t[2] for t in tasks), sum(t[3] for t in tasks),
-                       "measure")
-        try:
-            run_tasks(tasks, consume, threads=self.threads, client=self.client, progress=bar)
-        finally:
-            bar.close()
+        run_with_progress(tasks, consume, "measure", threads=self.threads, client=self.client,
+                          show=self.progress)
         if problems and not self.options["skip_invalid"]:
             raise InvalidChunkError(min(problems, key=Problem.sort_key))
         return longest
@@ -885,12 +881,8 @@ class _Conversion:
                 return False
             return True
 
-        bar = Progress(self.progress, sum(t[2] for t in tasks), sum(t[3] for t in tasks),
-                       "convert")
-        try:
-            run_tasks(tasks, consume, threads=self.threads, client=self.client, progress=bar)
-        finally:
-            bar.close()
+        run_with_progress(tasks, consume, "convert", threads=self.threads, client=self.client,
+                          show=self.progress)
         if fatal:
             raise InvalidChunkError(fatal[0])
         report.skipped.sort(key=Problem.sort_key)

@@ -14,7 +14,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from ._stores import StoreError, StoreHandle, handle_for
 
-__all__ = ["Progress", "resolve", "run_tasks", "dask_client"]
+__all__ = ["Progress", "resolve", "run_tasks", "run_with_progress", "dask_client"]
 
 
 def resolve(ref, mode="r"):
@@ -207,3 +207,12 @@ def _run_dask(tasks, consume, client, progress):
                 other.cancel()
             break
     return done
+
+
+def run_with_progress(tasks, consume, what, *, threads, client, show):
+    """:func:`run_tasks` under a :class:`Progress` named ``what`` (shown when ``show``)."""
+    bar = Progress(show, sum(t[2] for t in tasks), sum(t[3] for t in tasks), what)
+    try:
+        return run_tasks(tasks, consume, threads=threads, client=client, progress=bar)
+    finally:
+        bar.close()
