@@ -34,8 +34,8 @@ from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
 from zarr.storage import LocalStore, StorePath
 
 from .. import metadata as _rules
-from .._checks import NATIVE_ENDIAN, byte_view, check_out_size, native_dtype
-from ..chunk import _endian_of, decode_chunk, encode_chunk, validate
+from .._checks import NATIVE_ENDIAN, byte_view, check_out_size, dtype_endian, native_dtype
+from ..chunk import decode_chunk, encode_chunk, validate
 from ..errors import InvalidCodePointError
 from ._codec import InvalidChunkCodePointError
 
@@ -693,7 +693,7 @@ class CodecPipeline(_ZarrCodecPipeline):
 
     def _read_local_chunks(self, plan, items, out_np, drop_axes):
         """Read chunks from local files into the result (runs on a thread)."""
-        wanted = _endian_of(out_np.dtype)
+        wanted = dtype_endian(out_np.dtype)
         for getter, spec, chunk_selection, out_selection, is_complete in items:
             layout = plan.chunk_layout(spec)
             target = _direct_target(out_np, spec, chunk_selection, out_selection, is_complete,
@@ -722,7 +722,7 @@ class CodecPipeline(_ZarrCodecPipeline):
         length_bytes, endian, order = layout
         with self._naming_chunk(getter, spec, layout):
             if target is not None:
-                wanted = _endian_of(out_np.dtype)
+                wanted = dtype_endian(out_np.dtype)
                 if plan.decompresses_in_thread:
                     data = plan.decompress(data, out=target)
                 _decode_into(data, target, length_bytes, endian, wanted)
