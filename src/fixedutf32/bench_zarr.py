@@ -439,10 +439,9 @@ def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
 
     Raises
     ------
-    ImportError
-        If zarr-python or numcodecs is not installed.
-    ValueError
-        If ``size`` is smaller than one element.
+    ImportError, ValueError
+        As :func:`arrays` does: zarr-python or numcodecs missing, ``size``
+        under one element.
 
     Examples
     --------
