@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import zarr.codecs
 from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
@@ -18,6 +18,11 @@ _SYSTEM_ENDIAN = sys.byteorder
 
 def _is_fixed_utf32(dtype):
     return isinstance(dtype, _ZarrFixedLengthUTF32)
+
+
+def _same_fields(a, b):
+    """zarr's dataclass ``__eq__`` without its same-class test: the compared fields."""
+    return all(getattr(a, f.name) == getattr(b, f.name) for f in fields(a) if f.compare)
 
 
 # --------------------------------------------------------------------------
@@ -63,6 +68,18 @@ class BytesCodec(zarr.codecs.BytesCodec):
 
     # zarr's registry and configuration name classes by module and name
     __module__ = "fixedutf32.zarr"
+
+    def __eq__(self, other):
+        # zarr's dataclass __eq__ wants the very same class, but this codec
+        # stands for the same JSON: metadata parsed with it must equal the
+        # metadata zarr builds with its own class (create_array), either way
+        # round (Python asks the subclass first).
+        if type(other) in _SAME_CODEC:
+            return _same_fields(self, other)
+        return NotImplemented
+
+    # zarr's hash is that of (endian,): equal codecs of either class hash alike
+    __hash__ = zarr.codecs.BytesCodec.__hash__
 
     @classmethod
     def from_dict(cls, data):
@@ -171,6 +188,9 @@ class BytesCodec(zarr.codecs.BytesCodec):
         return await super()._encode_single(chunk_array, chunk_spec)
 
 
+_SAME_CODEC = (zarr.codecs.BytesCodec, BytesCodec)
+
+
 # --------------------------------------------------------------------------
 # The strict data type
 
@@ -198,6 +218,16 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
     """
 
     __module__ = "fixedutf32.zarr"
+
+    def __eq__(self, other):
+        # The same JSON as zarr's class: metadata opened with this type equals
+        # metadata zarr made with its own, either way round.
+        if type(other) in _SAME_DTYPE:
+            return _same_fields(self, other)
+        return NotImplemented
+
+    # as BytesCodec's: the hash of the compared fields, whichever class
+    __hash__ = _ZarrFixedLengthUTF32.__hash__
 
     @classmethod
     def _from_json_v3(cls, data):
@@ -241,6 +271,9 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
         if isinstance(data, str):
             _rules.FixedLengthUTF32(self.item_size).decode_fill_value(str(data))
         return super().cast_scalar(data)
+
+
+_SAME_DTYPE = (_ZarrFixedLengthUTF32, StrictFixedLengthUTF32)
 
 
 class InvalidChunkCodePointError(InvalidCodePointError):

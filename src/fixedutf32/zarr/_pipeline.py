@@ -363,7 +363,9 @@ class CodecPipeline(_ZarrCodecPipeline):
     def __eq__(self, other):
         return type(other) is type(self) and other.fallback == self.fallback
 
-    __hash__ = None
+    def __hash__(self):
+        # as __eq__: the class and zarr's pipeline (a frozen dataclass) decide
+        return hash((type(self), self.fallback))
 
     def __iter__(self):
         return iter(self.fallback)
