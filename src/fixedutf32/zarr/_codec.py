@@ -38,7 +38,9 @@ class BytesCodec(zarr.codecs.BytesCodec):
     codec's byte order.  For every other data type it is zarr's own class.
     Select it with ``zarr.config.set({"codecs.bytes":
     "fixedutf32.zarr.BytesCodec"})`` or the environment variable
-    ``ZARR_CODECS__BYTES=fixedutf32.zarr.BytesCodec``.
+    ``ZARR_CODECS__BYTES=fixedutf32.zarr.BytesCodec``.  It compares equal
+    to, and hashes like, zarr's own ``BytesCodec`` with the same ``endian``:
+    both stand for the same JSON.
 
     Parameters
     ----------
@@ -64,6 +66,8 @@ class BytesCodec(zarr.codecs.BytesCodec):
     ...     arr[:] = ["ab", "cde"]
     ...     arr[:]
     array(['ab', 'cde'], dtype='<U3')
+    >>> BytesCodec(endian="big") == zarr.codecs.BytesCodec(endian="big")
+    True
     """
 
     # zarr's registry and configuration name classes by module and name
@@ -206,9 +210,14 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
     string NumPy would not write (``"<U02"``, ``"<U0"``), and a fill value
     with more code points than the type holds (zarr would truncate it) or
     with a lone surrogate.  The rules are those of :mod:`fixedutf32.metadata`.
+    It compares equal to, and hashes like, zarr's class with the same
+    ``length`` and ``endianness``.
 
     Examples
     --------
+    >>> from zarr.dtype import FixedLengthUTF32
+    >>> StrictFixedLengthUTF32(length=2) == FixedLengthUTF32(length=2)
+    True
     >>> StrictFixedLengthUTF32.from_json(
     ...     {"name": "fixed_length_utf32", "configuration": {"length_bytes": 13}},
     ...     zarr_format=3)
