@@ -26,7 +26,7 @@ from cpython.buffer cimport (
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uintptr_t
 from libc.string cimport memcpy, memset
 
-cdef extern from "csrc/chunk_avx2.h" nogil:
+cdef extern from "csrc/chunk.h" nogil:
     uint32_t fu32_bswap32(uint32_t value)
     uint32_t fu32_load_unit(const uint8_t *p)
     void fu32_store_unit(uint8_t *p, uint32_t value)

@@ -10,7 +10,7 @@
 
 from libc.stdint cimport int64_t, uint8_t
 
-cdef extern from "csrc/utf8_avx2.h" nogil:
+cdef extern from "csrc/utf8.h" nogil:
     ctypedef struct fu32_utf8_result:
         int error
         Py_ssize_t index
