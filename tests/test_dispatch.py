@@ -1,4 +1,4 @@
-"""Every SIMD path gives the scalar path's bytes and errors, byte for byte.
+"""Every SIMD level gives the portable level's bytes and errors, byte for byte.
 
 The inputs are sized to hit every part of the vector loops: lengths that are
 not a multiple of the vector width, starts at odd addresses, several fast-check
@@ -17,7 +17,7 @@ from fixedutf32 import InvalidCodePointError, StringTooLongError
 LEVELS = fixedutf32.available_simd_levels()
 BLOCK_UNITS = 4096
 
-# A parity test compares every SIMD level with the scalar one: on a CPU with
+# A parity test compares every SIMD level with the portable one: on a CPU with
 # the portable level only there is nothing to compare, and it says so.
 parity = pytest.mark.skipif(
     len(LEVELS) < 2,
@@ -53,9 +53,9 @@ def per_level(function):
 
 def assert_same_everywhere(function):
     results = per_level(function)
-    reference = results["scalar"]
+    reference = results["portable"]
     for level, result in results.items():
-        assert result == reference, f"{level} differs from scalar"
+        assert result == reference, f"{level} differs from portable"
     return reference
 
 

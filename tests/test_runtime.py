@@ -39,7 +39,7 @@ def test_environment_variable_best_is_the_default():
     unset = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert unset.returncode == 0, unset.stderr
     assert unset.stdout.strip() == best
-    for value, expected in (("best", best), ("", best), ("scalar", "scalar")):
+    for value, expected in (("best", best), ("", best), ("portable", "portable"), ("scalar", "portable")):
         result = run_python(code, FIXEDUTF32_SIMD=value)
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == expected, value
@@ -52,7 +52,7 @@ ALL_FEATURES = 0
 for _bit in FEATURES.values():
     ALL_FEATURES |= _bit
 # What the chooser gives a CPU and OS with every feature the AVX2 code needs.
-AVX2_IF_BUILT = "avx2" if _kernels.AVX2_COMPILED else "scalar"
+AVX2_IF_BUILT = "avx2" if _kernels.AVX2_COMPILED else "portable"
 
 
 def features(*names):
@@ -66,14 +66,14 @@ def features(*names):
     "mask, expected",
     [
         (ALL_FEATURES, AVX2_IF_BUILT),
-        (0, "scalar"),
-        (features("avx2"), "scalar"),
-        (ALL_FEATURES & ~features("bmi2"), "scalar"),  # a VM that hides BMI2
-        (ALL_FEATURES & ~features("os_ymm"), "scalar"),  # the OS does not save YMM
-        (ALL_FEATURES & ~features("osxsave"), "scalar"),  # XGETBV may not run
-        (ALL_FEATURES & ~features("lzcnt"), "scalar"),  # lzcnt would run as bsr
-        (ALL_FEATURES & ~features("avx2"), "scalar"),  # an AVX-only CPU
-        (features("avx2", "bmi1", "bmi2", "lzcnt", "popcnt"), "scalar"),  # no OS state
+        (0, "portable"),
+        (features("avx2"), "portable"),
+        (ALL_FEATURES & ~features("bmi2"), "portable"),  # a VM that hides BMI2
+        (ALL_FEATURES & ~features("os_ymm"), "portable"),  # the OS does not save YMM
+        (ALL_FEATURES & ~features("osxsave"), "portable"),  # XGETBV may not run
+        (ALL_FEATURES & ~features("lzcnt"), "portable"),  # lzcnt would run as bsr
+        (ALL_FEATURES & ~features("avx2"), "portable"),  # an AVX-only CPU
+        (features("avx2", "bmi1", "bmi2", "lzcnt", "popcnt"), "portable"),  # no OS state
         (ALL_FEATURES | 0x10000, AVX2_IF_BUILT),  # unknown bits do not matter
     ],
 )
@@ -83,7 +83,7 @@ def test_level_chooser_table(mask, expected):
 
 @pytest.mark.parametrize("missing", sorted(FEATURES))
 def test_each_required_feature_alone_decides(missing):
-    assert _kernels._level_for_features(ALL_FEATURES & ~FEATURES[missing]) == "scalar"
+    assert _kernels._level_for_features(ALL_FEATURES & ~FEATURES[missing]) == "portable"
 
 
 def test_required_features_match_the_compiled_target_flags():
@@ -122,9 +122,20 @@ def test_unknown_level_is_refused():
 
 def test_set_simd_level_returns_previous():
     current = fixedutf32.get_simd_level()
-    assert fixedutf32.set_simd_level("scalar") == current
-    assert fixedutf32.get_simd_level() == "scalar"
+    assert fixedutf32.set_simd_level("portable") == current
+    assert fixedutf32.get_simd_level() == "portable"
     fixedutf32.set_simd_level(current)
+
+
+def test_scalar_is_an_alias_of_portable():
+    current = fixedutf32.get_simd_level()
+    try:
+        fixedutf32.set_simd_level("scalar")
+        assert fixedutf32.get_simd_level() == "portable"
+        assert fixedutf32.set_simd_level(current) == "portable"
+    finally:
+        fixedutf32.set_simd_level(current)
+    assert "scalar" not in fixedutf32.available_simd_levels()
 
 
 # --- the output buffer pool ---------------------------------------------------

@@ -87,7 +87,9 @@ TOO_LONG = KIND_TOO_LONG
 # The levels are chosen in one place, fu32_cpu_level() in _simd.h, from one
 # list of required CPU and OS features (FU32_AVX2_NEEDS) that matches the
 # target flags every AVX2 function is compiled with.
-_LEVEL_NAMES = ("scalar", "avx2")  # indexed by FU32_LEVEL_*
+_LEVEL_NAMES = ("portable", "avx2")  # indexed by FU32_LEVEL_*
+# "scalar" was the portable level's first name; users and scripts still pass it.
+_LEVEL_ALIASES = {"scalar": "portable"}
 
 cdef int _simd_level = FU32_LEVEL_PORTABLE
 
@@ -123,28 +125,50 @@ def available_simd_levels():
     Returns
     -------
     tuple of str
-        Always starts with ``"scalar"``; ``"avx2"`` follows on x86-64 CPUs
-        and systems that have AVX2, BMI1, BMI2, LZCNT and POPCNT and save
-        the YMM registers (every instruction the AVX2 code is built with).
+        Always starts with ``"portable"`` (plain C loops that the compiler
+        vectorizes for the target's baseline: SSE2 on x86-64, NEON on
+        aarch64); ``"avx2"`` follows on x86-64 CPUs and systems that have
+        AVX2, BMI1, BMI2, LZCNT and POPCNT and save the YMM registers (every
+        instruction the AVX2 code is built with).
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> fixedutf32.available_simd_levels()[0]
+    'portable'
     """
-    if fu32_cpu_level() == FU32_LEVEL_AVX2:
-        return ("scalar", "avx2")
-    return ("scalar",)
+    return _LEVEL_NAMES[:fu32_cpu_level() + 1]
 
 
 def get_simd_level():
-    """Return the name of the kernel implementation in use (``"scalar"`` or ``"avx2"``)."""
+    """Return the name of the kernel implementation in use.
+
+    Returns
+    -------
+    str
+        ``"portable"`` or ``"avx2"``.
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> fixedutf32.get_simd_level() in fixedutf32.available_simd_levels()
+    True
+    """
     return _LEVEL_NAMES[_simd_level]
 
 
 def set_simd_level(name):
     """Pick the kernel implementation used by every later call.
 
+    Every kernel (chunk and UTF-8 alike) runs at the one level chosen here;
+    every level gives the same results and reports the same errors.
+
     Parameters
     ----------
     name : str
-        ``"scalar"``, ``"avx2"`` or ``"best"`` (the fastest this CPU has).
-        The environment variable ``FIXEDUTF32_SIMD`` sets it at import.
+        ``"portable"``, ``"avx2"`` or ``"best"`` (the fastest this CPU has);
+        ``"scalar"`` is accepted as an alias of ``"portable"``.  The
+        environment variable ``FIXEDUTF32_SIMD`` sets it at import.
 
     Returns
     -------
@@ -155,15 +179,27 @@ def set_simd_level(name):
     ------
     ValueError
         If ``name`` is unknown or this CPU cannot run it.
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> previous = fixedutf32.set_simd_level("portable")
+    >>> fixedutf32.get_simd_level()
+    'portable'
+    >>> fixedutf32.set_simd_level(previous)
+    'portable'
     """
     global _simd_level
     previous = _LEVEL_NAMES[_simd_level]
     available = available_simd_levels()
     if name == "best":
         name = available[len(available) - 1]
+    elif type(name) is str:
+        name = _LEVEL_ALIASES.get(name, name)
     if name not in _LEVEL_NAMES:
         raise ValueError(
-            f"unknown SIMD level {name!r}; expected one of {_LEVEL_NAMES + ('best',)}")
+            f"unknown SIMD level {name!r}; expected one of {_LEVEL_NAMES + ('best',)} "
+            f"('scalar' is an alias of 'portable')")
     if name not in available:
         raise ValueError(
             f"SIMD level {name!r} is not supported by this CPU; available: {available}")
