@@ -326,18 +326,17 @@ def test_kernel_stops_where_room_runs_out(level):
     for room in (0, 1, 4 * width + _kernels.UTF8_SLACK, 100, 333):
         offsets = np.zeros(n + 1, np.int64)
         dst = np.zeros(room, np.uint8)
-        status = _kernels.utf32_to_utf8(u, width, False, True, offsets, dst, False)
-        done, written = status[5], status[4]
-        assert status[0] == 0 and done <= n
+        status, written, done = _kernels.utf32_to_utf8(u, width, False, True, offsets, dst, False)
+        assert status == _kernels.OK_STATUS and done <= n
         # each element started had room for 4 * width bytes plus the slack
         assert done == n or room - written < 4 * width + _kernels.UTF8_SLACK
         assert bytes(dst[:written]) == exp_values[:written]
         np.testing.assert_array_equal(offsets[: done + 1], exp_offsets[: done + 1])
         grown = np.zeros(written + (n - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
         grown[:written] = dst[:written]
-        status = _kernels.utf32_to_utf8(u, width, False, True, offsets, grown, False, done, written)
-        assert status[0] == 0 and status[5] == n
-        assert bytes(grown[: status[4]]) == exp_values
+        status, written, done = _kernels.utf32_to_utf8(u, width, False, True, offsets, grown, False, done, written)
+        assert status == _kernels.OK_STATUS and done == n
+        assert bytes(grown[:written]) == exp_values
         np.testing.assert_array_equal(offsets, exp_offsets)
 
 

@@ -37,13 +37,9 @@ from ._checks import (
     dtype_endian,
     writable_byte_view,
 )
-from .errors import (
-    ChunkSizeError,
-    FixedUTF32Error,
-    InvalidCodePointError,
-    InvalidUTF8Error,
-    StringTooLongError,
-)
+from ._status import status_error
+from .chunk import new_array
+from .errors import ChunkSizeError, FixedUTF32Error, StringTooLongError
 
 __all__ = [
     "to_utf8",
@@ -57,16 +53,6 @@ __all__ = [
 
 _INT32_MAX = 2**31 - 1
 _UINT32_MAX = 2**32 - 1
-
-_UTF8_REASONS = {
-    _kernels.UTF8_TOO_LARGE: "the sequence encodes a value above U+10FFFF",
-    _kernels.UTF8_SURROGATE: "the sequence encodes a surrogate (U+D800..U+DFFF)",
-    _kernels.UTF8_HEADER_BITS: "this byte never occurs in UTF-8",
-    _kernels.UTF8_TOO_SHORT: "truncated sequence: the lead byte is not followed by enough continuation bytes",
-    _kernels.UTF8_TOO_LONG: "continuation byte without a lead byte",
-    _kernels.UTF8_OVERLONG: "overlong encoding (the value needs fewer bytes)",
-}
-
 
 # ---------------------------------------------------------------------------
 # Argument handling
@@ -125,33 +111,6 @@ def _chunk_input(data, length_bytes, endian):
     return view, nbytes, width, swap, count, shape
 
 
-def _raise_code_point(status):
-    error, index, position, value = status[:4]
-    if error in (_kernels.UTF8_TOO_LARGE, _kernels.UTF8_SURROGATE):
-        raise InvalidCodePointError(index, position, value)
-    raise FixedUTF32Error(f"internal error: transcoder status {status}")  # pragma: no cover
-
-
-def _raise_utf8(status, values, starts, width):
-    """Turn a UTF-8 -> UTF-32 kernel status into the matching exception."""
-    error, index, position, value = status
-    values = as_bytes(values)
-    if error == _kernels.UTF8_CAPACITY:
-        raise StringTooLongError(index, value, width)
-    if error == _kernels.UTF8_BAD_OFFSETS:
-        raise ValueError(
-            f"offsets of string {index} do not lie inside values "
-            f"({values.nbytes} bytes): expected 0 <= offsets[{index}] <= offsets[{index + 1}] "
-            f"<= {values.nbytes}"
-        )
-    reason = _UTF8_REASONS.get(error)
-    if reason is None:  # pragma: no cover
-        raise FixedUTF32Error(f"internal error: transcoder status {status}")
-    start = int(starts[index]) + position
-    shown = bytes(values[start : start + 4]).hex(" ")
-    raise InvalidUTF8Error(index, position, f"{reason} (bytes there: {shown})")
-
-
 def _check_out(out, nbytes, inputs):
     view, out_nbytes = writable_byte_view(out, "out")
     if out_nbytes != nbytes:
@@ -166,14 +125,6 @@ def _fixed_dtype(width, endian):
     return np.dtype(("<U" if endian == "little" else ">U") + str(width))
 
 
-def _new_array(count, dtype):
-    """A new writable 1-D array; large ones reuse freed memory from the core's pool."""
-    dtype = np.dtype(dtype)
-    if count * dtype.itemsize >= _kernels.POOL_MIN_BYTES:
-        return np.frombuffer(_kernels.new_buffer(count * dtype.itemsize), dtype)
-    return np.empty(count, dtype)
-
-
 # Chunks from this size on are first transcoded to UTF-8 in half the worst case's room.
 _HALF_ROOM_MIN = 1 << 16
 
@@ -186,7 +137,7 @@ def _shrink(buffer, nbytes):
     """
     if 2 * nbytes >= buffer.size:
         return buffer[:nbytes]
-    result = _new_array(nbytes, np.uint8)
+    result = new_array(nbytes, np.uint8)
     np.copyto(result, buffer[:nbytes])
     return result
 
@@ -257,19 +208,18 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     # with half of it, so that such a result is kept as a view (see _shrink)
     # instead of copied out; text that needs more continues in a larger buffer.
     room = nbytes // 2 if nbytes >= _HALF_ROOM_MIN else nbytes
-    dst = _new_array(room + _kernels.UTF8_SLACK, np.uint8)
-    status = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False)
-    if not status[0] and status[5] < count:
-        done, written = status[5], status[4]
-        grown = _new_array(written + (count - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
+    dst = new_array(room + _kernels.UTF8_SLACK, np.uint8)
+    status, written, done = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False)
+    if not status[0] and done < count:
+        grown = new_array(written + (count - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
         np.copyto(grown[:written], dst[:written])
         dst = grown
-        status = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False, done, written)
+        status, written, done = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False, done, written)
     if status[0]:
-        _raise_code_point(status)
-    if status[5] != count:  # pragma: no cover - the second pass has room for all
-        raise FixedUTF32Error(f"internal error: transcoded {status[5]} of {count} elements")
-    return offsets, _shrink(dst, status[4])
+        raise status_error(status)
+    if done != count:  # pragma: no cover - the second pass has room for all
+        raise FixedUTF32Error(f"internal error: transcoded {done} of {count} elements")
+    return offsets, _shrink(dst, written)
 
 
 def to_arrow(data, length_bytes=None, *, endian=None, validate=True, large=False):
@@ -408,11 +358,11 @@ def encode_vlen_utf8(data, length_bytes=None, *, endian=None, validate=True):
             f"a vlen-utf8 chunk holds fewer than 2**32 items of fewer than 2**32 bytes; "
             f"got {count} elements of {4 * width} bytes"
         )
-    dst = _new_array(4 + 4 * count + nbytes + _kernels.UTF8_SLACK, np.uint8)
-    status = _kernels.utf32_to_utf8(view, width, swap, validate, None, dst, True)
+    dst = new_array(4 + 4 * count + nbytes + _kernels.UTF8_SLACK, np.uint8)
+    status, written, _ = _kernels.utf32_to_utf8(view, width, swap, validate, None, dst, True)
     if status[0]:
-        _raise_code_point(status)
-    return _shrink(dst, status[4])
+        raise status_error(status)
+    return _shrink(dst, written)
 
 
 # ---------------------------------------------------------------------------
@@ -430,22 +380,20 @@ def _decode(positions, stride, count, values, length_bytes, endian, out, inputs)
     width = length_bytes // 4
     nbytes = count * length_bytes
     if out is None:
-        result = _new_array(count, _fixed_dtype(width, endian))
+        result = new_array(count, _fixed_dtype(width, endian))
         target = result if count else None
         status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
         if status[0]:
-            _raise_utf8(status, values, positions[::stride], width)
+            raise status_error(status, capacity=width, values=values, starts=positions[::stride])
         return result
     check_out_endian(out, endian)
     target = _check_out(out, nbytes, inputs)
     # Check everything first, so that an error leaves out as it was.
     status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, None)
-    if status[0]:
-        _raise_utf8(status, values, positions[::stride], width)
-    if count:
+    if not status[0] and count:
         status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
-        if status[0]:  # pragma: no cover - the checking pass found nothing
-            _raise_utf8(status, values, positions[::stride], width)
+    if status[0]:
+        raise status_error(status, capacity=width, values=values, starts=positions[::stride])
     return out
 
 
@@ -638,16 +586,7 @@ def decode_vlen_utf8(chunk, length_bytes, *, endian="little", out=None):
     positions = np.empty(2 * count, np.int64)
     status = _kernels.utf8_vlen_parse(view, count, positions)
     if status[0]:
-        _, index, position, _ = status
-        if index == count:
-            raise ChunkSizeError(
-                f"vlen-utf8 chunk of {nbytes} bytes has {nbytes - position} bytes left over: "
-                f"its header announces {count} items, which end at byte {position}"
-            )
-        raise ChunkSizeError(
-            f"vlen-utf8 chunk of {nbytes} bytes is truncated: item {index} "
-            f"(header or bytes at offset {position}) runs past its end"
-        )
+        raise status_error(status, values=view)
     return _decode(positions, 2, count, view, length_bytes, endian, out, [("chunk", view)])
 
 

@@ -7,8 +7,9 @@
  * or a "resume index": the first code unit (or element) from which the
  * reference loop must carry on.  Everything before it has been checked and
  * written exactly as the reference loop would have done it; nothing from it
- * on has been written.  The reference loop then pins down the exact error, so
- * every error is reported by one piece of code, whatever the level.
+ * on has been written.  The reference loops (at the end of this file) then
+ * pin down the exact error, so every error is reported by one piece of code,
+ * whatever the level; chunk.h runs a fast path, then a reference loop.
  */
 #ifndef FIXEDUTF32_CHUNK_PORTABLE_H
 #define FIXEDUTF32_CHUNK_PORTABLE_H
@@ -24,8 +25,8 @@
 /* ------------------------------------------------------------------------
  * Portable fast paths: plain loops without early exits, which compilers
  * vectorize for the baseline of any target (SSE2 on x86-64, NEON on
- * aarch64).  They find the failing block; the reference loops in
- * _kernels.pyx pin down the error, as they do after the AVX2 paths.
+ * aarch64).  They find the failing block; the reference loops below pin
+ * down the error, as they do after the AVX2 paths.
  * ------------------------------------------------------------------------ */
 
 /* 1 when all n units are scalar values.  Flags are ORed rather than tracked
@@ -145,6 +146,103 @@ static ptrdiff_t fu32_portable_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t
         }
     }
     return n_elems;
+}
+
+/* ------------------------------------------------------------------------
+ * Reference loops: one unit or element at a time, early exits.  They run
+ * from a fast path's resume index to the end and report every error.
+ * ------------------------------------------------------------------------ */
+
+static inline int fu32_is_scalar_value(uint32_t c) { return c <= 0x10FFFFu && (c ^ 0xD800u) >= 0x800u; }
+
+static inline uint32_t fu32_load_native(const uint8_t *p, int swapped)
+{
+    const uint32_t v = fu32_load_unit(p);
+    return swapped ? fu32_bswap32(v) : v;
+}
+
+/* Index of the first unit that is not a scalar value, or -1. */
+static ptrdiff_t fu32_reference_validate(const uint8_t *src, ptrdiff_t n, int swapped)
+{
+    for (ptrdiff_t i = 0; i < n; i++)
+        if (!fu32_is_scalar_value(fu32_load_native(src + 4 * i, swapped))) return i;
+    return -1;
+}
+
+/* Copy (and swap) n units, checking each before it is written.  Returns -1,
+ * or the index of the first invalid unit: units before it are written, it
+ * and the ones after are untouched. */
+static ptrdiff_t fu32_reference_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags)
+{
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
+    const int swap = (flags & FU32_SWAP) != 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const uint32_t raw = fu32_load_unit(src + 4 * i);
+        if (validate && !fu32_is_scalar_value(src_swapped ? fu32_bswap32(raw) : raw)) return i;
+        fu32_store_unit(dst + 4 * i, swap ? fu32_bswap32(raw) : raw);
+    }
+    return -1;
+}
+
+/* Length of an element without its trailing U+0000 padding. */
+static inline ptrdiff_t fu32_reference_length(const uint8_t *s, ptrdiff_t width)
+{
+    ptrdiff_t length = width;
+    while (length > 0 && fu32_load_unit(s + 4 * (length - 1)) == 0) length--;
+    return length;
+}
+
+/* Element by element width change; dst may be NULL (check only).  A string
+ * too long for to_units is FU32_STRING_TOO_LONG at the first non-zero unit
+ * past the new width. */
+static fu32_status fu32_reference_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
+                                        ptrdiff_t from_units, ptrdiff_t to_units, int flags)
+{
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
+    const int swap = (flags & FU32_SWAP) != 0;
+    const ptrdiff_t keep = from_units < to_units ? from_units : to_units;
+    for (ptrdiff_t e = 0; e < n_elems; e++) {
+        const uint8_t *s = src + 4 * e * from_units;
+        ptrdiff_t j;
+        for (j = to_units; j < from_units; j++)
+            if (fu32_load_unit(s + 4 * j) != 0)
+                return fu32_error(FU32_STRING_TOO_LONG, e, j, fu32_reference_length(s, from_units));
+        if (validate) {
+            for (j = 0; j < keep; j++) {
+                const uint32_t c = fu32_load_native(s + 4 * j, src_swapped);
+                if (!fu32_is_scalar_value(c)) return fu32_error(fu32_code_point_kind(c), e, j, c);
+            }
+        }
+        if (dst != NULL) {
+            uint8_t *d = dst + 4 * e * to_units;
+            if (swap) {
+                for (j = 0; j < keep; j++) fu32_store_unit(d + 4 * j, fu32_bswap32(fu32_load_unit(s + 4 * j)));
+            } else {
+                memcpy(d, s, 4 * (size_t)keep);
+            }
+            memset(d + 4 * keep, 0, 4 * (size_t)(to_units - keep));
+        }
+    }
+    return fu32_ok();
+}
+
+/* Lengths without trailing U+0000; -1, or the flat index of the first invalid unit. */
+static ptrdiff_t fu32_reference_str_lengths(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+                                            ptrdiff_t *lengths, int flags)
+{
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
+    for (ptrdiff_t e = 0; e < n_elems; e++) {
+        const uint8_t *s = src + 4 * e * width;
+        if (validate) {
+            for (ptrdiff_t j = 0; j < width; j++)
+                if (!fu32_is_scalar_value(fu32_load_native(s + 4 * j, src_swapped))) return e * width + j;
+        }
+        lengths[e] = fu32_reference_length(s, width);
+    }
+    return -1;
 }
 
 #endif /* FIXEDUTF32_CHUNK_PORTABLE_H */

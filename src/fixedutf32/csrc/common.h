@@ -89,4 +89,55 @@ static inline uint32_t fu32_utf8_load_le32(const uint8_t *p)
 #endif
 }
 
+/* ------------------------------------------------------------------------
+ * The status every kernel returns: one shape, one name per meaning.
+ * element: the element (string, item) at fault; position: the code unit
+ * inside it (UTF-32 side) or the byte offset inside its UTF-8 bytes (UTF-8
+ * side); detail: the bad code unit (FU32_TOO_LARGE, FU32_SURROGATE), the
+ * string's length in code points (FU32_STRING_TOO_LONG), the bad end offset
+ * (FU32_BAD_OFFSETS), the bytes left over after the last item (FU32_BAD_VLEN,
+ * element n; 0 when an item runs past the end); 0 otherwise.
+ * ------------------------------------------------------------------------ */
+enum {
+    FU32_OK = 0,
+    FU32_TOO_LARGE = 1,                /* UTF-32 code unit above U+10FFFF */
+    FU32_SURROGATE = 2,                /* UTF-32 code unit in U+D800..U+DFFF */
+    FU32_STRING_TOO_LONG = 3,          /* more code points than the element holds */
+    FU32_UTF8_HEADER_BITS = 4,         /* UTF-8 byte that can never appear (F8..FF) */
+    FU32_UTF8_TOO_SHORT = 5,           /* UTF-8 sequence cut short (end of element or a non-continuation byte) */
+    FU32_UTF8_STRAY_CONTINUATION = 6,  /* UTF-8 continuation byte that no lead byte claims */
+    FU32_UTF8_OVERLONG = 7,            /* UTF-8 sequence longer than needed for its value */
+    FU32_UTF8_TOO_LARGE = 8,           /* UTF-8 sequence encoding a value above U+10FFFF */
+    FU32_UTF8_SURROGATE = 9,           /* UTF-8 sequence encoding U+D800..U+DFFF */
+    FU32_BAD_OFFSETS = 10,             /* offsets decreasing, negative, or past the end of values */
+    FU32_BAD_VLEN = 11                 /* vlen-utf8 chunk truncated or with trailing bytes */
+};
+
+typedef struct {
+    int kind;
+    ptrdiff_t element;
+    ptrdiff_t position;
+    int64_t detail;
+} fu32_status;
+
+static inline fu32_status fu32_error(int kind, ptrdiff_t element, ptrdiff_t position, int64_t detail)
+{
+    fu32_status r;
+    r.kind = kind;
+    r.element = element;
+    r.position = position;
+    r.detail = detail;
+    return r;
+}
+
+static inline fu32_status fu32_ok(void) { return fu32_error(FU32_OK, 0, 0, 0); }
+
+/* FU32_OK for a Unicode scalar value, else why it is not one. */
+static inline int fu32_code_point_kind(uint32_t c)
+{
+    if (c > 0x10FFFFu) return FU32_TOO_LARGE;
+    if ((c ^ 0xD800u) < 0x800u) return FU32_SURROGATE;
+    return FU32_OK;
+}
+
 #endif /* FIXEDUTF32_COMMON_H */

@@ -12,7 +12,7 @@
 #include "utf8_avx2.h"
 #include "utf8_scalar.h"
 
-static fu32_utf8_result fu32_utf32_to_utf8(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, int swap,
+static fu32_status fu32_utf32_to_utf8(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, int swap,
                                            int validate, int64_t *offsets, int vlen, uint8_t *dst, ptrdiff_t pos,
                                            ptrdiff_t cap, ptrdiff_t *out_len, ptrdiff_t *done, int level)
 {
@@ -32,7 +32,7 @@ static fu32_utf8_result fu32_utf32_to_utf8(const uint8_t *src, ptrdiff_t n, ptrd
  * Writes n * width code units at dst in the chosen byte order, zero-padded; with
  * dst NULL only checks.  On error dst's contents are unspecified.
  */
-static fu32_utf8_result fu32_utf8_to_utf32(const int64_t *starts, const int64_t *ends, ptrdiff_t stride,
+static fu32_status fu32_utf8_to_utf32(const int64_t *starts, const int64_t *ends, ptrdiff_t stride,
                                            ptrdiff_t n, const uint8_t *values, ptrdiff_t values_len,
                                            ptrdiff_t width, int swap, uint8_t *dst, int level)
 {

@@ -262,7 +262,7 @@ enum { FU32_W_ANY = 0, FU32_W_WHOLE16 = 1, FU32_W_ONE16 = 2 };
  * shape: FU32_W_WHOLE16 when width is a multiple of 16 (no tail), FU32_W_ONE16
  * when width <= 16 (one block per element, masked loads below 16).
  */
-FU32_UTF8_AVX2_INLINE fu32_utf8_result
+FU32_UTF8_AVX2_INLINE fu32_status
 fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, int swap, int validate,
                              int64_t *offsets, int vlen, uint8_t *dst, ptrdiff_t pos, ptrdiff_t cap,
                              ptrdiff_t *out_len, ptrdiff_t *done, int shape)
@@ -358,7 +358,7 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                                              done);
         }
     }
-    return fu32_utf8_ok();
+    return fu32_ok();
 }
 
 /* Dispatch to a loop compiled for one (swap, layout, element shape), so that
@@ -374,7 +374,7 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                        : fu32_utf32_to_utf8_avx2_body(src, n, width, SWAP, validate, OFFSETS, VLEN, dst,     \
                                                       pos, cap, out_len, done, FU32_W_ANY))
 
-FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf32_to_utf8_avx2(const uint8_t *src, ptrdiff_t n,
+FU32_UTF8_AVX2_FN static fu32_status fu32_utf32_to_utf8_avx2(const uint8_t *src, ptrdiff_t n,
                                                                    ptrdiff_t width, int swap, int validate,
                                                                    int64_t *offsets, int vlen, uint8_t *dst,
                                                                    ptrdiff_t pos, ptrdiff_t cap, ptrdiff_t *out_len,
@@ -700,7 +700,7 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
                 }
             }
             *count = len;
-            return FU32_UTF8_OK;
+            return FU32_OK;
         }
         if (_mm_testz_si128(_mm_subs_epu8(x, FU32_K128(bef)), FU32_K128(bff))) {
             /* one block, no 4-byte sequence: validate, decode in 16-bit lanes, done */
@@ -730,7 +730,7 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
                 }
             }
             *count = _mm_popcnt_u32(S);
-            return FU32_UTF8_OK;
+            return FU32_OK;
         }
     }
     if (len > 16 && len <= 32 && avail >= 32) {
@@ -765,7 +765,7 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
             }
         }
         *count = total;
-        return FU32_UTF8_OK;
+        return FU32_OK;
     }
     while (p < len) {
         const ptrdiff_t r = len - p < 16 ? len - p : 16;
@@ -838,17 +838,17 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
         }
         fu32_utf8_zero_fill_avx2(dst, clean, width);
     }
-    return FU32_UTF8_OK;
+    return FU32_OK;
 scalar:
     return fu32_utf8_elem_scalar(s, len, dst, width, swap, errpos, count);
 }
 
-FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf8_to_utf32_avx2(const int64_t *starts, const int64_t *ends,
+FU32_UTF8_AVX2_FN static fu32_status fu32_utf8_to_utf32_avx2(const int64_t *starts, const int64_t *ends,
                                                                    ptrdiff_t stride, ptrdiff_t n,
                                                                    const uint8_t *values, ptrdiff_t values_len,
                                                                    ptrdiff_t width, int swap, uint8_t *dst)
 {
-    fu32_utf8_result r = fu32_utf8_ok();
+    fu32_status r = fu32_ok();
     ptrdiff_t i;
     for (i = 0; i < n; i++) {
         const int64_t a = starts[i * stride];
@@ -856,11 +856,11 @@ FU32_UTF8_AVX2_FN static fu32_utf8_result fu32_utf8_to_utf32_avx2(const int64_t 
         ptrdiff_t errpos = 0, count = 0;
         int kind;
         if (a < 0 || b < a || b > (int64_t)values_len) {
-            return fu32_utf8_error(FU32_UTF8_BAD_OFFSETS, i, 0, b);
+            return fu32_error(FU32_BAD_OFFSETS, i, 0, b);
         }
         kind = fu32_utf8_elem_avx2(values + a, (ptrdiff_t)(b - a), (ptrdiff_t)(values_len - a),
                                    dst ? dst + 4 * width * i : NULL, width, swap, &errpos, &count);
-        if (kind != FU32_UTF8_OK) return fu32_utf8_element_error(kind, i, errpos, count);
+        if (kind != FU32_OK) return fu32_utf8_element_error(kind, i, errpos, count);
     }
     return r;
 }

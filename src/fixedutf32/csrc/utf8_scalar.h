@@ -4,7 +4,7 @@
  * that locates and reports every error, whatever the level (an AVX2 path
  * that finds an error hands the element or the chunk over to it).
  *
- * Kernels never raise: they return an fu32_utf8_result.  Byte order: `swap`
+ * Kernels never raise: they return an fu32_status (common.h).  Byte order: `swap`
  * is 1 when the chunk's byte order differs from the machine's.
  */
 #ifndef FIXEDUTF32_UTF8_SCALAR_H
@@ -12,78 +12,19 @@
 
 #include "common.h"
 
-/* Error kinds (fu32_utf8_result.error). */
-enum {
-    FU32_UTF8_OK = 0,
-    FU32_UTF8_TOO_LARGE = 1,    /* code point above U+10FFFF */
-    FU32_UTF8_SURROGATE = 2,    /* U+D800..U+DFFF (UTF-32 value or encoded in UTF-8) */
-    FU32_UTF8_HEADER_BITS = 3,  /* UTF-8 byte that can never appear (F8..FF) */
-    FU32_UTF8_TOO_SHORT = 4,    /* UTF-8 sequence cut short (end of element or a non-continuation byte) */
-    FU32_UTF8_TOO_LONG = 5,     /* UTF-8 continuation byte that no lead byte claims */
-    FU32_UTF8_OVERLONG = 6,     /* UTF-8 sequence longer than needed for its value */
-    FU32_UTF8_CAPACITY = 7,     /* more code points than the element holds */
-    FU32_UTF8_BAD_OFFSETS = 8,  /* offsets decreasing, negative, or past the end of values */
-    FU32_UTF8_BAD_VLEN = 9      /* vlen-utf8 chunk truncated or with trailing bytes */
-};
-
-/*
- * index: element index; position: code unit position inside the element (UTF-32
- * side) or byte offset inside the element's UTF-8 bytes (UTF-8 side); value: the bad
- * code point (UTF-32 side) or the element's length in code points (CAPACITY).
- */
-typedef struct {
-    int error;
-    ptrdiff_t index;
-    ptrdiff_t position;
-    int64_t value;
-} fu32_utf8_result;
-
 /* Output slack the encoders need past the worst-case size. */
 #define FU32_UTF8_SLACK 64
 
-static inline fu32_utf8_result fu32_utf8_ok(void)
-{
-    fu32_utf8_result r;
-    r.error = FU32_UTF8_OK;
-    r.index = 0;
-    r.position = 0;
-    r.value = 0;
-    return r;
-}
-
-static inline fu32_utf8_result fu32_utf8_error(int error, ptrdiff_t index, ptrdiff_t position,
-                                               int64_t value)
-{
-    fu32_utf8_result r;
-    r.error = error;
-    r.index = index;
-    r.position = position;
-    r.value = value;
-    return r;
-}
-
 /* The result for element i of a UTF-8 -> UTF-32 decode whose element
  * decoder returned `kind` (the capacity error has no byte position). */
-static inline fu32_utf8_result fu32_utf8_element_error(int kind, ptrdiff_t i, ptrdiff_t errpos,
-                                                       ptrdiff_t count)
+static inline fu32_status fu32_utf8_element_error(int kind, ptrdiff_t i, ptrdiff_t errpos, ptrdiff_t count)
 {
-    return fu32_utf8_error(kind, i, kind == FU32_UTF8_CAPACITY ? 0 : errpos, count);
+    return kind == FU32_STRING_TOO_LONG ? fu32_error(kind, i, 0, count) : fu32_error(kind, i, errpos, 0);
 }
 
 /* ======================================================================== */
 /* UTF-32 -> UTF-8                                                           */
 /* ======================================================================== */
-
-static inline int fu32_utf8_cp_error(uint32_t c)
-{
-    if (c > 0x10FFFFu) {
-        return FU32_UTF8_TOO_LARGE;
-    }
-    if ((c & 0xFFFFF800u) == 0xD800u) {
-        return FU32_UTF8_SURROGATE;
-    }
-    return FU32_UTF8_OK;
-}
 
 /* Number of code units of an element before its trailing U+0000 padding. */
 static inline ptrdiff_t fu32_utf8_content_len_scalar(const uint8_t *e, ptrdiff_t width)
@@ -150,12 +91,12 @@ static inline uint8_t *fu32_utf8_put(uint8_t *d, uint32_t c)
  * With validate, the first code unit that is not a Unicode scalar value is reported
  * (element order, among the elements transcoded) and dst's contents are unspecified.
  */
-static fu32_utf8_result fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t n, ptrdiff_t width,
+static fu32_status fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t n, ptrdiff_t width,
                                                   int swap, int validate, int64_t *offsets, int vlen,
                                                   uint8_t *dst, ptrdiff_t pos, ptrdiff_t cap,
                                                   ptrdiff_t *out_len, ptrdiff_t *done)
 {
-    fu32_utf8_result r = fu32_utf8_ok();
+    fu32_status r = fu32_ok();
     const ptrdiff_t need = 4 * width + (vlen ? 4 : 0) + FU32_UTF8_SLACK;
     uint8_t *const end = dst + cap;
     uint8_t *d = dst + pos;
@@ -183,12 +124,12 @@ static fu32_utf8_result fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t 
         for (j = 0; j < k; j++) {
             uint32_t c = fu32_utf8_load32(e + 4 * j, swap);
             if (validate) {
-                int kind = fu32_utf8_cp_error(c);
-                if (kind != FU32_UTF8_OK) {
-                    r.error = kind;
-                    r.index = i;
+                int kind = fu32_code_point_kind(c);
+                if (kind != FU32_OK) {
+                    r.kind = kind;
+                    r.element = i;
                     r.position = j;
-                    r.value = c;
+                    r.detail = c;
                     *out_len = d - dst;
                     *done = i;
                     return r;
@@ -229,7 +170,7 @@ static void fu32_utf8_scatter_fixed(const int64_t *offsets, ptrdiff_t n, const u
  * Strictly decodes s[pos:len] (one element's UTF-8 bytes), continuing at code point
  * index *o.  Code points at index < width are stored at dst (if not NULL) in the
  * chunk's byte order; *nz becomes the index + 1 of the last non-zero code point.
- * Returns FU32_UTF8_OK or an error kind with *errpos the byte offset of the
+ * Returns FU32_OK or an error kind with *errpos the byte offset of the
  * ill-formed sequence's first byte.  A lead byte's continuation bytes are checked
  * first (TOO_SHORT), then the value (OVERLONG, TOO_LARGE, SURROGATE).
  */
@@ -250,7 +191,7 @@ static inline int fu32_utf8_decode_scalar(const uint8_t *s, ptrdiff_t pos, ptrdi
         } else {
             if (b0 < 0xC0u) {
                 *errpos = pos;
-                return FU32_UTF8_TOO_LONG;
+                return FU32_UTF8_STRAY_CONTINUATION;
             } else if (b0 < 0xE0u) {
                 L = 2;
                 c = b0 & 0x1Fu;
@@ -296,19 +237,19 @@ static inline int fu32_utf8_decode_scalar(const uint8_t *s, ptrdiff_t pos, ptrdi
     }
     *o_io = o;
     *nz_io = nz;
-    return FU32_UTF8_OK;
+    return FU32_OK;
 }
 
 /* Finishes an element: capacity check, then zero padding. */
 static inline int fu32_utf8_finish(uint8_t *dst, ptrdiff_t width, ptrdiff_t o, ptrdiff_t nz)
 {
     if (nz > width) {
-        return FU32_UTF8_CAPACITY;
+        return FU32_STRING_TOO_LONG;
     }
     if (dst && o < width) {
         memset(dst + 4 * o, 0, (size_t)(4 * (width - o)));
     }
-    return FU32_UTF8_OK;
+    return FU32_OK;
 }
 
 static inline int fu32_utf8_elem_scalar(const uint8_t *s, ptrdiff_t len, uint8_t *dst, ptrdiff_t width,
@@ -316,7 +257,7 @@ static inline int fu32_utf8_elem_scalar(const uint8_t *s, ptrdiff_t len, uint8_t
 {
     ptrdiff_t o = 0, nz = 0;
     int kind = fu32_utf8_decode_scalar(s, 0, len, dst, width, swap, &o, &nz, errpos);
-    if (kind != FU32_UTF8_OK) {
+    if (kind != FU32_OK) {
         return kind;
     }
     *count = nz;
@@ -324,11 +265,11 @@ static inline int fu32_utf8_elem_scalar(const uint8_t *s, ptrdiff_t len, uint8_t
 }
 
 /* The reference decoder: see fu32_utf8_to_utf32 in utf8.h. */
-static fu32_utf8_result fu32_utf8_to_utf32_scalar(const int64_t *starts, const int64_t *ends, ptrdiff_t stride,
+static fu32_status fu32_utf8_to_utf32_scalar(const int64_t *starts, const int64_t *ends, ptrdiff_t stride,
                                                   ptrdiff_t n, const uint8_t *values, ptrdiff_t values_len,
                                                   ptrdiff_t width, int swap, uint8_t *dst)
 {
-    fu32_utf8_result r = fu32_utf8_ok();
+    fu32_status r = fu32_ok();
     ptrdiff_t i;
     for (i = 0; i < n; i++) {
         const int64_t a = starts[i * stride];
@@ -337,10 +278,10 @@ static fu32_utf8_result fu32_utf8_to_utf32_scalar(const int64_t *starts, const i
         ptrdiff_t errpos = 0, count = 0;
         int kind;
         if (a < 0 || b < a || b > (int64_t)values_len) {
-            return fu32_utf8_error(FU32_UTF8_BAD_OFFSETS, i, 0, b);
+            return fu32_error(FU32_BAD_OFFSETS, i, 0, b);
         }
         kind = fu32_utf8_elem_scalar(values + a, (ptrdiff_t)(b - a), d, width, swap, &errpos, &count);
-        if (kind != FU32_UTF8_OK) return fu32_utf8_element_error(kind, i, errpos, count);
+        if (kind != FU32_OK) return fu32_utf8_element_error(kind, i, errpos, count);
     }
     return r;
 }
@@ -350,37 +291,21 @@ static fu32_utf8_result fu32_utf8_to_utf32_scalar(const int64_t *starts, const i
  * uint32 LE byte length and the bytes.  pos receives 2 * n entries, (start, end)
  * of each item.  The chunk must end exactly after the last item.
  */
-static fu32_utf8_result fu32_utf8_vlen_parse(const uint8_t *buf, ptrdiff_t size, ptrdiff_t n, int64_t *pos)
+static fu32_status fu32_utf8_vlen_parse(const uint8_t *buf, ptrdiff_t size, ptrdiff_t n, int64_t *pos)
 {
-    fu32_utf8_result r = fu32_utf8_ok();
     ptrdiff_t p = 4, i;
     for (i = 0; i < n; i++) {
         uint32_t L;
-        if (size - p < 4) {
-            r.error = FU32_UTF8_BAD_VLEN;
-            r.index = i;
-            r.position = p;
-            return r;
-        }
+        if (size - p < 4) return fu32_error(FU32_BAD_VLEN, i, p, 0);
         L = fu32_utf8_load_le32(buf + p);
         p += 4;
-        if ((uint64_t)(size - p) < (uint64_t)L) {
-            r.error = FU32_UTF8_BAD_VLEN;
-            r.index = i;
-            r.position = p;
-            r.value = L;
-            return r;
-        }
+        if ((uint64_t)(size - p) < (uint64_t)L) return fu32_error(FU32_BAD_VLEN, i, p, 0);
         pos[2 * i] = p;
         pos[2 * i + 1] = p + (ptrdiff_t)L;
         p += (ptrdiff_t)L;
     }
-    if (p != size) {
-        r.error = FU32_UTF8_BAD_VLEN;
-        r.index = n;
-        r.position = p;
-    }
-    return r;
+    /* detail: the bytes left over after the last item (element n) */
+    return p == size ? fu32_ok() : fu32_error(FU32_BAD_VLEN, n, p, size - p);
 }
 
 #endif /* FIXEDUTF32_UTF8_SCALAR_H */
