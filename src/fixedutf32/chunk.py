@@ -23,9 +23,10 @@ from ._checks import (
     check_length_bytes,
     check_order,
     check_out_endian,
+    check_out_overlap,
     check_out_size,
     element_count,
-    native_dtype,
+    unicode_dtype,
     writable_byte_view,
 )
 from ._status import status_error
@@ -42,7 +43,7 @@ _new_buffer = _kernels.new_buffer
 _OK = _kernels.OK_STATUS
 _frombuffer = np.frombuffer
 # Native U dtypes of the usual widths by length_bytes, for the hot path.
-_NATIVE_DTYPES = {4 * n: native_dtype(n) for n in range(1, 65)}
+_NATIVE_DTYPES = {4 * n: unicode_dtype(n) for n in range(1, 65)}
 _UINT8 = np.dtype(np.uint8)
 
 # Outputs at least this large are written with non-temporal stores: they
@@ -232,7 +233,7 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
     count = nbytes // length_bytes
     if shape is not None or count * length_bytes != nbytes:
         count, shape = element_count(nbytes, length_bytes, shape)
-    dtype = _NATIVE_DTYPES.get(length_bytes) or native_dtype(length_bytes >> 2)
+    dtype = _NATIVE_DTYPES.get(length_bytes) or unicode_dtype(length_bytes >> 2)
     flags = _VALIDATE if validate else 0
     if swapped:
         flags |= _SRC_SWAPPED | _SWAP
@@ -270,11 +271,8 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
 
 def _write_units(src, dst, flags, width):
     """Convert ``src`` into ``dst`` by ``flags``, leaving ``dst`` untouched on error."""
-    relation = _kernels.overlap(src, dst)
-    if relation == 2:
-        raise ValueError("out partly overlaps data; pass the same buffer or a separate one")
     swapped = bool(flags & _SRC_SWAPPED)
-    if relation == 1:
+    if check_out_overlap(dst, [("data", src)], in_place=True):
         # In place: the kernel swaps the prefix back if it finds a bad unit.
         if flags & _SWAP:
             status = _kernels.convert(src, dst, width, flags)
@@ -304,8 +302,7 @@ def _repad_chunk(src, out, count, from_units, to_units, flags):
         return result
     dst, out_nbytes = writable_byte_view(out, "out")
     check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * to_units}")
-    if _kernels.overlap(src, dst):
-        raise ValueError("out overlaps the data it is written from; pass a separate buffer")
+    check_out_overlap(dst, [("data", src)])
     # Check everything first so that a bad element late in the chunk cannot
     # leave ``out`` half written.
     status = _kernels.repad(src, None, from_units, to_units, flags)

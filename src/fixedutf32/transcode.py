@@ -22,19 +22,23 @@ other kernels) and run with the GIL released; this module checks arguments,
 allocates the outputs and turns kernel statuses into exceptions.
 """
 
-import sys
-
 import numpy as np
 
 from . import _kernels
 from ._checks import (
+    _SWAPPED,
+    NATIVE_ENDIAN,
     as_bytes,
     byte_view,
     check_bool,
     check_endian,
     check_length_bytes,
     check_out_endian,
+    check_out_overlap,
+    check_out_size,
     dtype_endian,
+    element_count,
+    unicode_dtype,
     writable_byte_view,
 )
 from ._status import status_error
@@ -60,7 +64,7 @@ _UINT32_MAX = 2**32 - 1
 
 
 def _chunk_input(data, length_bytes, endian):
-    """Return ``(buffer, nbytes, width, swap, count, shape)`` for a fixed_length_utf32 chunk.
+    """Return ``(buffer, width, endian, count, shape)`` for a fixed_length_utf32 chunk.
 
     ``data`` is a NumPy ``U`` array (its dtype gives the width and byte order)
     or any C-contiguous buffer holding the chunk's bytes.
@@ -85,44 +89,19 @@ def _chunk_input(data, length_bytes, endian):
                 f"endian {endian!r} does not match the array's dtype {data.dtype.str} "
                 f"({own} endian); leave endian out for NumPy arrays"
             )
-        shape = data.shape
-        view = np.ascontiguousarray(data)
-        nbytes = view.nbytes
-    else:
-        if length_bytes is None:
-            raise TypeError(
-                "length_bytes is required unless data is a NumPy 'U' array, "
-                f"got data of type {type(data).__name__}"
-            )
-        length_bytes = check_length_bytes(length_bytes)
-        if endian is None:
-            endian = "little"
-        view, nbytes = byte_view(data, "data")
-        count, rest = divmod(nbytes, length_bytes)
-        if rest:
-            raise ChunkSizeError(
-                f"data holds {nbytes} bytes, which is not a multiple of "
-                f"length_bytes {length_bytes} ({rest} bytes left over)"
-            )
-        shape = (count,)
-    swap = check_endian(endian)
-    width = length_bytes // 4
-    count = nbytes // length_bytes
-    return view, nbytes, width, swap, count, shape
-
-
-def _check_out(out, nbytes, inputs):
-    view, out_nbytes = writable_byte_view(out, "out")
-    if out_nbytes != nbytes:
-        raise ChunkSizeError(f"out holds {out_nbytes} bytes; expected exactly {nbytes}")
-    for name, other in inputs:
-        if _kernels.overlap(view, other):
-            raise ValueError(f"out must not overlap {name}")
-    return view
-
-
-def _fixed_dtype(width, endian):
-    return np.dtype(("<U" if endian == "little" else ">U") + str(width))
+        return np.ascontiguousarray(data), itemsize // 4, endian, data.size, data.shape
+    if length_bytes is None:
+        raise TypeError(
+            "length_bytes is required unless data is a NumPy 'U' array, "
+            f"got data of type {type(data).__name__}"
+        )
+    length_bytes = check_length_bytes(length_bytes)
+    if endian is None:
+        endian = "little"
+    check_endian(endian)
+    view, nbytes = byte_view(data, "data")
+    count, _ = element_count(nbytes, length_bytes, None)
+    return view, length_bytes // 4, endian, count, (count,)
 
 
 # Chunks from this size on are first transcoded to UTF-8 in half the worst case's room.
@@ -202,7 +181,8 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     b'Hi'
     """
     validate = check_bool(validate, "validate")
-    view, nbytes, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
+    view, width, endian, count, _ = _chunk_input(data, length_bytes, endian)
+    swap, nbytes = _SWAPPED[endian], 4 * width * count
     offsets = np.empty(count + 1, np.int64)
     # Most text needs well under the worst case (4 bytes per code unit): start
     # with half of it, so that such a result is kept as a view (see _shrink)
@@ -309,8 +289,8 @@ def to_string_dtype(data, length_bytes=None, *, endian=None, validate=True):
     (StringDType(), (2, 2), [['Hi', 'Я'], ['', '🎉']])
     """
     string_dtype = _string_dtype_class("to_string_dtype")
-    view, _, width, swap, count, shape = _chunk_input(data, length_bytes, endian)
-    offsets, values = to_utf8(view, 4 * width, endian=_endian_of(swap), validate=validate)
+    view, width, endian, count, shape = _chunk_input(data, length_bytes, endian)
+    offsets, values = to_utf8(view, 4 * width, endian=endian, validate=validate)
     stride = int(np.diff(offsets).max()) if count else 1
     stride = max(stride, 1)
     fixed = np.empty(count, f"S{stride}")
@@ -352,7 +332,8 @@ def encode_vlen_utf8(data, length_bytes=None, *, endian=None, validate=True):
     b'\\x02\\x00\\x00\\x00\\x02\\x00\\x00\\x00ab\\x02\\x00\\x00\\x00\\xd0\\xaf'
     """
     validate = check_bool(validate, "validate")
-    view, nbytes, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
+    view, width, endian, count, _ = _chunk_input(data, length_bytes, endian)
+    swap, nbytes = _SWAPPED[endian], 4 * width * count
     if count > _UINT32_MAX or 4 * width > _UINT32_MAX:
         raise ValueError(
             f"a vlen-utf8 chunk holds fewer than 2**32 items of fewer than 2**32 bytes; "
@@ -380,14 +361,16 @@ def _decode(positions, stride, count, values, length_bytes, endian, out, inputs)
     width = length_bytes // 4
     nbytes = count * length_bytes
     if out is None:
-        result = new_array(count, _fixed_dtype(width, endian))
+        result = new_array(count, unicode_dtype(width, endian))
         target = result if count else None
         status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
         if status[0]:
             raise status_error(status, capacity=width, values=values, starts=positions[::stride])
         return result
     check_out_endian(out, endian)
-    target = _check_out(out, nbytes, inputs)
+    target, out_nbytes = writable_byte_view(out, "out")
+    check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {length_bytes}")
+    check_out_overlap(target, inputs)
     # Check everything first, so that an error leaves out as it was.
     status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, None)
     if not status[0] and count:
@@ -595,13 +578,6 @@ def decode_vlen_utf8(chunk, length_bytes, *, endian="little", out=None):
 # ---------------------------------------------------------------------------
 
 
-def _endian_of(swap):
-    native = sys.byteorder
-    if not swap:
-        return native
-    return "big" if native == "little" else "little"
-
-
 def _string_dtype_class(what):
     try:
         from numpy.dtypes import StringDType
@@ -685,9 +661,9 @@ def _string_dtype_to_utf32(array, length_bytes, endian):
                 raise StringTooLongError(int(over[bad[0]]), int(stripped[bad[0]]), width)
     # (NumPy's cast from StringDType writes native code units whatever the
     # target's byte order says, so cast to native order first.)
-    result = np.ascontiguousarray(array.astype(_fixed_dtype(width, sys.byteorder)))
-    if endian != sys.byteorder:
-        result = result.astype(_fixed_dtype(width, endian))
+    result = np.ascontiguousarray(array.astype(unicode_dtype(width)))
+    if endian != NATIVE_ENDIAN:
+        result = result.astype(unicode_dtype(width, endian))
     return result
 
 
