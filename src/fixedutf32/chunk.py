@@ -320,7 +320,9 @@ def _as_unicode_array(array):
         if kind == "U":
             return array
         if kind == "T":
-            return _string_dtype_to_unicode(array)
+            from .transcode import string_dtype_to_unicode
+
+            return string_dtype_to_unicode(array)
         if kind != "O":
             raise TypeError(
                 f"array must hold strings (NumPy 'U', StringDType, or object array of "
@@ -341,14 +343,6 @@ def _as_unicode_array(array):
                 f"element {index} is a {type(item).__name__} ({item!r:.40}); expected str"
             )
     return objects.astype(np.str_) if objects.size else objects.astype("U1")
-
-
-def _string_dtype_to_unicode(array):
-    # The widest string sets the width; a string too long for length_bytes
-    # is then reported by the repad kernel, at its index in the chunk order.
-    from .transcode import _string_dtype_to_utf32
-
-    return _string_dtype_to_utf32(array, None, NATIVE_ENDIAN)
 
 
 def encode_chunk(array, length_bytes=None, *, endian="little", order="C", validate=True, out=None):

@@ -43,7 +43,7 @@ from ._checks import (
 )
 from ._status import status_error
 from .chunk import new_array
-from .errors import ChunkSizeError, FixedUTF32Error, StringTooLongError
+from .errors import ChunkSizeError, FixedUTF32Error
 
 __all__ = [
     "to_utf8",
@@ -598,40 +598,19 @@ def _import_pyarrow(what):
     return pyarrow
 
 
-def _string_dtype_to_utf32(array, length_bytes, endian):
-    """A NumPy ``StringDType`` array as a fixed-width ``U`` array (for ``encode_chunk``).
+def string_dtype_to_unicode(array):
+    """A NumPy ``StringDType`` array as a native ``U`` array as wide as its longest string.
 
-    Parameters
-    ----------
-    array : numpy.ndarray
-        Of ``StringDType``, any shape and layout (read in C order).
-    length_bytes : int or None
-        Bytes per element; None means the longest string's length in code
-        points (at least 1).
-    endian : {"little", "big"}
-        Byte order of the result.
-
-    Returns
-    -------
-    numpy.ndarray
-        A new C-contiguous ``U{length_bytes // 4}`` array of the same shape in
-        ``endian`` byte order; its bytes are the encoded chunk.
-
-    Raises
-    ------
-    StringTooLongError
-        For the first string (flat C order) longer than the capacity; U+0000
-        beyond the capacity counts as padding.
+    For ``encode_chunk``, which then writes it at its ``length_bytes`` and
+    byte order (a string too long for them is reported there, at its index).
+    Returns a new C-contiguous array of the same shape, at least ``U1``.
 
     NumPy does not expose a ``StringDType`` array's UTF-8 bytes to Python.
     pyarrow reads them through NumPy's C API, so when pyarrow is installed the
     strings go ``pyarrow.array`` -> :func:`from_arrow` (about 3x faster than
     NumPy's cast); otherwise, or for arrays with missing values, NumPy's own
-    ``astype`` does the work after a length check.
+    ``astype`` does the work.
     """
-    check_endian(endian)
-    if length_bytes is not None:
-        length_bytes = check_length_bytes(length_bytes)
     flat = array.reshape(-1)
     try:
         import pyarrow
@@ -640,31 +619,15 @@ def _string_dtype_to_utf32(array, length_bytes, endian):
         pyarrow = None
     if pyarrow is not None and getattr(array.dtype, "na_object", _NO_NA) is _NO_NA:
         strings = pyarrow.array(flat)
-        if length_bytes is None:
-            longest = pyarrow.compute.max(pyarrow.compute.utf8_length(strings)).as_py() if len(flat) else 0
-            length_bytes = 4 * max(longest or 0, 1)
-        return from_arrow(strings, length_bytes, endian=endian).reshape(array.shape)
+        longest = pyarrow.compute.max(pyarrow.compute.utf8_length(strings)).as_py() if len(flat) else 0
+        return from_arrow(strings, 4 * max(longest or 0, 1), endian=NATIVE_ENDIAN).reshape(array.shape)
     try:
         lengths = np.strings.str_len(flat)
     except ValueError:
         # NumPy cannot measure a missing value (na_object None or NaN).
         raise _missing_value_error(flat) from None
-    if length_bytes is None:
-        width = max(int(lengths.max()) if lengths.size else 1, 1)
-    else:
-        width = length_bytes // 4
-        over = np.flatnonzero(lengths > width)
-        if over.size:
-            stripped = np.strings.str_len(np.strings.rstrip(flat[over], "\x00"))
-            bad = np.flatnonzero(stripped > width)
-            if bad.size:
-                raise StringTooLongError(int(over[bad[0]]), int(stripped[bad[0]]), width)
-    # (NumPy's cast from StringDType writes native code units whatever the
-    # target's byte order says, so cast to native order first.)
-    result = np.ascontiguousarray(array.astype(unicode_dtype(width)))
-    if endian != NATIVE_ENDIAN:
-        result = result.astype(unicode_dtype(width, endian))
-    return result
+    width = max(int(lengths.max()) if lengths.size else 1, 1)
+    return np.ascontiguousarray(array.astype(unicode_dtype(width)))
 
 
 _NO_NA = object()
