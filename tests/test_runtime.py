@@ -278,3 +278,32 @@ def test_headers_have_a_fallback_for_every_gcc_only_construct(defines, tmp_path)
     assert result.returncode == 0, result.stderr
     assert "fu32_cpu_level" in result.stdout
     assert sorted(set(GCC_ONLY.findall(result.stdout))) == []
+
+
+# --- the type stub ---------------------------------------------------------------
+
+
+def test_kernels_stub_lists_every_name_with_its_parameters():
+    import ast
+    import inspect
+    import types
+
+    stub = Path(_kernels.__file__).with_name("_kernels.pyi")
+    if not stub.exists():
+        pytest.skip("the stub is not next to this build of the module")
+    declared = {}
+    for node in ast.parse(stub.read_text()).body:
+        if isinstance(node, ast.FunctionDef):
+            declared[node.name] = [arg.arg for arg in node.args.args]
+        elif isinstance(node, ast.ClassDef):
+            declared[node.name] = None
+        elif isinstance(node, ast.AnnAssign):
+            declared[node.target.id] = None
+    public = {
+        name for name, value in vars(_kernels).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert sorted(public - set(declared)) == []
+    for name, parameters in declared.items():
+        if parameters is not None:
+            assert list(inspect.signature(getattr(_kernels, name)).parameters) == parameters, name
