@@ -15,7 +15,6 @@ from .errors import ChunkSizeError
 NATIVE_ENDIAN = sys.byteorder
 # Whether data in each byte order must be swapped to be read natively.
 _SWAPPED = {"little": NATIVE_ENDIAN != "little", "big": NATIVE_ENDIAN != "big"}
-_OTHER_ENDIAN = "big" if NATIVE_ENDIAN == "little" else "little"
 _ORDERS = ("C", "F")
 _unicode_dtypes = {}
 
@@ -137,11 +136,6 @@ def unicode_dtype(units, endian=NATIVE_ENDIAN):
     if dtype is None:
         dtype = _unicode_dtypes[key] = np.dtype(("<U" if endian == "little" else ">U") + str(units))
     return dtype
-
-
-def endian_of(swapped):
-    """'little' or 'big': the byte order that is ``swapped`` (or not) on this machine."""
-    return _OTHER_ENDIAN if swapped else NATIVE_ENDIAN
 
 
 def byte_view(obj, name):
