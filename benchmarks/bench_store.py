@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("zarr", reason="the store benchmarks need zarr-python")
 pytest.importorskip("numcodecs", reason="the store benchmarks need numcodecs")
 
-from fixedutf32.bench import stores  # noqa: E402
+from fixedutf32.bench import stores
 
 SIZE = 64 << 20
 THREADS = 2

@@ -14,9 +14,9 @@ pytest.importorskip("zarr", reason="the zarr benchmarks need zarr-python")
 pytest.importorskip("numcodecs", reason="the zarr benchmarks need numcodecs")
 pytest.importorskip("fixedutf32.zarr", reason="the zarr benchmarks measure fixedutf32.zarr")
 
-from fixedutf32.bench import ZARR_CASES as CASES  # noqa: E402
-from fixedutf32.bench import zarr_arrays as arrays  # noqa: E402
-from fixedutf32.bench import zarr_configurations as configurations  # noqa: E402
+from fixedutf32.bench import ZARR_CASES as CASES
+from fixedutf32.bench import zarr_arrays as arrays
+from fixedutf32.bench import zarr_configurations as configurations
 
 MiB = 1 << 20
 

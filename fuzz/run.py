@@ -91,8 +91,8 @@ def _run_atheris(name, seconds):
     import atheris
 
     with atheris.instrument_imports(include=["fixedutf32"]):
-        import fixedutf32.chunk  # noqa: F401
-        import fixedutf32.metadata  # noqa: F401
+        import fixedutf32.chunk
+        import fixedutf32.metadata
         import fixedutf32.transcode  # noqa: F401
     fuzz_one = _targets()[name]
     recent = _Recent(name)
@@ -139,7 +139,7 @@ def _run_random(name, seconds):
         recent.add(data)
         try:
             target(data)
-        except Exception:
+        except Exception:  # noqa: BLE001 - any exception from a target is a finding
             traceback.print_exc()
             path = FINDINGS / f"{name}-crash-{hashlib.sha1(data).hexdigest()}"
             path.write_bytes(data)
@@ -277,7 +277,7 @@ def _reproduce(name, path):
         _log(f"running {name} on {one} ({len(data)} bytes)")
         try:
             target(data)
-        except Exception:
+        except Exception:  # noqa: BLE001 - any exception from a target is a finding
             traceback.print_exc()
             failed += 1
     if failed:
@@ -339,7 +339,7 @@ def main(argv=None):
         for signature, message in findings:
             counts.setdefault(signature, []).append(message)
         _log(f"{len(findings)} finding(s), {len(counts)} distinct:")
-        for signature, messages in counts.items():
+        for messages in counts.values():
             print(f"{messages[0]}" + (f"\n    (and {len(messages) - 1} more like it)"
                                       if len(messages) > 1 else ""))
         return 1

@@ -15,6 +15,7 @@ import struct
 import sys
 
 import numpy as np
+from draw import Draw, is_scalar, strings_to_units, units_to_bytes
 
 import fixedutf32
 from fixedutf32 import (
@@ -24,7 +25,6 @@ from fixedutf32 import (
     MetadataError,
     StringTooLongError,
 )
-from draw import Draw, is_scalar, strings_to_units, units_to_bytes
 
 ENDIANS = ("little", "big")
 NATIVE = sys.byteorder
@@ -209,7 +209,7 @@ def str_lengths(data):
     """str_lengths against the index of the last non-zero unit."""
     d = Draw(data)
     units, endian, chunk = random_chunk(d)
-    n, cap = units.shape
+    _, cap = units.shape
     validate = d.bool(0.8)
     call = lambda: fixedutf32.str_lengths(  # noqa: E731
         as_buffer(d, chunk), 4 * cap, endian=endian, validate=validate)

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("zarr", reason="the store bench needs zarr-python")
 pytest.importorskip("numcodecs", reason="the store bench needs numcodecs")
 
-from fixedutf32.bench import _report, _store, stores  # noqa: E402
+from fixedutf32.bench import _report, _store, stores
 
 MiB = 1024 * 1024
 ROWS = ["read chunk files", "check raw", "read chunk files, cold cache", "check raw, cold cache",

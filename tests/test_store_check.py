@@ -9,9 +9,6 @@ import numcodecs
 import numpy as np
 import pytest
 import zarr
-
-import fixedutf32
-from fixedutf32.store import StoreError, check
 from store_data import (
     CHUNKS,
     LAYOUTS,
@@ -24,6 +21,9 @@ from store_data import (
     text,
     write_array,
 )
+
+import fixedutf32
+from fixedutf32.store import StoreError, check
 
 
 def _where(kind, tmp_path):

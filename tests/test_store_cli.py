@@ -6,9 +6,9 @@ import sys
 
 import pytest
 import zarr
+from store_data import PLANTED, hierarchy, planted, quiet, text, tree, write_array
 
 from fixedutf32.__main__ import main
-from store_data import PLANTED, hierarchy, planted, quiet, text, tree, write_array
 
 
 def run(capsys, *argv):

@@ -11,8 +11,6 @@ import uuid
 import numpy as np
 import pytest
 import zarr
-
-from fixedutf32.store import InvalidChunkError, StoreError, check, convert
 from store_data import (
     CHUNKS,
     PLANTED,
@@ -24,6 +22,8 @@ from store_data import (
     tree,
     write_array,
 )
+
+from fixedutf32.store import InvalidChunkError, StoreError, check, convert
 
 
 def _read(where, path):
@@ -141,7 +141,7 @@ def test_invalid_chunk_stops_then_skip_invalid_resumes(tmp_path):
     problem = info.value.problem
     assert (problem.key, problem.coordinates, problem.code_point) == ("0.0", (0, 1), 0xD800)
     assert "--skip-invalid" in str(info.value)
-    with pytest.raises(StoreError, match="no such directory|no Zarr group or array"):
+    with pytest.raises(StoreError, match=r"no such directory|no Zarr group or array"):
         check(dest)  # visibly incomplete: no metadata written
 
     report = convert(source, dest, resume=True, skip_invalid=True, verify=True, threads=2)

@@ -5,9 +5,10 @@ import pytest
 
 pytest.importorskip("distributed", reason="the Dask tests need the dask extra (distributed)")
 
-from fixedutf32.store import check, convert  # noqa: E402
-from fixedutf32.store._run import dask_client  # noqa: E402
-from store_data import PLANTED, expected_key, found, hierarchy, planted, tree, write_array  # noqa: E402
+from store_data import PLANTED, expected_key, found, hierarchy, planted, tree, write_array
+
+from fixedutf32.store import check, convert
+from fixedutf32.store._run import dask_client
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +50,6 @@ def test_dask_needs_a_store_every_worker_opens(tmp_path, scheduler):
     write_array(str(tmp_path / "src"), planted(), "v2_C")
     with pytest.raises(StoreError, match="memory:// stores live in one process"):
         check("memory://dask-only-here", scheduler=scheduler)
-    with pytest.raises(StoreError, match="a .zip destination is written by one process"):
+    with pytest.raises(StoreError, match=r"a .zip destination is written by one process"):
         convert(str(tmp_path / "src"), str(tmp_path / "out.zip"), scheduler=scheduler)
     assert not (tmp_path / "out.zip").exists()

@@ -14,8 +14,14 @@ from conftest import SIMD_LEVELS, at_simd_level
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixedutf32 import ChunkSizeError, InvalidCodePointError, InvalidUTF8Error, StringTooLongError, encode_chunk
-from fixedutf32 import _kernels
+from fixedutf32 import (
+    ChunkSizeError,
+    InvalidCodePointError,
+    InvalidUTF8Error,
+    StringTooLongError,
+    _kernels,
+    encode_chunk,
+)
 from fixedutf32.transcode import (
     decode_vlen_utf8,
     encode_vlen_utf8,
@@ -25,6 +31,7 @@ from fixedutf32.transcode import (
     to_string_dtype,
     to_utf8,
 )
+
 
 def run_on_each_level(func, *args, **kwargs):
     """Call func on every SIMD level; return the results (or exceptions)."""
@@ -128,7 +135,7 @@ def test_buffer_types(make, simd_level):
 
 def test_numpy_input_shapes_orders_and_widths(simd_level):
     u = np.array([["ab", "Ωmega"], ["", "終わり"]], dtype=">U7")
-    offsets, values = to_utf8(u)  # byte order and width from the dtype
+    _, values = to_utf8(u)  # byte order and width from the dtype
     assert values.tobytes() == "abΩmega終わり".encode()
     fortran = np.asfortranarray(u)
     assert to_utf8(fortran)[1].tobytes() == values.tobytes()  # read in C order
@@ -229,7 +236,7 @@ def test_validity_edges_next_to_each_other(good, bad):
     past them fail at the same place on every level."""
     width = 16
     units = np.full(3 * width, good, "<u4")
-    offsets, values = same_outcome(run_on_each_level(to_utf8, units.tobytes(), 4 * width))
+    _, values = same_outcome(run_on_each_level(to_utf8, units.tobytes(), 4 * width))
     assert values.tobytes() == (chr(good) * 3 * width).encode("utf-8")
     for flat in (0, 7, 8, 15, 16, 31, 47):
         bad_units = units.copy()
@@ -610,7 +617,7 @@ def test_arrow_shares_buffers(monkeypatch):
 
 def test_arrow_errors():
     pa = pytest.importorskip("pyarrow")
-    with pytest.raises(ValueError, match="nulls .* at element 1"):
+    with pytest.raises(ValueError, match=r"nulls .* at element 1"):
         from_arrow(pa.array(["a", None]), 8)
     with pytest.raises(TypeError, match="strings"):
         from_arrow(pa.array([1, 2]), 8)
@@ -647,7 +654,7 @@ def test_string_dtype_round_trip(simd_level):
     assert t.tolist() == strings
     # (NumPy's own cast rejects the big-endian array: go through native order)
     assert (t == u.astype("=U9").astype(StringDType())).all()
-    assert to_string_dtype(u.tobytes(), 36, endian="big").tolist() == sum(strings, [])
+    assert to_string_dtype(u.tobytes(), 36, endian="big").tolist() == [s for row in strings for s in row]
     assert to_string_dtype(np.zeros(0, "<U3")).shape == (0,)
     assert bytes(encode_chunk(t, 36, endian="little")) == u.astype("<U9").tobytes()
     assert bytes(encode_chunk(t, endian="big")) == u.tobytes()
@@ -707,7 +714,7 @@ def test_string_dtype_needs_numpy2(monkeypatch):
     import numpy.dtypes
 
     monkeypatch.delattr(numpy.dtypes, "StringDType", raising=False)
-    with pytest.raises(ImportError, match="NumPy >= 2.0"):
+    with pytest.raises(ImportError, match=r"NumPy >= 2.0"):
         to_string_dtype(np.array(["a"]))
 
 

@@ -589,7 +589,7 @@ def test_codec_alone_refuses_missing_endian_when_reading(tmp_path):
     assert zarr.open_array(path)[:2].tolist() == ["ab", "cc"]
     with integration("codec"):
         arr = zarr.open_array(path)
-        with pytest.raises(MetadataError, match="configuration.endian"):
+        with pytest.raises(MetadataError, match=r"configuration.endian"):
             arr[:2]
 
 

@@ -283,7 +283,7 @@ def test_zarr_length_bytes_13(tmp_path):
     assert array.dtype == numpy.dtype("<U3")  # 13 // 4 code points, no complaint
     array[...] = ["abc", "d"]
     assert len((store / "c" / "0").read_bytes()) == 2 * 12  # not 2 * 13
-    with pytest.raises(MetadataError, match="length_bytes: .*got 13"):
+    with pytest.raises(MetadataError, match=r"length_bytes: .*got 13"):
         parse_array_metadata(doc)
 
 
@@ -317,7 +317,7 @@ def test_zarr_length_bytes_not_an_integer(tmp_path, value):
 ])
 def test_zarr_rejects_bad_name_and_keys(tmp_path, data_type, key):
     store, doc = v3_store(tmp_path, data_type=data_type)
-    with pytest.raises(ValueError, match="No Zarr data type found|Invalid data_type"):
+    with pytest.raises(ValueError, match=r"No Zarr data type found|Invalid data_type"):
         zarr_open(store)
     with pytest.raises(MetadataError, match=re.escape(key)):
         parse_array_metadata(doc)
@@ -354,7 +354,7 @@ def test_zarr_counts_code_points(tmp_path):
 def test_zarr_accepts_surrogate_fill_value(tmp_path):
     store, doc = v3_store(tmp_path, fill_value="\ud800")
     assert [ord(c) for c in zarr_read(store)[0]] == [0xD800]
-    with pytest.raises(MetadataError, match="fill_value: .*lone surrogate U\\+D800 at code "
+    with pytest.raises(MetadataError, match=r"fill_value: .*lone surrogate U\+D800 at code "
                                             "point 0"):
         parse_array_metadata(doc)
 
@@ -384,7 +384,7 @@ def test_zarr_bytes_without_endian(tmp_path):
     if sys.byteorder == "little":
         # big-endian "a" (00 00 00 61) read as little endian: U+61000000, not a code point
         assert zarr_read(store2).view("<u4")[0] == 0x6100_0000
-    with pytest.raises(MetadataError, match="codecs\\[0\\].configuration.endian: .*got no "
+    with pytest.raises(MetadataError, match=r"codecs\[0\].configuration.endian: .*got no "
                                             "endian"):
         parse_array_metadata(doc)
 
@@ -403,7 +403,7 @@ def test_zarr_accepts_vlen_utf8(tmp_path):
     raw = numcodecs.VLenUTF8().encode(numpy.array(["ab", "cde"], dtype=object))
     store, doc = v3_store(tmp_path, codecs=[{"name": "vlen-utf8"}], chunks={"c/0": bytes(raw)})
     assert zarr_read(store).tolist() == ["ab", "cd"]  # "cde" cut to the capacity, silently
-    with pytest.raises(MetadataError, match="vlen-utf8.*variable-length codecs do not encode "
+    with pytest.raises(MetadataError, match=r"vlen-utf8.*variable-length codecs do not encode "
                                             "elements at a fixed size"):
         parse_array_metadata(doc)
     # zarr-python also creates such arrays
@@ -420,7 +420,7 @@ def test_zarr_accepts_vlen_bytes(tmp_path):
     raw = numcodecs.VLenBytes().encode(numpy.array([b"ab", b"c"], dtype=object))
     store, doc = v3_store(tmp_path, codecs=[{"name": "vlen-bytes"}], chunks={"c/0": bytes(raw)})
     assert zarr_read(store).tolist() == ["ab", "c"]
-    with pytest.raises(MetadataError, match="vlen-bytes.*variable-length"):
+    with pytest.raises(MetadataError, match=r"vlen-bytes.*variable-length"):
         parse_array_metadata(doc)
 
 
@@ -438,8 +438,8 @@ def test_zarr_v2_dtype_strings(tmp_path, dtype, zarr_accepts):
     if dtype in ("<U2", ">U2"):
         assert parse_array_metadata(doc).data_type == FixedLengthUTF32(8)
     else:
-        with pytest.raises(MetadataError, match=re.escape(f"dtype: expected \"<U<n>\" or "
-                                                          f"\">U<n>\"")
+        with pytest.raises(MetadataError, match=re.escape("dtype: expected \"<U<n>\" or "
+                                                          "\">U<n>\"")
                            + ".*" + re.escape(json.dumps(dtype))):
             parse_array_metadata(doc)
 

@@ -12,6 +12,7 @@ from ._kernels import (
     get_simd_level,
     set_simd_level,
 )
+from ._version import __version__ as __version__
 from .chunk import (
     byteswap,
     decode_chunk,
@@ -20,6 +21,14 @@ from .chunk import (
     set_buffer_pool_limit,
     str_lengths,
     validate,
+)
+from .errors import (
+    ChunkSizeError,
+    FixedUTF32Error,
+    InvalidCodePointError,
+    InvalidUTF8Error,
+    MetadataError,
+    StringTooLongError,
 )
 from .metadata import (
     ArrayMetadata,
@@ -37,16 +46,6 @@ from .transcode import (
     to_string_dtype,
     to_utf8,
 )
-from .errors import (
-    ChunkSizeError,
-    FixedUTF32Error,
-    InvalidCodePointError,
-    InvalidUTF8Error,
-    MetadataError,
-    StringTooLongError,
-)
-
-from ._version import __version__
 
 __all__ = [
     "decode_chunk",

@@ -7,7 +7,13 @@ Every kernel wrapper in ``_kernels`` reports the same way, a status tuple
 
 from . import _kernels
 from ._checks import as_bytes
-from .errors import ChunkSizeError, FixedUTF32Error, InvalidCodePointError, InvalidUTF8Error, StringTooLongError
+from .errors import (
+    ChunkSizeError,
+    FixedUTF32Error,
+    InvalidCodePointError,
+    InvalidUTF8Error,
+    StringTooLongError,
+)
 
 _UTF8_REASONS = {
     _kernels.UTF8_TOO_LARGE: "the sequence encodes a value above U+10FFFF",

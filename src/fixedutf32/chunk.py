@@ -432,10 +432,7 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
         width = 1
     # The kernels read the array's buffer as it is when it is already in
     # the chunk's element order; anything else is gathered by NumPy first.
-    if order == "C" and array.flags.c_contiguous:
-        src = array
-    else:
-        src = array.ravel(order=order)
+    src = array if order == "C" and array.flags.c_contiguous else array.ravel(order=order)
     source_swapped = not dtype.isnative
     count = src.size
     nbytes = count * capacity * 4

@@ -32,8 +32,9 @@ import copy
 import json
 import re
 import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy
 
@@ -813,7 +814,7 @@ class ArrayMetadata:
     chunk_shape: tuple
     data_type: FixedLengthUTF32
     endian: str = "little"
-    fill_value: numpy.str_ = numpy.str_("")
+    fill_value: numpy.str_ = numpy.str_("")  # noqa: RUF009 - immutable, safe to share
     order: str = "C"
     codecs: tuple = ()
     filters: tuple = ()

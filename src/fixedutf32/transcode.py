@@ -635,7 +635,7 @@ _NO_NA = object()
 
 def _missing_value_error(flat):
     """The ValueError for the first missing value of a flat StringDType array."""
-    for index, item in enumerate(flat):
+    for index, item in enumerate(flat):  # noqa: B007 - read after the loop
         if not isinstance(item, str):
             break
     else:  # pragma: no cover - only called when NumPy found one

@@ -23,6 +23,7 @@ from ..errors import FixedUTF32Error, InvalidUTF8Error, StringTooLongError
 from ..metadata import ArrayMetadata, FixedLengthUTF32
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8
 from ._check import (
+    CheckReport,
     Problem,
     _check_chunk,
     _plan,
@@ -30,7 +31,6 @@ from ._check import (
     check_key,
     close_scheduler,
     open_scheduler,
-    CheckReport,
 )
 from ._layout import (
     FIXED,
@@ -433,7 +433,7 @@ def _source_region_strings(job, src, index, result):
                     return None, False
                 continue
             present = True
-            src_target, src_source = plan.meta.chunk_region(chunk)
+            src_target, _ = plan.meta.chunk_region(chunk)
             overlap = tuple(slice(max(a.start, b.start), min(a.stop, b.stop))
                             for a, b in zip(src_target, target))
             if any(s.start >= s.stop for s in overlap):

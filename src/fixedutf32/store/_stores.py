@@ -193,7 +193,7 @@ def _open_url(spec, mode):
     if mode == "r":
         try:
             empty = handle.is_empty()
-        except Exception as exc:  # any file system's own error: one line, no traceback
+        except Exception as exc:  # noqa: BLE001 - any file system's own error: one line, no traceback
             raise StoreError(f"cannot read the URL {spec!r}: {exc}") from None
         if empty:
             raise StoreError(f"nothing is stored at {spec!r}; expected a Zarr group or array")

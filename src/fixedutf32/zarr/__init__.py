@@ -22,8 +22,8 @@ import contextlib
 
 try:
     import zarr
-    from zarr.dtype import data_type_registry
     from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
+    from zarr.dtype import data_type_registry
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         f"fixedutf32.zarr needs zarr-python >= 3.1 ({exc}); install it with "

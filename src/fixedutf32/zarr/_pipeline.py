@@ -22,8 +22,8 @@ import numcodecs
 import numpy as np
 from numcodecs.compat import ensure_bytes
 from zarr.abc.codec import CodecPipeline as _ZarrCodecPipeline
-from zarr.codecs import TransposeCodec
 from zarr.codecs import BytesCodec as _ZarrBytesCodec
+from zarr.codecs import TransposeCodec
 from zarr.codecs.sharding import ShardingCodec
 from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.common import concurrent_map
@@ -112,7 +112,7 @@ class _Plan:
     this pipeline leaves to zarr.
     """
 
-    __slots__ = ("zarr_format", "order", "endian", "bb_codecs", "decoders", "compressor")
+    __slots__ = ("bb_codecs", "compressor", "decoders", "endian", "order", "zarr_format")
 
     def __init__(self, zarr_format, order, endian, bb_codecs, decoders, compressor):
         self.zarr_format = zarr_format
@@ -278,7 +278,7 @@ def _read_file_into(path, target, length_bytes, stored, wanted):
     from the start of the chunk.
     """
     try:
-        f = open(path, "rb", buffering=0)
+        f = open(path, "rb", buffering=0)  # noqa: SIM115 - only the open is guarded; `with f` below
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return False
     with f:
@@ -796,7 +796,6 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         async def write_one(setter, spec, chunk_selection, out_selection, is_complete):
             layout = plan.chunk_layout(spec)
-            length_bytes, endian, order = layout
             chunk = None
             if (_whole_chunk(chunk_selection, out_selection, is_complete, drop_axes)
                     and value_np.ndim == len(spec.shape)):
@@ -912,7 +911,7 @@ class CodecPipeline(_ZarrCodecPipeline):
 class _ChunkErrors:
     """Turn an InvalidCodePointError into one that names the chunk."""
 
-    __slots__ = ("pipeline", "getter", "spec", "layout")
+    __slots__ = ("getter", "layout", "pipeline", "spec")
 
     def __init__(self, pipeline, getter, spec, layout):
         self.pipeline = pipeline
