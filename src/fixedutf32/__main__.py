@@ -7,6 +7,7 @@ nothing heavy.
 
 import importlib
 import sys
+from collections.abc import Sequence
 
 from ._version import __version__
 
@@ -18,7 +19,7 @@ COMMANDS = {
 }
 
 
-def _usage():
+def _usage() -> str:
     width = max(len(name) for name in COMMANDS)
     lines = [
         "usage: fixedutf32 [--version] COMMAND [options]",
@@ -31,7 +32,7 @@ def _usage():
     return "\n".join(lines)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status (0 success, 2 usage error)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] in ("-h", "--help"):
@@ -49,7 +50,8 @@ def main(argv=None):
         return 2
     module_name, function_name, _ = entry
     command = getattr(importlib.import_module(module_name, __package__), function_name)
-    return command(argv[1:])
+    status: int = command(argv[1:])
+    return status
 
 
 if __name__ == "__main__":

@@ -4,19 +4,29 @@ Each helper either returns the normalised value or raises with a message
 that says what was expected, what arrived and which argument it was.
 """
 
+from __future__ import annotations
+
 import operator
 import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
 from . import _kernels
 from .errors import ChunkSizeError
 
+if TYPE_CHECKING:
+    from ._kernels import Buffer
+
+# A buffer the kernels read: the object itself or a flat uint8 memoryview of it.
+ByteView: TypeAlias = "bytes | bytearray | np.ndarray[Any, Any] | memoryview"
+
 NATIVE_ENDIAN = sys.byteorder
 # Whether data in each byte order must be swapped to be read natively.
 _SWAPPED = {"little": NATIVE_ENDIAN != "little", "big": NATIVE_ENDIAN != "big"}
 _ORDERS = ("C", "F")
-_unicode_dtypes = {}
+_unicode_dtypes: dict[tuple[int, str], np.dtype[np.str_]] = {}
 
 # NumPy keeps a dtype's itemsize in a C int: the widest 'U' item is
 # U536870911, 2**31 - 4 bytes.  No element can be wider than that.
@@ -27,7 +37,7 @@ MAX_LENGTH_BYTES = 4 * ((2**31 - 1) // 4)
 _PLAIN_KINDS = frozenset("uiUS")
 
 
-def check_length_bytes(value, name="length_bytes"):
+def check_length_bytes(value: object, name: str = "length_bytes") -> int:
     """Return ``value`` as an int if it is a positive multiple of 4 that a NumPy 'U' item can hold.
 
     Raises ValueError otherwise.
@@ -52,7 +62,7 @@ def check_length_bytes(value, name="length_bytes"):
     return value
 
 
-def check_bool(value, name):
+def check_bool(value: object, name: str) -> bool:
     """Return ``value`` as a bool if it is True, False or a NumPy bool, else raise TypeError."""
     if value is True or value is False:
         return value
@@ -61,7 +71,7 @@ def check_bool(value, name):
     raise TypeError(f"{name} must be True or False, got {value!r} of type {type(value).__name__}")
 
 
-def check_byte_count(value, name):
+def check_byte_count(value: object, name: str) -> int:
     """Return ``value`` as an int in 0..sys.maxsize (a size in bytes), else raise."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}")
@@ -71,7 +81,7 @@ def check_byte_count(value, name):
     return value
 
 
-def check_endian(endian, name="endian"):
+def check_endian(endian: Any, name: str = "endian") -> bool:
     """Return True when data in ``endian`` byte order needs swapping on this machine."""
     try:
         return _SWAPPED[endian]
@@ -79,13 +89,13 @@ def check_endian(endian, name="endian"):
         raise ValueError(f"{name} must be 'little' or 'big', got {endian!r}") from None
 
 
-def check_order(order):
+def check_order(order: Any) -> Any:
     if order not in _ORDERS:
         raise ValueError(f"order must be 'C' or 'F', got {order!r}")
     return order
 
 
-def dtype_endian(dtype):
+def dtype_endian(dtype: np.dtype[Any]) -> str:
     """'little' or 'big': the byte order of a NumPy dtype's items."""
     byteorder = dtype.byteorder
     if byteorder == "=" or byteorder == "|":
@@ -93,7 +103,7 @@ def dtype_endian(dtype):
     return "little" if byteorder == "<" else "big"
 
 
-def check_out_endian(out, endian, name="out"):
+def check_out_endian(out: object, endian: str, name: str = "out") -> None:
     """Refuse an ``out`` that is a NumPy 'U' array whose byte order is not ``endian``.
 
     Code units written in one byte order into a 'U' array of the other would
@@ -110,7 +120,7 @@ def check_out_endian(out, endian, name="out"):
             )
 
 
-def check_plain_dtype(dtype, name):
+def check_plain_dtype(dtype: np.dtype[Any], name: str) -> None:
     """Raise TypeError unless arrays of ``dtype`` are plain bytes the kernels may read and write.
 
     Object and StringDType arrays hold references (their bytes are pointers),
@@ -129,7 +139,7 @@ def check_plain_dtype(dtype, name):
     )
 
 
-def unicode_dtype(units, endian=NATIVE_ENDIAN):
+def unicode_dtype(units: int, endian: str = NATIVE_ENDIAN) -> np.dtype[np.str_]:
     """The NumPy ``U{units}`` dtype in ``endian`` byte order (cached: this is on the hot path)."""
     key = (units, endian)
     dtype = _unicode_dtypes.get(key)
@@ -138,7 +148,7 @@ def unicode_dtype(units, endian=NATIVE_ENDIAN):
     return dtype
 
 
-def byte_view(obj, name):
+def byte_view(obj: Any, name: str) -> tuple[ByteView, int]:
     """``obj``'s bytes as ``(buffer, nbytes)``, without copying.
 
     The buffer is ``obj`` itself when it is bytes, a bytearray or a
@@ -174,7 +184,7 @@ def byte_view(obj, name):
     return view, view.nbytes
 
 
-def writable_byte_view(obj, name):
+def writable_byte_view(obj: Any, name: str) -> tuple[ByteView, int]:
     """Like :func:`byte_view`, and raise TypeError if the buffer is read-only."""
     if type(obj) is np.ndarray and obj.flags.c_contiguous:
         if obj.dtype.kind not in _PLAIN_KINDS:
@@ -190,20 +200,22 @@ def writable_byte_view(obj, name):
     return view, nbytes
 
 
-def as_bytes(buffer):
+def as_bytes(buffer: Any) -> memoryview:
     """A flat ``uint8`` memoryview of a buffer returned by :func:`byte_view`."""
     view = memoryview(buffer)
     return view if view.format == "B" and view.ndim == 1 else view.cast("B")
 
 
-def _extent(value):
+def _extent(value: Any) -> int:
     # operator.index takes True as 1; a bool as an extent is a mistake.
     if isinstance(value, (bool, np.bool_)):
         raise TypeError("a bool is not an extent")
     return operator.index(value)
 
 
-def element_count(nbytes, length_bytes, shape, name="data"):
+def element_count(
+    nbytes: int, length_bytes: int, shape: Any, name: str = "data"
+) -> tuple[int, tuple[int, ...] | None]:
     """Number of elements in a chunk of ``nbytes``; check it against ``shape``.
 
     Returns ``(count, shape)`` where ``shape`` is a tuple, or None when none
@@ -239,7 +251,7 @@ def element_count(nbytes, length_bytes, shape, name="data"):
     return count, shape
 
 
-def check_out_size(out_nbytes, nbytes, what):
+def check_out_size(out_nbytes: int, nbytes: int, what: str) -> None:
     """Raise ChunkSizeError unless ``out`` holds exactly the ``nbytes`` of ``what`` it receives."""
     if out_nbytes != nbytes:
         raise ChunkSizeError(
@@ -247,7 +259,9 @@ def check_out_size(out_nbytes, nbytes, what):
         )
 
 
-def check_out_overlap(out, sources, in_place=False):
+def check_out_overlap(
+    out: Buffer, sources: Iterable[tuple[str, Buffer]], in_place: bool = False
+) -> bool:
     """Refuse an ``out`` that overlaps one of ``sources`` (``[(name, buffer), ...]``).
 
     With ``in_place``, ``out`` may be exactly the first source's bytes, and

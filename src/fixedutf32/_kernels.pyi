@@ -1,6 +1,13 @@
 """Type stubs for the compiled kernels (see _kernels.pyx and _transcode.pxi)."""
 
-from typing_extensions import Buffer
+from typing import Any, TypeAlias
+
+import numpy as np
+from typing_extensions import Buffer as _Buffer
+
+# Anything with the buffer protocol.  NumPy's stubs give ndarray __buffer__
+# only for Python >= 3.12, so it is named here for 3.11.
+Buffer: TypeAlias = _Buffer | np.ndarray[Any, Any]
 
 # A kernel's status: (kind, element, position, detail), kinds below.
 Status = tuple[int, int, int, int]

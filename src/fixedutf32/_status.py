@@ -5,6 +5,10 @@ Every kernel wrapper in ``_kernels`` reports the same way, a status tuple
 ``csrc/common.h``; ``_kernels.OK_STATUS`` when nothing is wrong.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from . import _kernels
 from ._checks import as_bytes
 from .errors import (
@@ -25,7 +29,14 @@ _UTF8_REASONS = {
 }
 
 
-def status_error(status, *, capacity=None, values=None, starts=None):
+def status_error(
+    status: _kernels.Status,
+    *,
+    # Each is given with the kinds that need it (see below).
+    capacity: Any = None,
+    values: Any = None,
+    starts: Any = None,
+) -> ValueError:
     """The exception for a kernel status that is not ``OK``.
 
     Parameters

@@ -9,7 +9,13 @@ Argument checks and messages live here; the loops live in ``_kernels.pyx``
 and run without the GIL.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
 import numpy as np
+import numpy.typing as npt
 
 from . import _kernels
 from ._checks import (
@@ -32,6 +38,10 @@ from ._checks import (
 from ._status import status_error
 from .errors import FixedUTF32Error
 
+if TYPE_CHECKING:
+    from ._checks import ByteView
+    from ._kernels import Buffer
+
 __all__ = ["decode_chunk", "encode_chunk", "validate", "byteswap", "repad", "str_lengths"]
 
 _VALIDATE = _kernels.VALIDATE
@@ -52,16 +62,17 @@ _UINT8 = np.dtype(np.uint8)
 STREAM_THRESHOLD_BYTES = 16 * 1024 * 1024
 
 
-def new_array(count, dtype):
+def new_array(count: int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
     """A new writable 1-D array; large ones reuse freed memory from the pool."""
     dtype = np.dtype(dtype)
     nbytes = count * dtype.itemsize
     if nbytes >= _POOL_MIN_BYTES:
-        return np.frombuffer(_kernels.new_buffer(nbytes), dtype)
+        # NumPy's stubs for Python 3.11 list concrete buffer types only.
+        return np.frombuffer(_kernels.new_buffer(nbytes), dtype)  # type: ignore[call-overload,no-any-return]
     return np.empty(count, dtype)
 
 
-def set_buffer_pool_limit(nbytes):
+def set_buffer_pool_limit(nbytes: int) -> int:
     """Keep at most ``nbytes`` of freed output buffers for reuse (0 turns the pool off).
 
     A chunk of at least 32 KiB decoded or encoded into a new array takes its
@@ -98,11 +109,11 @@ def set_buffer_pool_limit(nbytes):
     return _kernels.set_buffer_pool_limit(check_byte_count(nbytes, "the pool limit"))
 
 
-def _stream_flag(nbytes):
+def _stream_flag(nbytes: int) -> int:
     return _STREAM if nbytes >= STREAM_THRESHOLD_BYTES else 0
 
 
-def validate(data, length_bytes, *, endian="little"):
+def validate(data: Buffer, length_bytes: int, *, endian: str = "little") -> None:
     """Check that every code unit of a chunk is a Unicode scalar value.
 
     Parameters
@@ -153,7 +164,16 @@ def validate(data, length_bytes, *, endian="little"):
         raise status_error(status)
 
 
-def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", validate=True, out=None):
+def decode_chunk(
+    data: Buffer,
+    length_bytes: int,
+    *,
+    endian: str = "little",
+    shape: int | Sequence[int] | None = None,
+    order: Literal["C", "F"] = "C",
+    validate: bool = True,
+    out: Buffer | None = None,
+) -> npt.NDArray[np.str_]:
     """Turn the bytes of a chunk into a native NumPy ``U`` array.
 
     Parameters
@@ -225,9 +245,10 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
         swapped = check_endian(endian)
     if order != "C":
         check_order(order)
+    src: ByteView
     cls = type(data)
     if cls is bytes or cls is bytearray:
-        src, nbytes = data, len(data)
+        src, nbytes = data, len(data)  # type: ignore[assignment,arg-type]
     else:
         src, nbytes = byte_view(data, "data")
     count = nbytes // length_bytes
@@ -251,7 +272,7 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
             if nbytes < _POOL_MIN_BYTES:
                 result = np.empty(count, dtype)
             else:
-                result = _frombuffer(_new_buffer(nbytes), dtype)
+                result = _frombuffer(_new_buffer(nbytes), dtype)  # type: ignore[call-overload]
                 if nbytes >= STREAM_THRESHOLD_BYTES:
                     flags |= _STREAM
             status = _kernels.convert(src, result, length_bytes >> 2, flags)
@@ -269,7 +290,7 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
     return result
 
 
-def _write_units(src, dst, flags, width):
+def _write_units(src: ByteView, dst: ByteView, flags: int, width: int) -> None:
     """Convert ``src`` into ``dst`` by ``flags``, leaving ``dst`` untouched on error."""
     swapped = bool(flags & _SRC_SWAPPED)
     if check_out_overlap(dst, [("data", src)], in_place=True):
@@ -285,13 +306,20 @@ def _write_units(src, dst, flags, width):
         # the end cannot leave ``out`` half written.
         status = _kernels.validate(src, width, swapped) if flags & _VALIDATE else _OK
         if not status[0]:
-            flags = (flags & ~_VALIDATE) | _stream_flag(memoryview(dst).nbytes)
+            flags = (flags & ~_VALIDATE) | _stream_flag(memoryview(dst).nbytes)  # type: ignore[arg-type]
             status = _kernels.convert(src, dst, width, flags)
     if status[0]:
         raise status_error(status)
 
 
-def _repad_chunk(src, out, count, from_units, to_units, flags):
+def _repad_chunk(
+    src: ByteView,
+    out: Buffer | None,
+    count: int,
+    from_units: int,
+    to_units: int,
+    flags: int,
+) -> npt.NDArray[np.uint8] | Buffer:
     """Write ``count`` elements of ``src`` at the new width into a new array or ``out``."""
     nbytes = count * to_units * 4
     if out is None:
@@ -313,7 +341,7 @@ def _repad_chunk(src, out, count, from_units, to_units, flags):
     return out
 
 
-def _as_unicode_array(array):
+def _as_unicode_array(array: object) -> npt.NDArray[np.str_]:
     """``array`` as a NumPy ``U`` array (a view where it already is one)."""
     if isinstance(array, np.ndarray):
         kind = array.dtype.kind
@@ -345,7 +373,15 @@ def _as_unicode_array(array):
     return objects.astype(np.str_) if objects.size else objects.astype("U1")
 
 
-def encode_chunk(array, length_bytes=None, *, endian="little", order="C", validate=True, out=None):
+def encode_chunk(
+    array: npt.ArrayLike,
+    length_bytes: int | None = None,
+    *,
+    endian: str = "little",
+    order: Literal["C", "F"] = "C",
+    validate: bool = True,
+    out: Buffer | None = None,
+) -> npt.NDArray[np.uint8] | Buffer:
     """Turn an array of strings into the bytes of a chunk.
 
     Parameters
@@ -455,7 +491,7 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
             if nbytes < _POOL_MIN_BYTES:
                 result = np.empty(nbytes, _UINT8)
             else:
-                result = _frombuffer(_new_buffer(nbytes), _UINT8)
+                result = _frombuffer(_new_buffer(nbytes), _UINT8)  # type: ignore[call-overload]
                 if nbytes >= STREAM_THRESHOLD_BYTES:
                     flags |= _STREAM
             status = _kernels.convert(src, result, width, flags)
@@ -473,7 +509,7 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
     return _repad_chunk(src, out, count, width, capacity, flags)
 
 
-def byteswap(buffer):
+def byteswap(buffer: Buffer) -> None:
     """Reverse the byte order of every 4-byte code unit, in place.
 
     Parameters
@@ -511,7 +547,15 @@ def byteswap(buffer):
         raise FixedUTF32Error(f"internal error: byteswap reported {status}")
 
 
-def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None, validate=True):
+def repad(
+    data: Buffer,
+    from_length_bytes: int,
+    to_length_bytes: int,
+    *,
+    endian: str = "little",
+    out: Buffer | None = None,
+    validate: bool = True,
+) -> npt.NDArray[np.uint8] | Buffer:
     """Change the element width of a chunk, keeping its byte order.
 
     Widening pads every element with U+0000; narrowing drops trailing
@@ -580,7 +624,9 @@ def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None
     return _repad_chunk(src, out, count, from_units, to_units, flags)
 
 
-def str_lengths(data, length_bytes, *, endian="little", validate=True):
+def str_lengths(
+    data: Buffer, length_bytes: int, *, endian: str = "little", validate: bool = True
+) -> npt.NDArray[np.intp]:
     """Count the code points of every element, without trailing U+0000.
 
     Parameters

@@ -5,6 +5,8 @@ Every data error derives from :class:`FixedUTF32Error`, itself a
 do not care which rule was broken.
 """
 
+from typing import Any
+
 __all__ = [
     "FixedUTF32Error",
     "InvalidCodePointError",
@@ -15,7 +17,7 @@ __all__ = [
 ]
 
 
-def _describe_code_point(code_point):
+def _describe_code_point(code_point: int) -> str:
     if 0xD800 <= code_point <= 0xDFFF:
         return "surrogate"
     return "above U+10FFFF"
@@ -40,7 +42,7 @@ class InvalidCodePointError(FixedUTF32Error):
         ``"surrogate"`` (U+D800..U+DFFF) or ``"too_large"`` (above U+10FFFF).
     """
 
-    def __init__(self, index, position, code_point):
+    def __init__(self, index: int, position: int, code_point: int) -> None:
         self.index = index
         self.position = position
         self.code_point = code_point
@@ -51,7 +53,7 @@ class InvalidCodePointError(FixedUTF32Error):
             f"(U+0000..U+10FFFF, not U+D800..U+DFFF)"
         )
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
         return type(self), (self.index, self.position, self.code_point)
 
 
@@ -68,7 +70,7 @@ class StringTooLongError(FixedUTF32Error):
         The most code points the target width holds (``length_bytes // 4``).
     """
 
-    def __init__(self, index, length, capacity):
+    def __init__(self, index: int, length: int, capacity: int) -> None:
         self.index = index
         self.length = length
         self.capacity = capacity
@@ -77,7 +79,7 @@ class StringTooLongError(FixedUTF32Error):
             f"{capacity} (length_bytes {4 * capacity})"
         )
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
         return type(self), (self.index, self.length, self.capacity)
 
 
@@ -102,11 +104,11 @@ class InvalidUTF8Error(FixedUTF32Error):
         What is wrong with the bytes there.
     """
 
-    def __init__(self, index, byte_offset, reason):
+    def __init__(self, index: int, byte_offset: int, reason: str) -> None:
         self.index = index
         self.byte_offset = byte_offset
         self.reason = reason
         super().__init__(f"invalid UTF-8 at element {index}, byte {byte_offset}: {reason}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
         return type(self), (self.index, self.byte_offset, self.reason)

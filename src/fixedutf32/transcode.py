@@ -22,7 +22,13 @@ other kernels) and run with the GIL released; this module checks arguments,
 allocates the outputs and turns kernel statuses into exceptions.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+import numpy.typing as npt
 
 from . import _kernels
 from ._checks import (
@@ -45,6 +51,10 @@ from ._status import status_error
 from .chunk import new_array
 from .errors import ChunkSizeError, FixedUTF32Error
 
+if TYPE_CHECKING:
+    from ._checks import ByteView
+    from ._kernels import Buffer
+
 __all__ = [
     "to_utf8",
     "from_utf8",
@@ -63,7 +73,9 @@ _UINT32_MAX = 2**32 - 1
 # ---------------------------------------------------------------------------
 
 
-def _chunk_input(data, length_bytes, endian):
+def _chunk_input(
+    data: Buffer, length_bytes: int | None, endian: str | None
+) -> tuple[ByteView, int, str, int, tuple[int, ...]]:
     """Return ``(buffer, width, endian, count, shape)`` for a fixed_length_utf32 chunk.
 
     ``data`` is a NumPy ``U`` array (its dtype gives the width and byte order)
@@ -108,7 +120,7 @@ def _chunk_input(data, length_bytes, endian):
 _HALF_ROOM_MIN = 1 << 16
 
 
-def _shrink(buffer, nbytes):
+def _shrink(buffer: npt.NDArray[np.uint8], nbytes: int) -> npt.NDArray[np.uint8]:
     """The first ``nbytes`` of an output buffer sized for the worst case.
 
     Mostly used: a view.  Otherwise copied out into a buffer of the right size,
@@ -126,7 +138,13 @@ def _shrink(buffer, nbytes):
 # ---------------------------------------------------------------------------
 
 
-def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
+def to_utf8(
+    data: Buffer,
+    length_bytes: int | None = None,
+    *,
+    endian: str | None = None,
+    validate: bool = True,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
     """Transcode a fixed_length_utf32 chunk to UTF-8 in the offsets + values layout.
 
     Parameters
@@ -202,7 +220,14 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     return offsets, _shrink(dst, written)
 
 
-def to_arrow(data, length_bytes=None, *, endian=None, validate=True, large=False):
+def to_arrow(
+    data: Buffer,
+    length_bytes: int | None = None,
+    *,
+    endian: str | None = None,
+    validate: bool = True,
+    large: bool = False,
+) -> Any:
     """Transcode a fixed_length_utf32 chunk to a ``pyarrow`` string array.
 
     Needs pyarrow (``pip install fixedutf32[arrow]``).  The array is built on
@@ -255,7 +280,13 @@ def to_arrow(data, length_bytes=None, *, endian=None, validate=True, large=False
     )
 
 
-def to_string_dtype(data, length_bytes=None, *, endian=None, validate=True):
+def to_string_dtype(
+    data: Buffer,
+    length_bytes: int | None = None,
+    *,
+    endian: str | None = None,
+    validate: bool = True,
+) -> npt.NDArray[Any]:
     """Transcode a fixed_length_utf32 chunk to a NumPy ``StringDType`` array.
 
     Needs NumPy >= 2.  The UTF-8 is made by this package's kernel; NumPy then
@@ -299,7 +330,13 @@ def to_string_dtype(data, length_bytes=None, *, endian=None, validate=True):
     return fixed.astype(string_dtype()).reshape(shape)
 
 
-def encode_vlen_utf8(data, length_bytes=None, *, endian=None, validate=True):
+def encode_vlen_utf8(
+    data: Buffer,
+    length_bytes: int | None = None,
+    *,
+    endian: str | None = None,
+    validate: bool = True,
+) -> npt.NDArray[np.uint8]:
     """Transcode a fixed_length_utf32 chunk to a Zarr ``vlen-utf8`` chunk.
 
     The layout is numcodecs' ``VLenUTF8``: a little-endian ``uint32`` count of
@@ -351,7 +388,16 @@ def encode_vlen_utf8(data, length_bytes=None, *, endian=None, validate=True):
 # ---------------------------------------------------------------------------
 
 
-def _decode(positions, stride, count, values, length_bytes, endian, out, inputs):
+def _decode(
+    positions: npt.NDArray[np.int64],
+    stride: int,
+    count: int,
+    values: Buffer,
+    length_bytes: int,
+    endian: str,
+    out: Buffer | None,
+    inputs: Sequence[tuple[str, Buffer]],
+) -> npt.NDArray[np.str_] | Buffer:
     """Shared tail of the decoders: check, allocate or fill ``out``, raise.
 
     ``inputs`` names the caller's buffers (``[(name, buffer), ...]``) that
@@ -360,6 +406,7 @@ def _decode(positions, stride, count, values, length_bytes, endian, out, inputs)
     swap = check_endian(endian)
     width = length_bytes // 4
     nbytes = count * length_bytes
+    target: ByteView | None
     if out is None:
         result = new_array(count, unicode_dtype(width, endian))
         target = result if count else None
@@ -380,7 +427,14 @@ def _decode(positions, stride, count, values, length_bytes, endian, out, inputs)
     return out
 
 
-def from_utf8(offsets, values, length_bytes, *, endian="little", out=None):
+def from_utf8(
+    offsets: Buffer,
+    values: Buffer,
+    length_bytes: int,
+    *,
+    endian: str = "little",
+    out: Buffer | None = None,
+) -> npt.NDArray[np.str_] | Buffer:
     """Encode UTF-8 strings (offsets + values layout) as a fixed_length_utf32 chunk.
 
     Parameters
@@ -452,7 +506,9 @@ def from_utf8(offsets, values, length_bytes, *, endian="little", out=None):
     return _decode(positions, 1, positions.size - 1, values, length_bytes, endian, out, inputs)
 
 
-def from_arrow(array, length_bytes, *, endian="little", out=None):
+def from_arrow(
+    array: Any, length_bytes: int, *, endian: str = "little", out: Buffer | None = None
+) -> npt.NDArray[np.str_] | Buffer:
     """Encode a ``pyarrow`` string array as a fixed_length_utf32 chunk.
 
     Reads the Arrow buffers in place (no copy of the UTF-8 bytes; the 32-bit
@@ -496,6 +552,7 @@ def from_arrow(array, length_bytes, *, endian="little", out=None):
         raise TypeError(f"array must be a pyarrow string array, got {type(array).__name__}")
     if pa.types.is_string_view(array.type):
         array = array.cast(pa.large_string())
+    offset_type: type[np.signedinteger[Any]]
     if pa.types.is_string(array.type):
         offset_type = np.int32
     elif pa.types.is_large_string(array.type):
@@ -519,7 +576,9 @@ def from_arrow(array, length_bytes, *, endian="little", out=None):
     return from_utf8(offsets, values, length_bytes, endian=endian, out=out)
 
 
-def decode_vlen_utf8(chunk, length_bytes, *, endian="little", out=None):
+def decode_vlen_utf8(
+    chunk: Buffer, length_bytes: int, *, endian: str = "little", out: Buffer | None = None
+) -> npt.NDArray[np.str_] | Buffer:
     """Decode a Zarr ``vlen-utf8`` chunk into a fixed_length_utf32 chunk.
 
     The inverse of :func:`encode_vlen_utf8`: reads numcodecs' ``VLenUTF8``
@@ -578,7 +637,7 @@ def decode_vlen_utf8(chunk, length_bytes, *, endian="little", out=None):
 # ---------------------------------------------------------------------------
 
 
-def _string_dtype_class(what):
+def _string_dtype_class(what: str) -> Any:
     try:
         from numpy.dtypes import StringDType
     except ImportError:
@@ -588,7 +647,7 @@ def _string_dtype_class(what):
     return StringDType
 
 
-def _import_pyarrow(what):
+def _import_pyarrow(what: str) -> Any:
     try:
         import pyarrow
     except ImportError:
@@ -598,7 +657,7 @@ def _import_pyarrow(what):
     return pyarrow
 
 
-def string_dtype_to_unicode(array):
+def string_dtype_to_unicode(array: npt.NDArray[Any]) -> npt.NDArray[np.str_]:
     """A NumPy ``StringDType`` array as a native ``U`` array as wide as its longest string.
 
     For ``encode_chunk``, which then writes it at its ``length_bytes`` and
@@ -620,7 +679,8 @@ def string_dtype_to_unicode(array):
     if pyarrow is not None and getattr(array.dtype, "na_object", _NO_NA) is _NO_NA:
         strings = pyarrow.array(flat)
         longest = pyarrow.compute.max(pyarrow.compute.utf8_length(strings)).as_py() if len(flat) else 0
-        return from_arrow(strings, 4 * max(longest or 0, 1), endian=NATIVE_ENDIAN).reshape(array.shape)
+        decoded = from_arrow(strings, 4 * max(longest or 0, 1), endian=NATIVE_ENDIAN)
+        return decoded.reshape(array.shape)  # type: ignore[union-attr]  # no out: an ndarray
     try:
         lengths = np.strings.str_len(flat)
     except ValueError:
@@ -633,7 +693,7 @@ def string_dtype_to_unicode(array):
 _NO_NA = object()
 
 
-def _missing_value_error(flat):
+def _missing_value_error(flat: Iterable[object]) -> ValueError:
     """The ValueError for the first missing value of a flat StringDType array."""
     for index, item in enumerate(flat):  # noqa: B007 - read after the loop
         if not isinstance(item, str):

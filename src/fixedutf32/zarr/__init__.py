@@ -19,6 +19,8 @@ which is what :func:`enable` does (it also installs the strict data type).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from typing import Any
 
 try:
     import zarr
@@ -56,14 +58,14 @@ _CONFIG_KEYS = ("codecs.bytes", "codec_pipeline.path")
 _ZARR_DEFAULTS = {"codecs.bytes": _ZARR_BYTES_CODEC_PATH, "codec_pipeline.path": _ZARR_PIPELINE_PATH}
 _OURS = {"codecs.bytes": BYTES_CODEC_PATH, "codec_pipeline.path": PIPELINE_PATH}
 # What enable() replaced, for disable() to put back.
-_replaced = {}
+_replaced: dict[str, Any] = {}
 
 
-def _registered_dtype():
+def _registered_dtype() -> Any:
     return data_type_registry.contents.get(_DTYPE_NAME)
 
 
-def enable():
+def enable() -> None:
     """Make zarr-python use fixedutf32 for fixed_length_utf32 arrays.
 
     Sets ``codecs.bytes`` to ``fixedutf32.zarr.BytesCodec`` and
@@ -98,7 +100,7 @@ def enable():
     data_type_registry.register(_DTYPE_NAME, StrictFixedLengthUTF32)
 
 
-def disable():
+def disable() -> None:
     """Undo :func:`enable`: zarr-python's own classes again.
 
     Each setting that names a fixedutf32 class goes back to what
@@ -131,7 +133,7 @@ def disable():
 
 
 @contextlib.contextmanager
-def enabled():
+def enabled() -> Iterator[None]:
     """Use fixedutf32 within a ``with`` block; restore the previous state after.
 
     Yields
