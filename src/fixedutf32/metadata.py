@@ -32,7 +32,7 @@ import copy
 import json
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -112,9 +112,11 @@ def _check_depth(value: Any, key: str) -> None:
     themselves: a node is walked again only when reached deeper than before.
     """
     seen: dict[int, int] = {}
-    stack = [(value, 1, None)]  # (node, depth, (parent link, key in parent))
+    # (node, depth, (parent link, key in parent))
+    stack: list[tuple[Any, int, Any]] = [(value, 1, None)]
     while stack:
         node, depth, link = stack.pop()
+        items: Iterable[tuple[Any, Any]]
         if isinstance(node, Mapping):
             items = node.items()
         elif isinstance(node, (list, tuple)):
@@ -122,7 +124,7 @@ def _check_depth(value: Any, key: str) -> None:
         else:
             continue
         if depth > MAX_NESTING_DEPTH:
-            path = []
+            path: list[str] = []
             while link is not None:
                 link, part = link
                 path.append(f"[{part}]" if isinstance(part, int) else f"[{_show(part)}]")
@@ -170,10 +172,11 @@ def _check_length_bytes(value: Any, key: str) -> int:
             key, f"at most {MAX_LENGTH_BYTES} (NumPy's largest 'U' item, "
             f"{MAX_LENGTH_BYTES // 4} code points)", value
         )
-    return value
+    length_bytes: int = value
+    return length_bytes
 
 
-def _check_keys(obj: Mapping[str, Any], required: set, optional: set, key: str) -> None:
+def _check_keys(obj: Mapping[str, Any], required: set[str], optional: set[str], key: str) -> None:
     missing = sorted(required - obj.keys(), key=str)
     if missing:
         raise MetadataError(
@@ -263,7 +266,7 @@ class FixedLengthUTF32:
         """
         return self.length_bytes // 4
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """Return the V3 ``data_type`` value, a new dict each call.
 
         Examples
@@ -518,7 +521,8 @@ class FixedLengthUTF32:
         shape = _as_shape(shape, "shape", minimum=0)
         if not isinstance(order, str) or order not in ("C", "F"):
             raise _fail("order", '"C" or "F"', order)
-        return numpy.full(shape, text, dtype=f"U{self.capacity}", order=order)
+        # order is "C" or "F" (checked above)
+        return numpy.full(shape, text, dtype=f"U{self.capacity}", order=order)  # type: ignore[call-overload,no-any-return]
 
 
 def parse_v2_dtype(dtype: Any, *, key: str = "dtype") -> tuple[FixedLengthUTF32, str]:
@@ -569,7 +573,7 @@ def parse_v2_dtype(dtype: Any, *, key: str = "dtype") -> tuple[FixedLengthUTF32,
     return FixedLengthUTF32(4 * int(digits)), endian
 
 
-def _normalize_codec(codec: Any, key: str) -> dict:
+def _normalize_codec(codec: Any, key: str) -> dict[str, Any]:
     """Return ``{"name": ..., "configuration": ...?}`` for one codec entry."""
     if isinstance(codec, str):  # V3 short form: a bare name, no configuration
         return {"name": codec}
@@ -583,7 +587,7 @@ def _normalize_codec(codec: Any, key: str) -> dict:
     return dict(codec)
 
 
-def _split_codecs(codecs: Any, data_type: FixedLengthUTF32) -> tuple[list, str, list]:
+def _split_codecs(codecs: Any, data_type: FixedLengthUTF32) -> tuple[list[Any], str, list[Any]]:
     """Check a V3 codecs list; return (array-to-array, endian, bytes-to-bytes)."""
     codecs = _load(codecs, "codecs")
     if not isinstance(codecs, Sequence) or isinstance(codecs, (str, bytes)):
@@ -691,7 +695,7 @@ def check_codecs(codecs: Any, data_type: Any) -> str:
     return _split_codecs(codecs, data_type)[1]
 
 
-def _copy_objects(value: Any, key: str) -> tuple[dict, ...]:
+def _copy_objects(value: Any, key: str) -> tuple[dict[str, Any], ...]:
     """Deep copies of a sequence of JSON objects (codecs, filters) given in Python."""
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
         raise _fail(key, "a sequence (tuple or list) of JSON objects", value)
@@ -742,7 +746,7 @@ def _check_chunk_size(chunks: tuple[int, ...], data_type: FixedLengthUTF32, key:
         )
 
 
-def _transpose_to_order(arrays: list, ndim: int) -> str:
+def _transpose_to_order(arrays: list[Any], ndim: int) -> str:
     """Reduce the transpose codecs before ``bytes`` to a memory order "C"/"F"."""
     perm = list(range(ndim))
     for i, codec in enumerate(arrays):
@@ -810,14 +814,14 @@ class ArrayMetadata:
     """
 
     zarr_format: int
-    shape: tuple
-    chunk_shape: tuple
+    shape: tuple[int, ...]
+    chunk_shape: tuple[int, ...]
     data_type: FixedLengthUTF32
     endian: str = "little"
     fill_value: numpy.str_ = numpy.str_("")  # noqa: RUF009 - immutable, safe to share
     order: str = "C"
-    codecs: tuple = ()
-    filters: tuple = ()
+    codecs: tuple[Any, ...] = ()
+    filters: tuple[Any, ...] = ()
     chunk_key_encoding: str | None = None
     separator: str | None = None
 
@@ -872,7 +876,7 @@ class ArrayMetadata:
         set_(self, "codecs", codecs)
         set_(self, "filters", filters)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """Return the ``zarr.json`` (V3) or ``.zarray`` (V2) document, a new dict.
 
         ``parse_array_metadata(meta.to_json()) == meta``. Order "F" is written
@@ -977,8 +981,8 @@ class ArrayMetadata:
         """
         parts = [str(int(i)) for i in index]
         if self.chunk_key_encoding == "default":
-            return self.separator.join(["c", *parts])
-        return self.separator.join(parts) if parts else "0"
+            return self.separator.join(["c", *parts])  # type: ignore[union-attr]  # set in __post_init__
+        return self.separator.join(parts) if parts else "0"  # type: ignore[union-attr]
 
     def chunk_region(self, index: Sequence[int]) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
         """Where the chunk at grid ``index`` goes in the array.
@@ -1009,7 +1013,7 @@ class ArrayMetadata:
             source.append(slice(0, stop - start))
         return tuple(target), tuple(source)
 
-    def decode_kwargs(self) -> dict:
+    def decode_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`fixedutf32.decode_chunk` on one chunk.
 
         Returns

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, Self
 
 import zarr.codecs
 from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
@@ -12,15 +13,22 @@ from .. import metadata as _rules
 from ..chunk import decode_chunk, encode_chunk
 from ..errors import InvalidCodePointError
 
+if TYPE_CHECKING:
+    import numpy as np
+    from zarr.core.array_spec import ArraySpec
+    from zarr.core.buffer import Buffer, NDBuffer
+    from zarr.core.common import JSON
+    from zarr.core.dtype.common import DTypeJSON
+
 _DTYPE_NAME = "fixed_length_utf32"
 _SYSTEM_ENDIAN = sys.byteorder
 
 
-def _is_fixed_utf32(dtype):
+def _is_fixed_utf32(dtype: object) -> bool:
     return isinstance(dtype, _ZarrFixedLengthUTF32)
 
 
-def _same_fields(a, b):
+def _same_fields(a: Any, b: Any) -> bool:
     """zarr's dataclass ``__eq__`` without its same-class test: the compared fields."""
     return all(getattr(a, f.name) == getattr(b, f.name) for f in fields(a) if f.compare)
 
@@ -73,7 +81,7 @@ class BytesCodec(zarr.codecs.BytesCodec):
     # zarr's registry and configuration name classes by module and name
     __module__ = "fixedutf32.zarr"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         # zarr's dataclass __eq__ wants the very same class, but this codec
         # stands for the same JSON: metadata parsed with it must equal the
         # metadata zarr builds with its own class (create_array), either way
@@ -86,7 +94,7 @@ class BytesCodec(zarr.codecs.BytesCodec):
     __hash__ = zarr.codecs.BytesCodec.__hash__
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: dict[str, JSON]) -> Self:
         """Parse the codec's JSON; a missing ``endian`` is kept as ``None``.
 
         Parameters
@@ -107,11 +115,11 @@ class BytesCodec(zarr.codecs.BytesCodec):
         """
         codec = super().from_dict(data)
         config = data.get("configuration") if isinstance(data, dict) else None
-        if not config or "endian" not in config:
+        if not config or "endian" not in config:  # type: ignore[operator]
             object.__setattr__(codec, "endian", None)
         return codec
 
-    def evolve_from_array_spec(self, array_spec):
+    def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
         """Fill in what the array implies, as zarr does.
 
         A codec without ``endian`` gets the machine's byte order for
@@ -141,52 +149,56 @@ class BytesCodec(zarr.codecs.BytesCodec):
             if _is_fixed_utf32(array_spec.dtype):
                 return self
             # zarr's from_dict would have given the machine's byte order
-            return replace(self, endian=_SYSTEM_ENDIAN).evolve_from_array_spec(array_spec)
+            # (BytesCodec.__init__ parses the str into its Endian)
+            codec = replace(self, endian=_SYSTEM_ENDIAN)  # type: ignore[arg-type]
+            return codec.evolve_from_array_spec(array_spec)
         return super().evolve_from_array_spec(array_spec)
 
-    def _endian_of(self, chunk_spec):
+    def _endian_of(self, chunk_spec: ArraySpec) -> str:
         if self.endian is None:
-            dtype = _rules.FixedLengthUTF32(chunk_spec.dtype.item_size)
+            dtype = _rules.FixedLengthUTF32(chunk_spec.dtype.item_size)  # type: ignore[attr-defined]
             # check_codecs words the error: the byte order must be explicit
             _rules.check_codecs([self.to_dict()], dtype)
-        return self.endian.value
+        return self.endian.value  # type: ignore[union-attr,no-any-return]  # check_codecs raised on None
 
-    def _decode_utf32(self, chunk_bytes, chunk_spec):
+    def _decode_utf32(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
         chunk = decode_chunk(
-            chunk_bytes.as_array_like(),
-            chunk_spec.dtype.item_size,
+            chunk_bytes.as_array_like(),  # type: ignore[arg-type]
+            chunk_spec.dtype.item_size,  # type: ignore[attr-defined]
             endian=self._endian_of(chunk_spec),
             shape=chunk_spec.shape,
         )
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(chunk)
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(chunk)  # type: ignore[arg-type]
 
-    def _encode_utf32(self, chunk_array, chunk_spec):
+    def _encode_utf32(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer:
         encoded = encode_chunk(
             chunk_array.as_ndarray_like(),
-            chunk_spec.dtype.item_size,
+            chunk_spec.dtype.item_size,  # type: ignore[attr-defined]
             endian=self._endian_of(chunk_spec),
         )
-        return chunk_spec.prototype.buffer.from_array_like(encoded)
+        return chunk_spec.prototype.buffer.from_array_like(encoded)  # type: ignore[arg-type]
 
     # zarr 3.1.6 calls the sync hooks where it can; 3.1.0..3.1.5 have only
     # the async ones, and their BytesCodec no sync hooks to defer to.
 
-    def _decode_sync(self, chunk_bytes, chunk_spec):
+    def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
         if _is_fixed_utf32(chunk_spec.dtype):
             return self._decode_utf32(chunk_bytes, chunk_spec)
         return super()._decode_sync(chunk_bytes, chunk_spec)
 
-    async def _decode_single(self, chunk_bytes, chunk_spec):
+    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
         if _is_fixed_utf32(chunk_spec.dtype):
             return self._decode_utf32(chunk_bytes, chunk_spec)
         return await super()._decode_single(chunk_bytes, chunk_spec)
 
-    def _encode_sync(self, chunk_array, chunk_spec):
+    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         if _is_fixed_utf32(chunk_spec.dtype):
             return self._encode_utf32(chunk_array, chunk_spec)
         return super()._encode_sync(chunk_array, chunk_spec)
 
-    async def _encode_single(self, chunk_array, chunk_spec):
+    async def _encode_single(
+        self, chunk_array: NDBuffer, chunk_spec: ArraySpec
+    ) -> Buffer | None:
         if _is_fixed_utf32(chunk_spec.dtype):
             return self._encode_utf32(chunk_array, chunk_spec)
         return await super()._encode_single(chunk_array, chunk_spec)
@@ -228,7 +240,7 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
 
     __module__ = "fixedutf32.zarr"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         # The same JSON as zarr's class: metadata opened with this type equals
         # metadata zarr made with its own, either way round.
         if type(other) in _SAME_DTYPE:
@@ -239,19 +251,19 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
     __hash__ = _ZarrFixedLengthUTF32.__hash__
 
     @classmethod
-    def _from_json_v3(cls, data):
+    def _from_json_v3(cls, data: DTypeJSON) -> Self:
         if isinstance(data, dict) and data.get("name") == _DTYPE_NAME:
             return cls(length=_rules.FixedLengthUTF32.from_json(data).capacity)
         return super()._from_json_v3(data)
 
     @classmethod
-    def _from_json_v2(cls, data):
+    def _from_json_v2(cls, data: DTypeJSON) -> Self:
         if cls._check_json_v2(data):
             dtype, endian = _rules.parse_v2_dtype(data["name"])
-            return cls(length=dtype.capacity, endianness=endian)
+            return cls(length=dtype.capacity, endianness=endian)  # type: ignore[arg-type]
         return super()._from_json_v2(data)
 
-    def cast_scalar(self, data):
+    def cast_scalar(self, data: object) -> np.str_:
         """The fill value as a ``numpy.str_``, refusing what zarr would truncate.
 
         Parameters
@@ -318,7 +330,14 @@ class InvalidChunkCodePointError(InvalidCodePointError):
 
     __module__ = "fixedutf32.zarr"
 
-    def __init__(self, index, position, code_point, chunk_key=None, array_index=None):
+    def __init__(
+        self,
+        index: int,
+        position: int,
+        code_point: int,
+        chunk_key: str | None = None,
+        array_index: object = None,
+    ) -> None:
         super().__init__(index, position, code_point)
         self.chunk_key = chunk_key
         self.array_index = array_index
@@ -329,7 +348,7 @@ class InvalidChunkCodePointError(InvalidCodePointError):
                 detail += f" (array index {array_index})"
             self.args = (self.args[0].replace(where, where + detail, 1),)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
         return type(self), (
             self.index, self.position, self.code_point, self.chunk_key, self.array_index
         )
