@@ -12,7 +12,7 @@ and run without the GIL.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +41,9 @@ from .errors import FixedUTF32Error
 if TYPE_CHECKING:
     from ._checks import ByteView
     from ._kernels import Buffer
+
+# An ``out`` buffer, returned as given.
+_OutT = TypeVar("_OutT", bound="Buffer")
 
 __all__ = ["decode_chunk", "encode_chunk", "validate", "byteswap", "repad", "str_lengths"]
 
@@ -373,6 +376,28 @@ def _as_unicode_array(array: object) -> npt.NDArray[np.str_]:
     return objects.astype(np.str_) if objects.size else objects.astype("U1")
 
 
+@overload
+def encode_chunk(
+    array: npt.ArrayLike,
+    length_bytes: int | None = None,
+    *,
+    endian: str = "little",
+    order: Literal["C", "F"] = "C",
+    validate: bool = True,
+    out: None = None,
+) -> npt.NDArray[np.uint8]: ...
+@overload
+def encode_chunk(
+    array: npt.ArrayLike,
+    length_bytes: int | None = None,
+    *,
+    endian: str = "little",
+    order: Literal["C", "F"] = "C",
+    validate: bool = True,
+    out: _OutT,
+) -> _OutT: ...
+
+
 def encode_chunk(
     array: npt.ArrayLike,
     length_bytes: int | None = None,
@@ -545,6 +570,28 @@ def byteswap(buffer: Buffer) -> None:
     status = _kernels.convert(view, view, 1, _SWAP)
     if status[0]:  # pragma: no cover - nothing is checked
         raise FixedUTF32Error(f"internal error: byteswap reported {status}")
+
+
+@overload
+def repad(
+    data: Buffer,
+    from_length_bytes: int,
+    to_length_bytes: int,
+    *,
+    endian: str = "little",
+    out: None = None,
+    validate: bool = True,
+) -> npt.NDArray[np.uint8]: ...
+@overload
+def repad(
+    data: Buffer,
+    from_length_bytes: int,
+    to_length_bytes: int,
+    *,
+    endian: str = "little",
+    out: _OutT,
+    validate: bool = True,
+) -> _OutT: ...
 
 
 def repad(

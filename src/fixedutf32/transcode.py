@@ -25,7 +25,7 @@ allocates the outputs and turns kernel statuses into exceptions.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +54,9 @@ from .errors import ChunkSizeError, FixedUTF32Error
 if TYPE_CHECKING:
     from ._checks import ByteView
     from ._kernels import Buffer
+
+# An ``out`` buffer, returned as given.
+_OutT = TypeVar("_OutT", bound="Buffer")
 
 __all__ = [
     "to_utf8",
@@ -427,6 +430,26 @@ def _decode(
     return out
 
 
+@overload
+def from_utf8(
+    offsets: Buffer,
+    values: Buffer,
+    length_bytes: int,
+    *,
+    endian: str = "little",
+    out: None = None,
+) -> npt.NDArray[np.str_]: ...
+@overload
+def from_utf8(
+    offsets: Buffer,
+    values: Buffer,
+    length_bytes: int,
+    *,
+    endian: str = "little",
+    out: _OutT,
+) -> _OutT: ...
+
+
 def from_utf8(
     offsets: Buffer,
     values: Buffer,
@@ -506,6 +529,16 @@ def from_utf8(
     return _decode(positions, 1, positions.size - 1, values, length_bytes, endian, out, inputs)
 
 
+@overload
+def from_arrow(
+    array: Any, length_bytes: int, *, endian: str = "little", out: None = None
+) -> npt.NDArray[np.str_]: ...
+@overload
+def from_arrow(
+    array: Any, length_bytes: int, *, endian: str = "little", out: _OutT
+) -> _OutT: ...
+
+
 def from_arrow(
     array: Any, length_bytes: int, *, endian: str = "little", out: Buffer | None = None
 ) -> npt.NDArray[np.str_] | Buffer:
@@ -574,6 +607,16 @@ def from_arrow(
         offsets = np.zeros(1, np.int64)
     values = buffers[2] if len(buffers) > 2 and buffers[2] is not None else b""
     return from_utf8(offsets, values, length_bytes, endian=endian, out=out)
+
+
+@overload
+def decode_vlen_utf8(
+    chunk: Buffer, length_bytes: int, *, endian: str = "little", out: None = None
+) -> npt.NDArray[np.str_]: ...
+@overload
+def decode_vlen_utf8(
+    chunk: Buffer, length_bytes: int, *, endian: str = "little", out: _OutT
+) -> _OutT: ...
 
 
 def decode_vlen_utf8(
@@ -680,7 +723,7 @@ def string_dtype_to_unicode(array: npt.NDArray[Any]) -> npt.NDArray[np.str_]:
         strings = pyarrow.array(flat)
         longest = pyarrow.compute.max(pyarrow.compute.utf8_length(strings)).as_py() if len(flat) else 0
         decoded = from_arrow(strings, 4 * max(longest or 0, 1), endian=NATIVE_ENDIAN)
-        return decoded.reshape(array.shape)  # type: ignore[union-attr]  # no out: an ndarray
+        return decoded.reshape(array.shape)
     try:
         lengths = np.strings.str_len(flat)
     except ValueError:

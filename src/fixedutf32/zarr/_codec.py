@@ -176,7 +176,7 @@ class BytesCodec(zarr.codecs.BytesCodec):
             chunk_spec.dtype.item_size,  # type: ignore[attr-defined]
             endian=self._endian_of(chunk_spec),
         )
-        return chunk_spec.prototype.buffer.from_array_like(encoded)  # type: ignore[arg-type]
+        return chunk_spec.prototype.buffer.from_array_like(encoded)
 
     # zarr 3.1.6 calls the sync hooks where it can; 3.1.0..3.1.5 have only
     # the async ones, and their BytesCodec no sync hooks to defer to.
