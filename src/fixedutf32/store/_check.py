@@ -1,10 +1,16 @@
 """``check``: every fixed_length_utf32 array of a store, metadata and chunks."""
 
+from __future__ import annotations
+
 import json
 import math
+import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..chunk import str_lengths
 from ..errors import InvalidCodePointError, MetadataError
@@ -47,18 +53,18 @@ class Problem:
     kind: str
     array: str
     message: str
-    key: str = None
-    chunk: tuple = None
-    coordinates: tuple = None
-    position: int = None
-    code_point: int = None
+    key: str | None = None
+    chunk: tuple[int, ...] | None = None
+    coordinates: tuple[int, ...] | None = None
+    position: int | None = None
+    code_point: int | None = None
 
-    def sort_key(self):
+    def sort_key(self) -> tuple[Any, ...]:
         order = {"metadata": 0, "incomplete": 0, "chunk": 1, "code_point": 1}[self.kind]
         return (self.array, order, self.chunk or (), self.coordinates or (), self.position or 0,
                 self.message)
 
-    def __str__(self):
+    def __str__(self) -> str:
         where = f"{self.array or '/'}"
         if self.key is not None:
             where += f" chunk {self.key}"
@@ -96,8 +102,8 @@ class ArrayReport:
 
     path: str
     zarr_format: int
-    shape: tuple
-    chunk_shape: tuple
+    shape: tuple[int, ...]
+    chunk_shape: tuple[int, ...]
     length_bytes: int
     endian: str
     sharded: bool
@@ -109,11 +115,11 @@ class ArrayReport:
     problems: int = 0
 
     @property
-    def min_length_bytes(self):
+    def min_length_bytes(self) -> int:
         """The smallest ``length_bytes`` that holds every string seen (at least 4)."""
         return 4 * max(self.longest, 1)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "min_length_bytes": self.min_length_bytes}
 
 
@@ -140,19 +146,19 @@ class CheckReport:
 
     store: str
     path: str
-    arrays: list = field(default_factory=list)
-    skipped: list = field(default_factory=list)
-    groups: list = field(default_factory=list)
-    problems: list = field(default_factory=list)
+    arrays: list[ArrayReport] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     max_errors: int = 100
     chunks_unchecked: int = 0
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         """True when no problem was found."""
         return not self.problems
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready values (a new dict)."""
         return {
             "store": self.store, "path": self.path, "ok": self.ok,
@@ -162,7 +168,7 @@ class CheckReport:
             "max_errors": self.max_errors, "chunks_unchecked": self.chunks_unchecked,
         }
 
-    def to_json(self, indent=None):
+    def to_json(self, indent: int | str | None = None) -> str:
         """The report as JSON text.
 
         Examples
@@ -173,9 +179,9 @@ class CheckReport:
         """
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
-    def to_text(self):
+    def to_text(self) -> str:
         """The report as lines for a person: arrays, skipped arrays, problems, a summary."""
-        lines = []
+        lines: list[str] = []
         for a in self.arrays:
             lines.append(
                 f"array {a.path or '/'}: V{a.zarr_format} shape {list(a.shape)} chunks "
@@ -196,13 +202,15 @@ class CheckReport:
         return "\n".join(lines)
 
 
-def _code_point_problems(plan, key, index, view, budget):
+def _code_point_problems(
+    plan: Any, key: str, index: tuple[int, ...], view: npt.NDArray[np.uint8], budget: int
+) -> list[Problem]:
     """Every invalid code unit of a chunk known to hold one, up to ``budget``."""
     meta = plan.meta
     units = view.view("<u4" if meta.endian == "little" else ">u4")
     bad = np.flatnonzero((units > 0x10FFFF) | ((units >= 0xD800) & (units <= 0xDFFF)))
     width = meta.data_type.length_bytes // 4
-    problems = []
+    problems: list[Problem] = []
     for unit in bad[:budget].tolist():
         element, position = divmod(unit, width)
         value = int(units[unit])
@@ -218,7 +226,7 @@ def _code_point_problems(plan, key, index, view, budget):
     return problems
 
 
-def _longest(plan, index, lengths):
+def _longest(plan: Any, index: tuple[int, ...], lengths: npt.NDArray[np.intp]) -> int:
     meta = plan.meta
     if lengths.size == 0:
         return 0
@@ -229,7 +237,9 @@ def _longest(plan, index, lengths):
     return int(inside.max()) if inside.size else 0
 
 
-def _check_chunk(plan, key, index, data, budget):
+def _check_chunk(
+    plan: Any, key: str, index: tuple[int, ...], data: Any, budget: int
+) -> tuple[list[Problem], int]:
     """(problems, longest) for one decoded chunk."""
     meta = plan.meta
     length_bytes = meta.data_type.length_bytes
@@ -242,14 +252,14 @@ def _check_chunk(plan, key, index, data, budget):
                         key, index)], 0
     try:
         lengths = str_lengths(view, length_bytes, endian=meta.endian)
-        problems = []
+        problems: list[Problem] = []
     except InvalidCodePointError:
         problems = _code_point_problems(plan, key, index, view, budget)
         lengths = str_lengths(view, length_bytes, endian=meta.endian, validate=False)
     return problems, _longest(plan, index, lengths)
 
 
-def check_key(ref, plan, key_index, max_errors):
+def check_key(ref: Any, plan: Any, key_index: Any, max_errors: int) -> dict[str, Any]:
     """Check the chunks stored under one key (a task; runs on threads or Dask workers).
 
     Returns
@@ -261,7 +271,7 @@ def check_key(ref, plan, key_index, max_errors):
     handle = resolve(ref)
     key = plan.key(key_index)
     chunks = len(plan.chunks_of_key(key_index))
-    result = {"path": plan.path, "chunks": chunks, "present": 0, "missing": chunks,
+    result: dict[str, Any] = {"path": plan.path, "chunks": chunks, "present": 0, "missing": chunks,
               "bytes_read": 0, "longest": 0, "problems": []}
     read = plan.read_key(handle, key_index)
     if read is None:
@@ -283,12 +293,12 @@ def check_key(ref, plan, key_index, max_errors):
     return result
 
 
-def _source_nodes(handle, path, strings_only=True):
+def _source_nodes(handle: Any, path: str, strings_only: bool = True) -> list[Any]:
     """The hierarchy at ``path``; StoreError when nothing usable is there.
 
     With ``strings_only``, ``path`` may not be an array of another data type.
     """
-    nodes = walk(handle, path)
+    nodes: list[Any] = walk(handle, path)
     where = f"at path {path!r} in {handle.name}" if path else f"in {handle.name}"
     if not nodes:
         raise StoreError(f"no Zarr group or array {where} (no zarr.json, .zarray or .zgroup)")
@@ -298,13 +308,13 @@ def _source_nodes(handle, path, strings_only=True):
     return nodes
 
 
-def _check_max_errors(max_errors):
+def _check_max_errors(max_errors: object) -> int:
     if type(max_errors) is not int or max_errors < 1:
         raise ValueError(f"max_errors must be a positive int, got {max_errors!r}")
     return max_errors
 
 
-def open_scheduler(scheduler, threads):
+def open_scheduler(scheduler: str | None, threads: int | None) -> tuple[int, Any, Any]:
     """(threads, client, cluster) for ``scheduler`` None/"threads", "local" or an address."""
     threads = default_threads(threads)
     if scheduler in (None, "threads"):
@@ -316,14 +326,22 @@ def open_scheduler(scheduler, threads):
     return threads, client, cluster
 
 
-def close_scheduler(client, cluster):
+def close_scheduler(client: Any, cluster: Any) -> None:
     if client is not None:
         client.close()
     if cluster is not None:
         cluster.close()
 
 
-def check(store, path="", *, threads=None, scheduler=None, progress=False, max_errors=100):
+def check(
+    store: str | os.PathLike[str] | Any,
+    path: str = "",
+    *,
+    threads: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+    max_errors: int = 100,
+) -> CheckReport:
     """Check every fixed_length_utf32 array of a Zarr store: metadata and chunks.
 
     Walks the hierarchy at ``path`` (Zarr V2 and V3, compressed and sharded
@@ -392,7 +410,7 @@ def check(store, path="", *, threads=None, scheduler=None, progress=False, max_e
         close_scheduler(client, cluster)
 
 
-def _plan(report, nodes):
+def _plan(report: CheckReport, nodes: Sequence[Any]) -> list[Any]:
     plans = []
     for node in nodes:
         if node.kind == "incomplete":
@@ -422,7 +440,9 @@ def _plan(report, nodes):
     return plans
 
 
-def _run_check(report, plans, ref, threads, client, progress):
+def _run_check(
+    report: CheckReport, plans: list[Any], ref: Any, threads: int, client: Any, progress: bool
+) -> None:
     by_path = {a.path: a for a in report.arrays}
     tasks = []
     for plan in plans:
@@ -433,7 +453,7 @@ def _run_check(report, plans, ref, threads, client, progress):
     total_chunks = sum(t[2] for t in tasks)
     checked = 0
 
-    def consume(result):
+    def consume(result: dict[str, Any]) -> bool:
         nonlocal checked
         array = by_path[result["path"]]
         checked += result["chunks"]
