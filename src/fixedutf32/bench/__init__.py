@@ -23,6 +23,7 @@ row) and ``_report`` (tables and JSON).
 import argparse
 import os
 import sys
+from typing import Any
 
 from .._kernels import get_simd_level
 from . import _kernels, _report, _store, _transcode, _zarr
@@ -82,7 +83,7 @@ def run(sizes=DEFAULT_SIZES, threads=2, repeat=9, progress=None):
     """
     if any(size < 4 * WIDTH for size in sizes):
         raise ValueError(f"sizes: expected at least {4 * WIDTH} bytes each (one element), got {list(sizes)}")
-    report = {
+    report: dict[str, Any] = {
         "simd_level": get_simd_level(),
         "native_byteorder": NATIVE,
         "rows": [],

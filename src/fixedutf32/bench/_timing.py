@@ -66,7 +66,7 @@ def in_turn(calls, repeat, check):
         name -> list of seconds, and name -> what ``check`` said.
     """
     same = {name: check(call()) for name, call in calls.items()}
-    times = {name: [] for name in calls}
+    times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(repeat):
         for name, call in calls.items():
             times[name].append(_seconds(call))

@@ -5,6 +5,8 @@ same run as its baselines: ``numpy.copyto`` of those bytes into a preallocated
 array (memcpy) and the NumPy or pyarrow way of doing the same conversion.
 """
 
+from typing import Any
+
 import numpy as np
 
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8, from_utf8, to_string_dtype, to_utf8
@@ -18,7 +20,7 @@ def _baselines(u):
     try:
         from numpy.dtypes import StringDType
     except ImportError:  # NumPy < 2
-        StringDType = None
+        StringDType = None  # type: ignore[assignment,misc]
     try:
         import pyarrow
     except ImportError:
@@ -27,7 +29,7 @@ def _baselines(u):
         import numcodecs
     except ImportError:
         numcodecs = None
-    ways = {name: [] for name in ("to_utf8", "from_utf8", "encode_vlen_utf8", "decode_vlen_utf8", "to_string_dtype")}
+    ways: dict[str, list[Any]] = {name: [] for name in ("to_utf8", "from_utf8", "encode_vlen_utf8", "decode_vlen_utf8", "to_string_dtype")}
     if StringDType is not None:
         t = u.astype(StringDType())
         ways["to_utf8"].append(("astype(StringDType())", lambda: u.astype(StringDType())))

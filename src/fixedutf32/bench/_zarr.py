@@ -26,6 +26,7 @@ import statistics
 import sys
 import tempfile
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -202,7 +203,7 @@ def read_floor(store):
         path = store / meta.chunk_key(index)
         if path.exists():
             with open(path, "rb", buffering=0) as file:
-                file.readinto(raw[target.start * item:target.stop * item])
+                file.readinto(raw[target.start * item:target.stop * item])  # type: ignore[arg-type]
     return out
 
 
@@ -305,7 +306,7 @@ class _Bench:
         elif not path.exists():
             with self.config("stock"):
                 self.create(path, endian, compressed)[...] = self.data
-        calls = {}
+        calls: dict[str, Any] = {}
         for name in configurations(case):
             if name in ("codec", "pipeline") and self.integration is None:
                 calls[name] = None

@@ -7,13 +7,17 @@ arrays' directories as holding keys but no metadata, and zarr-python opens
 nothing at the root.
 """
 
+from __future__ import annotations
+
 import json
 import math
 import os
 import pathlib
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -70,14 +74,14 @@ class InvalidChunkError(FixedUTF32Error):
         The array, key, chunk index, coordinates and code point.
     """
 
-    def __init__(self, problem):
+    def __init__(self, problem: Problem) -> None:
         self.problem = problem
         super().__init__(
             f"{problem}; the conversion stopped before writing this array's metadata, so the "
             f"destination reads as incomplete: fix the source, or convert with skip_invalid=True "
             f"(--skip-invalid) and resume=True (--resume)")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
         return type(self), (self.problem,)
 
 
@@ -110,29 +114,29 @@ class ConvertReport:
     source: str
     dest: str
     to: str
-    arrays: list = field(default_factory=list)
-    copied: list = field(default_factory=list)
-    groups: list = field(default_factory=list)
-    skipped: list = field(default_factory=list)
+    arrays: list[dict[str, Any]] = field(default_factory=list)
+    copied: list[str] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    skipped: list[Problem] = field(default_factory=list)
     keys_copied: int = 0
     bytes_read: int = 0
     bytes_written: int = 0
-    verified: bool = None
-    mismatches: list = field(default_factory=list)
+    verified: bool | None = None
+    mismatches: list[str] = field(default_factory=list)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready values (a new dict)."""
         out = asdict(self)
         out["skipped"] = [asdict(p) for p in self.skipped]
         return out
 
-    def to_json(self, indent=None):
+    def to_json(self, indent: int | str | None = None) -> str:
         """The report as JSON text."""
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
-    def to_text(self):
+    def to_text(self) -> str:
         """The report as lines for a person."""
-        lines = []
+        lines: list[str] = []
         for a in self.arrays:
             width = f" length_bytes {a['length_bytes']}" if a["length_bytes"] else ""
             lines.append(f"array {a['path'] or '/'}: {a['from']} -> {a['to']}{width}: "
@@ -411,7 +415,7 @@ def _source_region_strings(job, src, index, result):
     last = [(t.stop - 1) // c for t, c in zip(target, plan.meta.chunk_shape)]
     wanted = set(np.ndindex(*[b - a + 1 for a, b in zip(first, last)]))
     wanted = {tuple(a + i for a, i in zip(first, w)) for w in wanted}
-    keys = {}
+    keys: dict[Any, Any] = {}
     for chunk in wanted:
         key_index = chunk if plan.shard is None else tuple(
             c // n for c, n in zip(chunk, plan.shard.per_shard))
@@ -491,7 +495,7 @@ def copy_key(src_ref, dst_ref, key, resume):
     """Copy one key's bytes as they are; with resume, keep an equal copy. A task."""
     src, dst = resolve(src_ref), resolve(dst_ref, "w")
     data = src.get(key)
-    result = {"path": None, "chunks": 1, "written": 0, "kept": 0, "missing": 0,
+    result: dict[str, Any] = {"path": None, "chunks": 1, "written": 0, "kept": 0, "missing": 0,
               "bytes_read": 0, "bytes_written": 0, "problems": [], "fatal": None, "copy": True}
     if data is None:
         return result
@@ -543,9 +547,9 @@ def _overlaps(source, dest):
     if "://" in source.spec.replace("file://", "") or "://" in dest.replace("file://", ""):
         a, b = source.spec.rstrip("/") + "/", dest.rstrip("/") + "/"
         return a.startswith(b) or b.startswith(a)
-    a = pathlib.Path(source.spec.removeprefix("file://")).resolve()
-    b = pathlib.Path(dest.removeprefix("file://")).resolve()
-    return a == b or a in b.parents or b in a.parents
+    pa = pathlib.Path(source.spec.removeprefix("file://")).resolve()
+    pb = pathlib.Path(dest.removeprefix("file://")).resolve()
+    return pa == pb or pa in pb.parents or pb in pa.parents
 
 
 def _open_dest(dest, overwrite, resume):
@@ -578,9 +582,24 @@ def _open_dest(dest, overwrite, resume):
     return handle
 
 
-def convert(source, dest, *, to=FIXED, zarr_format=3, endian="little", length_bytes=None,
-            compressors=DEFAULT_COMPRESSORS, chunks=None, threads=None, scheduler=None,
-            progress=False, overwrite=False, resume=False, skip_invalid=False, verify=False):
+def convert(
+    source: str | os.PathLike[str] | Any,
+    dest: str | os.PathLike[str] | Any,
+    *,
+    to: str = FIXED,
+    zarr_format: int = 3,
+    endian: str = "little",
+    length_bytes: int | str | None = None,
+    compressors: str | Sequence[Any] | None = DEFAULT_COMPRESSORS,
+    chunks: Sequence[int] | None = None,
+    threads: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+    overwrite: bool = False,
+    resume: bool = False,
+    skip_invalid: bool = False,
+    verify: bool = False,
+) -> ConvertReport:
     """Write a copy of a Zarr store with its string arrays converted.
 
     Every fixed_length_utf32 array (Zarr V2 ``<U``/``>U`` or V3) becomes a
@@ -686,7 +705,7 @@ def convert(source, dest, *, to=FIXED, zarr_format=3, endian="little", length_by
         converter.report.dest = dst.name
         converter.refs = (spec_of(src, "source"), spec_of(dst, "destination")) if client else (
             src, dst)
-        report = converter.run()
+        report: ConvertReport = converter.run()
         if verify:
             if dst.spec is not None:
                 dst.close()  # a zip file is complete once closed; read back what was written
@@ -704,12 +723,13 @@ class _Conversion:
     """The state of one conversion: plans, tasks, and the documents written last."""
 
     def __init__(self, src, nodes, options, threads, client, progress):
-        self.src, self.dst = src, None
+        self.src = src
+        self.dst: Any = None
         self.refs = (src, None) if client is None else (spec_of(src, "source"), None)
         self.nodes = nodes
         self.options = options
         self.threads, self.client, self.progress = threads, client, progress
-        self.report = ConvertReport(src.name, None, options["to"])
+        self.report = ConvertReport(src.name, "", options["to"])  # dest: set when opened
         self.jobs = []
         self.copies = []      # (node, keys)
         self.groups = []      # nodes
@@ -784,7 +804,7 @@ class _Conversion:
         same_grid = tuple(chunk_shape) == tuple(src.chunk_shape)
         order = src.order if same_grid and to == FIXED and plan.kind == FIXED else "C"
         meta = ArrayMetadata(opts["zarr_format"], src.shape, chunk_shape, FixedLengthUTF32(width),
-                             opts["endian"], plan.fill if to == FIXED else "", order)
+                             opts["endian"], plan.fill if to == FIXED else "", order)  # type: ignore[arg-type]
         docs = _dest_documents(node, plan, to, meta, opts["compressors"])
         codecs = tuple(make_codec(c, opts["zarr_format"], "compressors")
                        for c in opts["compressors"])
@@ -940,7 +960,7 @@ def _verify(src, dst, conversion, report):
     """Compare every converted and copied array element by element, through zarr-python."""
     import zarr
 
-    skipped = {}
+    skipped: dict[Any, Any] = {}
     for problem in report.skipped:
         skipped.setdefault(problem.array, []).append(problem.chunk)
     paths = [job.path for job in conversion.jobs] + [node.path for node in conversion.copies]

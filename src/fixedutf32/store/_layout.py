@@ -50,11 +50,11 @@ class Node:
 
     path: str
     kind: str
-    zarr_format: int = None
-    doc: dict = None
+    zarr_format: int | None = None
+    doc: dict | None = None
     attributes: dict = field(default_factory=dict)
     documents: dict = field(default_factory=dict)
-    error: str = None
+    error: str | None = None
 
 
 def join(path, name):
@@ -258,7 +258,7 @@ class ArrayPlan:
     key_meta: ArrayMetadata
     codecs: tuple = ()
     key_codecs: tuple = ()
-    shard: Shard = None
+    shard: Shard | None = None
     fill: str = ""
 
     @property
@@ -293,7 +293,8 @@ class ArrayPlan:
     def coordinates(self, chunk_index, element):
         """Array coordinates of flat ``element`` (in the chunk's order) of a chunk."""
         shape = self.meta.chunk_shape
-        local = np.unravel_index(element, shape, order=self.meta.order) if shape else ()
+        order = self.meta.order
+        local = np.unravel_index(element, shape, order=order) if shape else ()  # type: ignore[call-overload]
         return tuple(int(i * c + j) for i, c, j in zip(chunk_index, shape, local))
 
     def read_key(self, handle, key_index):

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from typing import Any
 
 from ._stores import StoreError, StoreHandle, handle_for
 
@@ -150,7 +151,7 @@ def run_tasks(tasks, consume, *, threads=None, client=None, progress=None):
             if consume(result) is False:
                 break
         return done
-    pending = {}
+    pending: dict[Any, Any] = {}
     queue = iter(tasks)
     stop = False
     with ThreadPoolExecutor(threads, thread_name_prefix="fixedutf32-store") as pool:

@@ -14,6 +14,7 @@ import asyncio
 import os
 import pathlib
 import threading
+from typing import Any
 
 from ..errors import FixedUTF32Error
 
@@ -233,7 +234,7 @@ def _open_directory(spec, path, mode):
     return StoreHandle(LocalStore(path, read_only=False), spec, owned=True)
 
 
-_handles = {}
+_handles: dict[Any, Any] = {}
 _handles_lock = threading.Lock()
 
 

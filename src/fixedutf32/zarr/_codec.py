@@ -336,7 +336,7 @@ class InvalidChunkCodePointError(InvalidCodePointError):
         position: int,
         code_point: int,
         chunk_key: str | None = None,
-        array_index: object = None,
+        array_index: tuple[int, ...] | None = None,
     ) -> None:
         super().__init__(index, position, code_point)
         self.chunk_key = chunk_key

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Any
 
 import numcodecs
 import numpy as np
@@ -42,7 +43,7 @@ from ._codec import InvalidChunkCodePointError
 try:  # zarr's V2 codec wrapper moved between releases; only its type is needed
     from zarr.codecs._v2 import V2Codec
 except ImportError:  # pragma: no cover
-    V2Codec = None
+    V2Codec = None  # type: ignore[assignment,misc]
 
 _UINT8 = np.dtype(np.uint8)
 # Local chunk files are read and decoded in blocks of this size, which stay in L2.
@@ -144,7 +145,7 @@ class _Plan:
                 return None
         decoders = tuple(_numcodecs_decoder(c) for c in bb)
         if any(d is None for d in decoders):
-            decoders = None
+            decoders = None  # type: ignore[assignment]
         return cls(3, order, ab.endian.value, tuple(bb), decoders, None)
 
     def chunk_layout(self, spec):
@@ -170,7 +171,7 @@ class _Plan:
             data = decoder.decode(data)
         last = decoders[-1]
         if out is not None:
-            size = _DECLARED_SIZE.get(getattr(last, "codec_id", None))
+            size = _DECLARED_SIZE.get(getattr(last, "codec_id", None))  # type: ignore[arg-type]
             if size is not None and size(data) == out.nbytes:
                 last.decode(data, out=out)
                 return out
@@ -374,7 +375,7 @@ class CodecPipeline(_ZarrCodecPipeline):
         return {"fallback": self.fallback, "array_metadata": self.array_metadata}
 
     def __setstate__(self, state):
-        self.__init__(state["fallback"], state["array_metadata"])
+        self.__init__(state["fallback"], state["array_metadata"])  # type: ignore[misc]
 
     # ---- construction --------------------------------------------------
 
@@ -671,7 +672,8 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         # Chunks in local files are read on a few threads, each looping over
         # its share: one thread hop per share rather than two per chunk.
-        local, other = [], []
+        local: list[Any] = []
+        other: list[Any] = []
         in_thread = plan.raw or plan.decompresses_in_thread
         for item in batch_info:
             (local if in_thread and _local_file(item[0]) else other).append(item)
@@ -814,7 +816,7 @@ class CodecPipeline(_ZarrCodecPipeline):
                 )
             skip_fill = not spec.config.write_empty_chunks
             with self._naming_chunk(setter, spec, layout):
-                if chunk.nbytes <= _INLINE_BYTES:
+                if chunk.nbytes <= _INLINE_BYTES:  # type: ignore[union-attr]
                     encoded = _encode_unless_fill(chunk, spec, layout, skip_fill)
                 else:
                     encoded = await asyncio.to_thread(_encode_unless_fill, chunk, spec, layout,
