@@ -34,7 +34,7 @@ from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
 from zarr.storage import LocalStore, StorePath
 
 from .. import metadata as _rules
-from .._checks import NATIVE_ENDIAN, byte_view, check_out_size, dtype_endian, native_dtype
+from .._checks import NATIVE_ENDIAN, byte_view, check_out_size, dtype_endian, unicode_dtype
 from ..chunk import decode_chunk, encode_chunk, validate
 from ..errors import InvalidCodePointError
 from ._codec import InvalidChunkCodePointError
@@ -253,7 +253,7 @@ def _decode_into(src, target, length_bytes, stored, wanted):
         if src is not target:
             target[:] = np.frombuffer(src, _UINT8)
     else:
-        units = np.frombuffer(src, native_dtype(length_bytes // 4))
+        units = np.frombuffer(src, unicode_dtype(length_bytes // 4))
         encode_chunk(units, length_bytes, endian=wanted, out=target)
 
 
