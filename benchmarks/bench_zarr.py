@@ -14,8 +14,11 @@ pytest.importorskip("zarr", reason="the zarr benchmarks need zarr-python")
 pytest.importorskip("numcodecs", reason="the zarr benchmarks need numcodecs")
 pytest.importorskip("fixedutf32.zarr", reason="the zarr benchmarks measure fixedutf32.zarr")
 
-from fixedutf32.bench import MiB  # noqa: E402
-from fixedutf32.bench_zarr import CASES, arrays, configurations  # noqa: E402
+from fixedutf32.bench import ZARR_CASES as CASES  # noqa: E402
+from fixedutf32.bench import zarr_arrays as arrays  # noqa: E402
+from fixedutf32.bench import zarr_configurations as configurations  # noqa: E402
+
+MiB = 1 << 20
 
 SIZE = 64 * MiB
 # The fixtures outlive one test's warning filters: zarr warns at each array it opens.

@@ -10,7 +10,8 @@ import warnings
 
 import pytest
 
-MODULES = ["fixedutf32.chunk", "fixedutf32.errors", "fixedutf32.metadata", "fixedutf32.bench", "fixedutf32.transcode"]
+MODULES = ["fixedutf32.chunk", "fixedutf32.errors", "fixedutf32.metadata", "fixedutf32.bench",
+           "fixedutf32.bench.cases", "fixedutf32.transcode"]
 
 
 @pytest.mark.parametrize("name", MODULES)
