@@ -3,7 +3,7 @@
 One group per case of ``fixedutf32 bench --zarr`` (a 64 MiB ``<U16`` array in
 1 MiB chunks here, to keep the rounds short): stock zarr, zarr with
 ``fixedutf32.zarr.BytesCodec``, zarr with ``fixedutf32.zarr.CodecPipeline``,
-the README's standalone reader and the floor, side by side.  Read each group
+the standalone reader of docs/reader.md and the floor, side by side.  Read each group
 as ratios between its rows; ``fixedutf32 bench --zarr`` prints them as a
 table with the targets.
 """

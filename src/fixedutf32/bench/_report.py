@@ -71,7 +71,7 @@ def format_zarr_table(report):
         "",
         f"GB/s of array data, median of {report['repeat']} rounds, each configuration timed in turn within a round.",
         "codec = zarr + fixedutf32.zarr.BytesCodec; pipeline = zarr + fixedutf32.zarr.CodecPipeline;",
-        "reader = the README's reader with decode_chunk(out=...); floor = the chunk files read into one new array.",
+        "reader = the standalone reader with decode_chunk(out=...); floor = the chunk files read into one new array.",
         "The zstd rows set async.concurrency and threading.max_workers to the threads shown. A ratio is the",
         "median over rounds of that round's ratio, so it can differ from the ratio of the GB/s columns.",
         "",

@@ -7,7 +7,7 @@ read back by:
 - ``stock``: zarr-python as installed, default configuration;
 - ``codec``: zarr with ``codecs.bytes = fixedutf32.zarr.BytesCodec``;
 - ``pipeline``: zarr with ``codec_pipeline.path = fixedutf32.zarr.CodecPipeline``;
-- ``reader``: the README's standalone reader, decoding each chunk straight
+- ``reader``: the standalone reader of docs/reader.md, decoding each chunk straight
   into its slice of the result (``decode_chunk(..., out=...)``);
 - ``floor``: the chunk files read into one array allocated up front
   (``readinto`` its slice, no decoding): the least any reader can cost.
@@ -105,7 +105,7 @@ def configurations(case):
 def read_array(store):
     """Read a local Zarr array of the ``fixed_length_utf32`` type with fixedutf32 alone.
 
-    The README's standalone reader, with each whole chunk decoded straight
+    The standalone reader of docs/reader.md, with each whole chunk decoded straight
     into its slice of the result (``decode_chunk(..., out=...)``), so its
     bytes are written once.
 
