@@ -26,9 +26,16 @@ def rows():
         yield made.rows()
 
 
-ROWS = ["read chunk files", "check raw", "read chunk files, cold cache", "check raw, cold cache",
-        "check zstd, 1 thread", f"check zstd, {THREADS} threads", "zstd-compress the chunks",
-        "convert raw -> V3 zstd"]
+ROWS = [
+    "read chunk files",
+    "check raw",
+    "read chunk files, cold cache",
+    "check raw, cold cache",
+    "check zstd, 1 thread",
+    f"check zstd, {THREADS} threads",
+    "zstd-compress the chunks",
+    "convert raw -> V3 zstd",
+]
 
 
 @pytest.mark.parametrize("row", ROWS)

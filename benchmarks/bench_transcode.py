@@ -104,7 +104,10 @@ def ways(kernel, d):
         }
     if kernel == "to_string_dtype":
         StringDType = _string_dtype()
-        return {"fixedutf32": lambda: to_string_dtype(u), "astype(StringDType())": lambda: u.astype(StringDType())}
+        return {
+            "fixedutf32": lambda: to_string_dtype(u),
+            "astype(StringDType())": lambda: u.astype(StringDType()),
+        }
     if kernel == "StringDType -> U (encode_chunk)":
         StringDType = _string_dtype()
         t = u.astype(StringDType())
@@ -126,7 +129,11 @@ BASELINES = {
     "to_string_dtype": ["astype(StringDType())"],
     "StringDType -> U (encode_chunk)": ["astype(U)"],
 }
-PAIRS = [(kernel, way) for kernel, others in BASELINES.items() for way in ["memcpy", "fixedutf32", *others]]
+PAIRS = [
+    (kernel, way)
+    for kernel, others in BASELINES.items()
+    for way in ["memcpy", "fixedutf32", *others]
+]
 
 
 @pytest.mark.parametrize("nbytes", SIZES, ids=["1MiB", "64MiB"])

@@ -44,8 +44,9 @@ def calls(bench):
     return get
 
 
-@pytest.mark.parametrize(("case", "configuration"),
-                         [(case, name) for case in CASES for name in configurations(case)])
+@pytest.mark.parametrize(
+    ("case", "configuration"), [(case, name) for case in CASES for name in configurations(case)]
+)
 def test_zarr(benchmark, bench, calls, case, configuration):
     call = calls(case)[configuration]
     assert bench.same_data(call())  # the data, checked once before the timing

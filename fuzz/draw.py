@@ -9,8 +9,14 @@ run out every draw returns its smallest choice, so short inputs stay valid.
 import numpy as np
 
 # Code points a string may hold: ASCII, Latin-1, BMP, astral, U+0000.
-_RANGES = [(0x20, 0x7E), (0xA0, 0xFF), (0x100, 0xD7FF), (0xE000, 0xFFFD), (0x10000, 0x10FFFF),
-           (0, 0)]
+_RANGES = [
+    (0x20, 0x7E),
+    (0xA0, 0xFF),
+    (0x100, 0xD7FF),
+    (0xE000, 0xFFFD),
+    (0x10000, 0x10FFFF),
+    (0, 0),
+]
 _SURROGATES = (0xD800, 0xDFFF)
 
 
@@ -25,7 +31,7 @@ class Draw:
         if span <= 0:
             return lo
         need = (span.bit_length() + 7) // 8
-        chunk = self.data[self.pos:self.pos + need]
+        chunk = self.data[self.pos : self.pos + need]
         self.pos += need
         return lo + int.from_bytes(chunk, "little") % (span + 1)
 
@@ -36,7 +42,7 @@ class Draw:
         return options[self.int(0, len(options) - 1)]
 
     def bytes(self, n):
-        chunk = self.data[self.pos:self.pos + n]
+        chunk = self.data[self.pos : self.pos + n]
         self.pos += n
         return chunk
 
@@ -60,14 +66,16 @@ class Draw:
 
 def units_to_bytes(units, endian):
     """A (n, cap) array of code units as the chunk's bytes."""
-    return np.asarray(units, dtype=np.uint32).astype("<u4" if endian == "little" else ">u4").tobytes()
+    return (
+        np.asarray(units, dtype=np.uint32).astype("<u4" if endian == "little" else ">u4").tobytes()
+    )
 
 
 def strings_to_units(strings, cap):
     """Code points of each string, padded with U+0000 to ``cap`` units."""
     units = np.zeros((len(strings), cap), dtype=np.uint32)
     for i, s in enumerate(strings):
-        units[i, :len(s)] = [ord(c) for c in s]
+        units[i, : len(s)] = [ord(c) for c in s]
     return units
 
 

@@ -50,6 +50,7 @@ def _have_atheris():
 
 def _targets():
     from targets import TARGETS
+
     return TARGETS
 
 
@@ -81,11 +82,12 @@ class _Recent:
         for offset in range(0, len(raw) - 11, _SLOT):
             count, size = struct.unpack_from("<QI", raw, offset)
             if count:
-                entries.append((count, raw[offset + 12:offset + 12 + size]))
+                entries.append((count, raw[offset + 12 : offset + 12 + size]))
         return [data for _, data in sorted(entries)]
 
 
 # --- inside the child process ---------------------------------------------------------------
+
 
 def _run_atheris(name, seconds):
     import atheris
@@ -111,9 +113,14 @@ def _run_atheris(name, seconds):
     argv = [sys.argv[0], str(corpus)]
     if (SEEDS / name).is_dir():
         argv.append(str(SEEDS / name))
-    argv += [f"-max_total_time={seconds}", f"-artifact_prefix={FINDINGS / name}-",
-             "-timeout=30", "-rss_limit_mb=3072", f"-max_len={_MAX_LEN}",
-             "-print_final_stats=1"]
+    argv += [
+        f"-max_total_time={seconds}",
+        f"-artifact_prefix={FINDINGS / name}-",
+        "-timeout=30",
+        "-rss_limit_mb=3072",
+        f"-max_len={_MAX_LEN}",
+        "-print_final_stats=1",
+    ]
     atheris.Setup(argv, target)
     atheris.Fuzz()
 
@@ -121,8 +128,11 @@ def _run_atheris(name, seconds):
 def _run_random(name, seconds):
     """No atheris: random bytes and mutated seeds, the input written before each call."""
     target = _targets()[name]
-    seeds = [p.read_bytes() for p in sorted((SEEDS / name).glob("*"))] if (
-        SEEDS / name).is_dir() else []
+    seeds = (
+        [p.read_bytes() for p in sorted((SEEDS / name).glob("*"))]
+        if (SEEDS / name).is_dir()
+        else []
+    )
     rng = random.Random()
     recent = _Recent(name)
     deadline = time.monotonic() + seconds
@@ -160,8 +170,9 @@ def _child(name, seconds, engine):
 
 # --- in the runner ----------------------------------------------------------------------------
 
+
 def _artifacts(name):
-    return {p for p in FINDINGS.glob(f"{name}-*") if p.name[len(name) + 1:].startswith(ARTIFACTS)}
+    return {p for p in FINDINGS.glob(f"{name}-*") if p.name[len(name) + 1 :].startswith(ARTIFACTS)}
 
 
 def _tail(text, lines=40):
@@ -169,20 +180,26 @@ def _tail(text, lines=40):
 
 
 def _crash_signature(output):
-    """"crash, <what> at <innermost Python frame>" from faulthandler's report, or None."""
+    """ "crash, <what> at <innermost Python frame>" from faulthandler's report, or None."""
     fatal = re.search(r"^Fatal Python error: (.*)$", output, re.M)
     if not fatal:
         return None
-    frames = [line.strip() for line in output[fatal.end():].splitlines()
-              if line.strip().startswith("File ") or "<no Python frame>" in line]
+    frames = [
+        line.strip()
+        for line in output[fatal.end() :].splitlines()
+        if line.strip().startswith("File ") or "<no Python frame>" in line
+    ]
     where = frames[0].removeprefix("File ") if frames else "?"
     return f"crash, {fatal.group(1).strip()} at {where}"
 
 
 def _exception_signature(output):
     """The last "SomeError: message" line of a Python traceback, or None."""
-    errors = [line for line in output.splitlines()
-              if re.match(r"^[A-Za-z_.]*(Error|Exception|Exit)\b", line)]
+    errors = [
+        line
+        for line in output.splitlines()
+        if re.match(r"^[A-Za-z_.]*(Error|Exception|Exit)\b", line)
+    ]
     return errors[-1][:200] if errors else None
 
 
@@ -205,12 +222,21 @@ def _run_target(name, seconds, engine, seen):
     FINDINGS.mkdir(exist_ok=True)
     before = _artifacts(name)
     log_path = FINDINGS / f"{name}.log"
-    command = [sys.executable, str(HERE / "run.py"), "--child", name, "--seconds",
-               str(seconds), "--engine", engine]
+    command = [
+        sys.executable,
+        str(HERE / "run.py"),
+        "--child",
+        name,
+        "--seconds",
+        str(seconds),
+        "--engine",
+        engine,
+    ]
     start = time.monotonic()
     with open(log_path, "w") as log:
-        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
+        child = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
             code = child.wait(timeout=seconds + _CHILD_GRACE)
         except subprocess.TimeoutExpired:
@@ -247,11 +273,14 @@ def _run_target(name, seconds, engine, seen):
         if path is None:
             reproduce = "no input was saved"
         else:
-            reproduce = (f"python {runner} --target {name} --reproduce "
-                         f"{os.path.relpath(path, Path.cwd())}")
+            reproduce = (
+                f"python {runner} --target {name} --reproduce {os.path.relpath(path, Path.cwd())}"
+            )
             if path.is_dir():
-                reproduce += (" (the last inputs before the crash, replayed in order; "
-                              "the one marked -last was running)")
+                reproduce += (
+                    " (the last inputs before the crash, replayed in order; "
+                    "the one marked -last was running)"
+                )
         findings.append((signature, f"{signature}\n    reproduce: {reproduce}"))
     if any(signature not in seen for signature, _ in findings):
         print(f"=== finding in target {name!r} ({how}); log {log_path}", flush=True)
@@ -270,6 +299,7 @@ def _reproduce(name, path):
     inputs = sorted(path.iterdir()) if path.is_dir() else [path]
     target = _targets()[name]
     import targets
+
     targets.VERBOSE = True
     failed = 0
     for one in inputs:
@@ -283,21 +313,31 @@ def _reproduce(name, path):
     if failed:
         _log(f"{failed} of {len(inputs)} input(s) raised")
         return 1
-    _log("no finding: the input runs clean" if len(inputs) == 1 else
-         f"no finding: the {len(inputs)} inputs run clean")
+    _log(
+        "no finding: the input runs clean"
+        if len(inputs) == 1
+        else f"no finding: the {len(inputs)} inputs run clean"
+    )
     return 0
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=60,
-                        help="total time, split among the targets (default 60)")
+    parser.add_argument(
+        "--seconds", type=float, default=60, help="total time, split among the targets (default 60)"
+    )
     parser.add_argument("--target", action="append", help="run only this target (repeatable)")
     parser.add_argument("--reproduce", metavar="FILE", help="run --target on one saved input")
-    parser.add_argument("--keep-going", action="store_true",
-                        help="after a finding, restart the target until the time is up")
-    parser.add_argument("--engine", choices=("atheris", "random"),
-                        help="default: atheris when installed, else random")
+    parser.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="after a finding, restart the target until the time is up",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("atheris", "random"),
+        help="default: atheris when installed, else random",
+    )
     parser.add_argument("--list", action="store_true", help="list the targets")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -321,8 +361,10 @@ def main(argv=None):
             parser.error(f"--reproduce: no such file or folder {args.reproduce!r}")
         return _reproduce(names[0], args.reproduce)
     if engine == "random":
-        _log("atheris is not installed: plain random inputs, no coverage guidance "
-             "(pip install atheris)")
+        _log(
+            "atheris is not installed: plain random inputs, no coverage guidance "
+            "(pip install atheris)"
+        )
     share = args.seconds / len(names)
     _log(f"{len(names)} target(s), {share:.0f} s each, engine {engine}")
     findings, seen = [], set()
@@ -340,8 +382,10 @@ def main(argv=None):
             counts.setdefault(signature, []).append(message)
         _log(f"{len(findings)} finding(s), {len(counts)} distinct:")
         for messages in counts.values():
-            print(f"{messages[0]}" + (f"\n    (and {len(messages) - 1} more like it)"
-                                      if len(messages) > 1 else ""))
+            print(
+                f"{messages[0]}"
+                + (f"\n    (and {len(messages) - 1} more like it)" if len(messages) > 1 else "")
+            )
         return 1
     _log("no findings")
     return 0

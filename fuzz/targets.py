@@ -39,8 +39,9 @@ def expect(errors, call):
         result = call()
     except tuple(errors):
         return None
-    raise AssertionError(f"expected one of {[e.__name__ for e in errors]}, got the result "
-                         f"{result!r:.200}")
+    raise AssertionError(
+        f"expected one of {[e.__name__ for e in errors]}, got the result {result!r:.200}"
+    )
 
 
 def random_units(d, max_count=8, max_cap=8):
@@ -92,6 +93,7 @@ def native_units(array):
 
 # --- differential targets -------------------------------------------------------------------
 
+
 def decode(data):
     """decode_chunk (and validate) against numpy.frombuffer."""
     d = Draw(data)
@@ -113,8 +115,9 @@ def decode(data):
     bad = first_bad(units)
     if bad is not None and validate:
         try:
-            fixedutf32.decode_chunk(src, 4 * cap, endian=endian, shape=shape, order=order,
-                                    validate=True, out=out)
+            fixedutf32.decode_chunk(
+                src, 4 * cap, endian=endian, shape=shape, order=order, validate=True, out=out
+            )
         except InvalidCodePointError as exc:
             assert (exc.index, exc.position, exc.code_point) == bad, (str(exc), bad)
             assert out is None or bytes(out) == before, "out changed on error"
@@ -123,8 +126,9 @@ def decode(data):
             raise AssertionError(f"decode_chunk accepted the bad unit {bad}")
         expect([InvalidCodePointError], lambda: fixedutf32.validate(chunk, 4 * cap, endian=endian))
         return
-    result = fixedutf32.decode_chunk(src, 4 * cap, endian=endian, shape=shape, order=order,
-                                     validate=validate, out=out)
+    result = fixedutf32.decode_chunk(
+        src, 4 * cap, endian=endian, shape=shape, order=order, validate=validate, out=out
+    )
     assert result.dtype == np.dtype(f"=U{cap}"), result.dtype
     assert result.shape == (shape or (n,)), result.shape
     got = np.ascontiguousarray(result.ravel(order=order)).view(np.uint32).reshape(n, cap)
@@ -170,8 +174,13 @@ def encode(data):
     if validate and any(0xD800 <= ord(c) <= 0xDFFF for s in flat for c in s):
         errors.append(InvalidCodePointError)
     call = lambda: fixedutf32.encode_chunk(  # noqa: E731
-        base, None if cap is None else 4 * cap, endian=endian, order=order, validate=validate,
-        out=out)
+        base,
+        None if cap is None else 4 * cap,
+        endian=endian,
+        order=order,
+        validate=validate,
+        out=out,
+    )
     if errors:
         expect(errors, call)
         assert out is None or not any(out), "out changed on error"
@@ -187,7 +196,7 @@ def repad(data):
     units, endian, chunk = random_chunk(d)
     n, cap = units.shape
     to_cap, validate = d.int(1, 10), d.bool(0.8)
-    kept = units[:, :min(cap, to_cap)]
+    kept = units[:, : min(cap, to_cap)]
     errors = []
     if to_cap < cap and units[:, to_cap:].any():
         errors.append(StringTooLongError)
@@ -195,13 +204,14 @@ def repad(data):
         errors.append(InvalidCodePointError)
     out = bytearray(n * 4 * to_cap) if d.bool(0.3) else None
     call = lambda: fixedutf32.repad(  # noqa: E731
-        as_buffer(d, chunk), 4 * cap, 4 * to_cap, endian=endian, out=out, validate=validate)
+        as_buffer(d, chunk), 4 * cap, 4 * to_cap, endian=endian, out=out, validate=validate
+    )
     if errors:
         expect(errors, call)
         assert out is None or not any(out), "out changed on error"
         return
     expected = np.zeros((n, to_cap), np.uint32)
-    expected[:, :kept.shape[1]] = kept
+    expected[:, : kept.shape[1]] = kept
     assert bytes(memoryview(call()).cast("B")) == units_to_bytes(expected, endian)
 
 
@@ -212,7 +222,8 @@ def str_lengths(data):
     _, cap = units.shape
     validate = d.bool(0.8)
     call = lambda: fixedutf32.str_lengths(  # noqa: E731
-        as_buffer(d, chunk), 4 * cap, endian=endian, validate=validate)
+        as_buffer(d, chunk), 4 * cap, endian=endian, validate=validate
+    )
     if validate and first_bad(units) is not None:
         expect([InvalidCodePointError], call)
         return
@@ -249,7 +260,7 @@ def utf8(data):
     offsets = np.cumsum([start] + [len(p) for p in pieces]).astype(d.choice(["i8", "u4", "i4"]))
     cap, endian = d.int(1, 7), d.choice(ENDIANS)
     call = lambda: fixedutf32.from_utf8(offsets, values, 4 * cap, endian=endian)  # noqa: E731
-    _check_from_utf8(call, [values[offsets[i]:offsets[i + 1]] for i in range(n)], cap, endian)
+    _check_from_utf8(call, [values[offsets[i] : offsets[i + 1]] for i in range(n)], cap, endian)
 
 
 def _check_from_utf8(call, pieces, cap, endian):
@@ -286,19 +297,23 @@ def vlen(data):
     else:
         expected = struct.pack("<I", n) + b"".join(struct.pack("<I", len(p)) + p for p in pieces)
         assert call().tobytes() == expected
-    encoded = bytearray(struct.pack("<I", n) + b"".join(
-        struct.pack("<I", len(p)) + p for p in pieces))
+    encoded = bytearray(
+        struct.pack("<I", n) + b"".join(struct.pack("<I", len(p)) + p for p in pieces)
+    )
     for _ in range(d.int(0, 3) if d.bool(0.5) else 0):
         action = d.int(0, 2)
         if action == 0 and encoded:
             encoded[d.int(0, len(encoded) - 1)] = d.int(0, 255)
         elif action == 1:
-            del encoded[d.int(0, len(encoded)):]
+            del encoded[d.int(0, len(encoded)) :]
         else:
             encoded += d.bytes(d.int(1, 4))
     to_cap = d.int(1, 8)
-    call = lambda: fixedutf32.decode_vlen_utf8(bytes(encoded), 4 * to_cap,  # noqa: E731
-                                               endian=endian)
+    call = lambda: fixedutf32.decode_vlen_utf8(
+        bytes(encoded),
+        4 * to_cap,  # noqa: E731
+        endian=endian,
+    )
     items, structure_ok, pos = [], len(encoded) >= 4, 4
     if structure_ok:
         count = struct.unpack_from("<I", encoded)[0]
@@ -310,7 +325,7 @@ def vlen(data):
             if pos + 4 + size > len(encoded):
                 structure_ok = False
                 break
-            items.append(encoded[pos + 4:pos + 4 + size])
+            items.append(encoded[pos + 4 : pos + 4 + size])
             pos += 4 + size
         structure_ok = structure_ok and pos == len(encoded)
     if not structure_ok:
@@ -322,13 +337,44 @@ def vlen(data):
 
 # --- hostile arguments ----------------------------------------------------------------------
 
-_BIG = [2**31 - 4, 2**31, 2**32, 2**33, 2**62, 2**63, 2**64, 2**64 + 4, 2**65, -2**63, 2**1000]
-_WIDTHS = [4, 8, 12, 0, 1, 3, 5, -4, 4.0, "4", None, True, False, np.int64(8), np.uint64(2**63),
-           np.int8(-4), np.float32(4), b"4"] + _BIG
+_BIG = [2**31 - 4, 2**31, 2**32, 2**33, 2**62, 2**63, 2**64, 2**64 + 4, 2**65, -(2**63), 2**1000]
+_WIDTHS = [
+    4,
+    8,
+    12,
+    0,
+    1,
+    3,
+    5,
+    -4,
+    4.0,
+    "4",
+    None,
+    True,
+    False,
+    np.int64(8),
+    np.uint64(2**63),
+    np.int8(-4),
+    np.float32(4),
+    b"4",
+] + _BIG
 _ENDIAN_ARGS = ["little", "big", "native", None, b"little", 5, ["little"], "LITTLE"]
 _ORDER_ARGS = ["C", "F", "A", None, 5, b"C"]
-_SHAPE_ARGS = [None, 2, (2,), (1, 2), (True, 2), (-1,), (2**63,), (2**64,), "ab", (1.5,), (),
-               [2], np.array([2])]
+_SHAPE_ARGS = [
+    None,
+    2,
+    (2,),
+    (1, 2),
+    (True, 2),
+    (-1,),
+    (2**63,),
+    (2**64,),
+    "ab",
+    (1.5,),
+    (),
+    [2],
+    np.array([2]),
+]
 _VALIDATE_ARGS = [True, False, "no", None, 0, 1, np.bool_(False)]
 
 
@@ -343,17 +389,26 @@ def _hostile_buffer(d, size):
     """Something passed where a chunk's bytes go: mostly wrong in some way."""
     raw = d.bytes(size).ljust(size, b"\0")
     options = [
-        lambda: raw, lambda: bytearray(raw), lambda: memoryview(bytearray(raw))[::2],
-        lambda: np.frombuffer(raw, np.uint8), lambda: np.frombuffer(raw[:size // 4 * 4], "<u4"),
-        lambda: np.frombuffer(raw[:size // 4 * 4], ">u4").copy(),
+        lambda: raw,
+        lambda: bytearray(raw),
+        lambda: memoryview(bytearray(raw))[::2],
+        lambda: np.frombuffer(raw, np.uint8),
+        lambda: np.frombuffer(raw[: size // 4 * 4], "<u4"),
+        lambda: np.frombuffer(raw[: size // 4 * 4], ">u4").copy(),
         lambda: np.array(["ab", "c"], dtype=d.choice(["<U2", ">U2", "=U1"])),
         lambda: np.array([object(), "x"], dtype=object),
         lambda: np.array(["x", "yz"], dtype=object),
         lambda: _string_dtype_array(["x", "yz"]),
-        lambda: np.zeros((2, 4), np.uint32)[:, ::2], lambda: np.zeros(4, np.float64),
-        lambda: np.zeros(2, [("a", "<u4"), ("b", "O")]), lambda: np.zeros((), np.uint32),
-        lambda: np.zeros(8, np.bool_), lambda: np.zeros(2, "S4"),
-        lambda: None, lambda: "abcd", lambda: 5, lambda: ["a", "b"],
+        lambda: np.zeros((2, 4), np.uint32)[:, ::2],
+        lambda: np.zeros(4, np.float64),
+        lambda: np.zeros(2, [("a", "<u4"), ("b", "O")]),
+        lambda: np.zeros((), np.uint32),
+        lambda: np.zeros(8, np.bool_),
+        lambda: np.zeros(2, "S4"),
+        lambda: None,
+        lambda: "abcd",
+        lambda: 5,
+        lambda: ["a", "b"],
     ]
     return d.choice(options)()
 
@@ -367,14 +422,21 @@ def _hostile_out(d, data, size):
 
 def _hostile_out_options(d, data, size):
     options = [
-        lambda: None, lambda: bytearray(size), lambda: bytearray(size + 4),
-        lambda: bytearray(max(size - 4, 0)), lambda: data, lambda: bytes(size),
+        lambda: None,
+        lambda: bytearray(size),
+        lambda: bytearray(size + 4),
+        lambda: bytearray(max(size - 4, 0)),
+        lambda: data,
+        lambda: bytes(size),
         lambda: np.empty(max(size // 8, 1), dtype=object),
         lambda: _string_dtype_array([""] * max(size // 8, 1)),
         lambda: np.zeros(max(size // 4, 1), dtype=d.choice(["<U1", ">U1"])),
         lambda: memoryview(bytearray(2 * size))[::2],
-        lambda: (np.frombuffer(data, np.uint8)[1:] if isinstance(data, (bytearray, np.ndarray))
-                 and np.asarray(data).flags.writeable else bytearray(size)),
+        lambda: (
+            np.frombuffer(data, np.uint8)[1:]
+            if isinstance(data, (bytearray, np.ndarray)) and np.asarray(data).flags.writeable
+            else bytearray(size)
+        ),
     ]
     return d.choice(options)()
 
@@ -393,9 +455,11 @@ def _is_huge(value):
 def _describe(value):
     """How a reproduced call's argument is shown: arrays with their dtype and flags."""
     if isinstance(value, np.ndarray):
-        return (f"<ndarray {value.dtype.str if value.dtype.kind != 'T' else value.dtype} "
-                f"shape={value.shape} contiguous={value.flags.c_contiguous} "
-                f"writeable={value.flags.writeable} {value.tolist()!r:.60}>")
+        return (
+            f"<ndarray {value.dtype.str if value.dtype.kind != 'T' else value.dtype} "
+            f"shape={value.shape} contiguous={value.flags.c_contiguous} "
+            f"writeable={value.flags.writeable} {value.tolist()!r:.60}>"
+        )
     if isinstance(value, memoryview):
         return f"<memoryview {value.format} shape={value.shape} strides={value.strides}>"
     return f"{value!r:.80}"
@@ -422,9 +486,22 @@ def hostile(data):
     other byte order, or a buffer changed by a call that failed.
     """
     d = Draw(data)
-    name = d.choice(["decode_chunk", "validate", "encode_chunk", "byteswap", "repad",
-                     "str_lengths", "to_utf8", "to_string_dtype", "encode_vlen_utf8",
-                     "from_utf8", "decode_vlen_utf8", "set_buffer_pool_limit"])
+    name = d.choice(
+        [
+            "decode_chunk",
+            "validate",
+            "encode_chunk",
+            "byteswap",
+            "repad",
+            "str_lengths",
+            "to_utf8",
+            "to_string_dtype",
+            "encode_vlen_utf8",
+            "from_utf8",
+            "decode_vlen_utf8",
+            "set_buffer_pool_limit",
+        ]
+    )
     width, width2 = _width(d), _width(d)
     size = d.int(0, 24)
     if _is_huge(width) or _is_huge(width2):
@@ -432,8 +509,17 @@ def hostile(data):
     huge = _is_huge(width) or _is_huge(width2)
     buf = _hostile_buffer(d, size)
     if huge:  # nothing to allocate for, whatever the function does with the width
-        buf = d.choice([b"", bytearray(), np.zeros(0, np.uint8), np.array([], "<U1"),
-                        np.array([], ">U1"), np.array([], object), None])
+        buf = d.choice(
+            [
+                b"",
+                bytearray(),
+                np.zeros(0, np.uint8),
+                np.array([], "<U1"),
+                np.array([], ">U1"),
+                np.array([], object),
+                None,
+            ]
+        )
     endian, order = d.choice(_ENDIAN_ARGS), d.choice(_ORDER_ARGS)
     shape, validate = d.choice(_SHAPE_ARGS), d.choice(_VALIDATE_ARGS)
     out = _hostile_out(d, buf, size) if d.bool(0.5) else None
@@ -462,17 +548,27 @@ def hostile(data):
         del kwargs["validate"]
         args = (buf, width)
         if name == "from_utf8":
-            offsets = d.choice([
-                np.array([0, 2, 4], np.int64), np.array([0, 2, 1], np.int64),
-                np.array([0, 2**62], np.int64), np.array([-1, 2], np.int64),
-                np.array([0], np.int64), np.array([], np.int64), np.array([0.0, 2.0]),
-                [0, 1, 2, 3, 4], np.array([[0, 1]]), np.array([0, 2**63 - 1], np.uint64),
-                None, "ab"])
+            offsets = d.choice(
+                [
+                    np.array([0, 2, 4], np.int64),
+                    np.array([0, 2, 1], np.int64),
+                    np.array([0, 2**62], np.int64),
+                    np.array([-1, 2], np.int64),
+                    np.array([0], np.int64),
+                    np.array([], np.int64),
+                    np.array([0.0, 2.0]),
+                    [0, 1, 2, 3, 4],
+                    np.array([[0, 1]]),
+                    np.array([0, 2**63 - 1], np.uint64),
+                    None,
+                    "ab",
+                ]
+            )
             if huge:
                 offsets = d.choice([np.array([0], np.int64), np.array([], np.int64)])
             if d.bool(0.3) and isinstance(offsets, np.ndarray) and offsets.dtype == np.int64:
                 offsets = offsets.copy()
-                out = kwargs["out"] = offsets.view(np.uint8)[d.int(0, max(offsets.nbytes - 1, 0)):]
+                out = kwargs["out"] = offsets.view(np.uint8)[d.int(0, max(offsets.nbytes - 1, 0)) :]
             buffers = [buf, out, offsets]
             args = (offsets, buf, width)
     else:
@@ -504,9 +600,15 @@ def hostile(data):
     for role, value in (("data", buf), ("out", out)):
         if _holds_references(value) and not (name == "encode_chunk" and role == "data"):
             raise AssertionError(f"{name} took a {value.dtype} array as the {role} buffer")
-    if isinstance(validate, str) and name in ("decode_chunk", "encode_chunk", "repad",
-                                              "str_lengths", "to_utf8", "to_string_dtype",
-                                              "encode_vlen_utf8"):
+    if isinstance(validate, str) and name in (
+        "decode_chunk",
+        "encode_chunk",
+        "repad",
+        "str_lengths",
+        "to_utf8",
+        "to_string_dtype",
+        "encode_vlen_utf8",
+    ):
         raise AssertionError(f"{name} took validate={validate!r} for a bool")
     if isinstance(out, np.ndarray) and out.dtype.kind == "U" and out.size:
         written = NATIVE if name == "decode_chunk" else endian
@@ -519,20 +621,69 @@ def hostile(data):
 # --- metadata -------------------------------------------------------------------------------
 
 _V3 = {
-    "zarr_format": 3, "node_type": "array", "shape": [5, 3],
+    "zarr_format": 3,
+    "node_type": "array",
+    "shape": [5, 3],
     "data_type": {"name": "fixed_length_utf32", "configuration": {"length_bytes": 12}},
     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 2]}},
     "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-    "fill_value": "", "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
-    "attributes": {}, "dimension_names": ["x", None],
+    "fill_value": "",
+    "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    "attributes": {},
+    "dimension_names": ["x", None],
 }
-_V2 = {"zarr_format": 2, "shape": [5, 3], "chunks": [2, 2], "dtype": "<U3", "fill_value": "",
-       "order": "C", "compressor": {"id": "zlib", "level": 1}, "filters": None,
-       "dimension_separator": "."}
-_VALUES = [None, True, False, 0, 1, -1, 4, 12, 2**31, 2**40, 2**63, 2**64, 10**30, 1.5, "",
-           "x", "little", "big", "/", ".", "C", "F", "<U3", ">U999999999999", "default", "v2",
-           "regular", "bytes", "transpose", "gzip", "fixed_length_utf32", [], {}, [1], [0],
-           [2**63], {"name": "bytes"}, {"id": 5}, {"must_understand": False}]
+_V2 = {
+    "zarr_format": 2,
+    "shape": [5, 3],
+    "chunks": [2, 2],
+    "dtype": "<U3",
+    "fill_value": "",
+    "order": "C",
+    "compressor": {"id": "zlib", "level": 1},
+    "filters": None,
+    "dimension_separator": ".",
+}
+_VALUES = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    4,
+    12,
+    2**31,
+    2**40,
+    2**63,
+    2**64,
+    10**30,
+    1.5,
+    "",
+    "x",
+    "little",
+    "big",
+    "/",
+    ".",
+    "C",
+    "F",
+    "<U3",
+    ">U999999999999",
+    "default",
+    "v2",
+    "regular",
+    "bytes",
+    "transpose",
+    "gzip",
+    "fixed_length_utf32",
+    [],
+    {},
+    [1],
+    [0],
+    [2**63],
+    {"name": "bytes"},
+    {"id": 5},
+    {"must_understand": False},
+]
 
 
 def _random_json(d, depth=0):
@@ -543,8 +694,10 @@ def _random_json(d, depth=0):
         return [_random_json(d, depth + 1) for _ in range(d.int(0, 3))]
     if kind == 4:
         return d.text(4)
-    return {d.choice(["name", "configuration", "id", "x"]): _random_json(d, depth + 1)
-            for _ in range(d.int(0, 3))}
+    return {
+        d.choice(["name", "configuration", "id", "x"]): _random_json(d, depth + 1)
+        for _ in range(d.int(0, 3))
+    }
 
 
 def _mutate(d, doc):
@@ -565,8 +718,19 @@ def _mutate(d, doc):
     elif action == 1 and keys:
         del node[d.choice(keys)]
     elif action == 2 and isinstance(node, dict):
-        node[d.choice(["attributes", "storage_transformers", "dimension_names", "extra",
-                       "configuration", "must_understand", "name"])] = _random_json(d)
+        node[
+            d.choice(
+                [
+                    "attributes",
+                    "storage_transformers",
+                    "dimension_names",
+                    "extra",
+                    "configuration",
+                    "must_understand",
+                    "name",
+                ]
+            )
+        ] = _random_json(d)
     elif action == 3 and isinstance(node, list):
         node.append(_random_json(d))
     elif keys:
@@ -610,8 +774,9 @@ def metadata(data):
         meta.chunk_region(first)
     if nbytes <= 1 << 16:
         chunk = meta.data_type.fill_array(kwargs["shape"], meta.fill_value)
-        encoded = fixedutf32.encode_chunk(chunk, kwargs["length_bytes"],
-                                          endian=kwargs["endian"], order=kwargs["order"])
+        encoded = fixedutf32.encode_chunk(
+            chunk, kwargs["length_bytes"], endian=kwargs["endian"], order=kwargs["order"]
+        )
         back = fixedutf32.decode_chunk(encoded, **kwargs)
         assert np.array_equal(back, chunk)
 

@@ -30,14 +30,20 @@ PLANTED = [
 # name -> keyword arguments of zarr.create_array (with shards: the inner chunks are CHUNKS)
 LAYOUTS = {
     "v3_raw": dict(zarr_format=3, serializer=BytesCodec(endian="little"), compressors=None),
-    "v3_zstd_big": dict(zarr_format=3, serializer=BytesCodec(endian="big"),
-                        compressors=[ZstdCodec(level=1)]),
-    "v3_transpose": dict(zarr_format=3, filters=[TransposeCodec(order=(1, 0))],
-                         serializer=BytesCodec(endian="big"), compressors=None),
+    "v3_zstd_big": dict(
+        zarr_format=3, serializer=BytesCodec(endian="big"), compressors=[ZstdCodec(level=1)]
+    ),
+    "v3_transpose": dict(
+        zarr_format=3,
+        filters=[TransposeCodec(order=(1, 0))],
+        serializer=BytesCodec(endian="big"),
+        compressors=None,
+    ),
     "v3_sharded": dict(zarr_format=3, shards=(6, 4), compressors=[ZstdCodec(level=1)]),
     "v2_C": dict(zarr_format=2, dtype="<U4", order="C", compressors=None),
-    "v2_F_zstd_big": dict(zarr_format=2, dtype=">U4", order="F",
-                          compressors=numcodecs.Zstd(level=1)),
+    "v2_F_zstd_big": dict(
+        zarr_format=2, dtype=">U4", order="F", compressors=numcodecs.Zstd(level=1)
+    ),
     "v2_gzip": dict(zarr_format=2, dtype="<U4", compressors=numcodecs.GZip(level=1)),
 }
 
@@ -82,8 +88,9 @@ def write_array(where, data, layout, chunks=CHUNKS, fill_value=""):
     kwargs.setdefault("dtype", data.dtype)
     store = open_store(where)
     with quiet():
-        array = zarr.create_array(store, shape=data.shape, chunks=chunks,
-                                  fill_value=fill_value, **kwargs)
+        array = zarr.create_array(
+            store, shape=data.shape, chunks=chunks, fill_value=fill_value, **kwargs
+        )
         array[...] = data
     if isinstance(store, zarr.storage.ZipStore):
         store.close()
@@ -100,15 +107,21 @@ def expected_key(layout, coordinates, chunks=CHUNKS):
 
 def found(report):
     """The code point problems of a report as (array, key, coordinates, position, code point)."""
-    return sorted((p.array, p.key, tuple(p.coordinates), p.position, p.code_point)
-                  for p in report.problems if p.kind == "code_point")
+    return sorted(
+        (p.array, p.key, tuple(p.coordinates), p.position, p.code_point)
+        for p in report.problems
+        if p.kind == "code_point"
+    )
 
 
 def tree(root):
     """Every file under ``root`` and its bytes (a snapshot to compare)."""
     root = pathlib.Path(root)
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def hierarchy(where, zarr_format=2):
@@ -119,11 +132,15 @@ def hierarchy(where, zarr_format=2):
         root.attrs["title"] = "names"
         sub = root.create_group("people")
         sub.attrs["unit"] = "person"
-        names = sub.create_array("names", shape=SHAPE, chunks=CHUNKS, dtype=">U4",
-                                 fill_value="?", compressors=(
-                                     numcodecs.Zstd(level=1) if zarr_format == 2
-                                     else [ZstdCodec(level=1)]),
-                                 **({"order": "F"} if zarr_format == 2 else {}))
+        names = sub.create_array(
+            "names",
+            shape=SHAPE,
+            chunks=CHUNKS,
+            dtype=">U4",
+            fill_value="?",
+            compressors=(numcodecs.Zstd(level=1) if zarr_format == 2 else [ZstdCodec(level=1)]),
+            **({"order": "F"} if zarr_format == 2 else {}),
+        )
         data = text()
         data[0:3, 2:4] = "?"  # one chunk equal to the fill value: zarr leaves it out
         names[:] = data

@@ -17,13 +17,25 @@ pytest.importorskip("numcodecs", reason="the store bench needs numcodecs")
 from fixedutf32.bench import _report, _store, stores
 
 MiB = 1024 * 1024
-ROWS = ["read chunk files", "check raw", "read chunk files, cold cache", "check raw, cold cache",
-        "check zstd, 1 thread", "check zstd, 2 threads", "zstd-compress the chunks", "convert raw -> V3 zstd"]
+ROWS = [
+    "read chunk files",
+    "check raw",
+    "read chunk files, cold cache",
+    "check raw, cold cache",
+    "check zstd, 1 thread",
+    "check zstd, 2 threads",
+    "zstd-compress the chunks",
+    "convert raw -> V3 zstd",
+]
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "fixedutf32", "bench", "--store", *args],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "fixedutf32", "bench", "--store", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,11 +63,21 @@ def test_ratios_carry_the_targets_of_the_issue(report):
     ratios = {ratio["ratio"]: ratio for ratio in report["ratios"]}
     seconds = {row["row"]: row["seconds"] for row in report["rows"]}
     expected = {
-        "check raw / read files (speed)": (">=", 0.8, seconds["read chunk files"] / seconds["check raw"]),
-        "check zstd 2 threads / 1 thread (speed)":
-            (">=", 1.7, seconds["check zstd, 1 thread"] / seconds["check zstd, 2 threads"]),
-        "convert / zstd-compress (time)":
-            ("<=", 1.3, seconds["convert raw -> V3 zstd"] / seconds["zstd-compress the chunks"]),
+        "check raw / read files (speed)": (
+            ">=",
+            0.8,
+            seconds["read chunk files"] / seconds["check raw"],
+        ),
+        "check zstd 2 threads / 1 thread (speed)": (
+            ">=",
+            1.7,
+            seconds["check zstd, 1 thread"] / seconds["check zstd, 2 threads"],
+        ),
+        "convert / zstd-compress (time)": (
+            "<=",
+            1.3,
+            seconds["convert raw -> V3 zstd"] / seconds["zstd-compress the chunks"],
+        ),
     }
     for name, (bound, target, value) in expected.items():
         ratio = ratios[name]
@@ -86,8 +108,10 @@ def test_the_stores_hold_the_data_and_check_clean(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize(("option", "value"), [("--store-size", "12"), ("--store-size", "lots"),
-                                               ("--dir", "/nonexistent/place")])
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--store-size", "12"), ("--store-size", "lots"), ("--dir", "/nonexistent/place")],
+)
 def test_bad_option_is_a_usage_error(option, value):
     done = _cli(option, value)
     assert done.returncode == 2

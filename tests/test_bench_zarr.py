@@ -20,8 +20,14 @@ from fixedutf32.bench import _report, _zarr, read_array, read_floor  # noqa: E40
 from fixedutf32.errors import MetadataError  # noqa: E402
 
 MiB = 1024 * 1024
-CASES = ["read raw little", "read raw big", "read zstd, 1 thread", "read zstd, 2 threads",
-         "write raw little", "write raw big"]
+CASES = [
+    "read raw little",
+    "read raw big",
+    "read zstd, 1 thread",
+    "read zstd, 2 threads",
+    "write raw little",
+    "write raw big",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -34,15 +40,21 @@ def _quiet_zarr():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "fixedutf32", "bench", "--zarr", *args],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "fixedutf32", "bench", "--zarr", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
 def report():
     done = _cli("--zarr-size", "8MiB", "--repeat", "1", "--json")
     assert done.returncode == 0, done.stderr
-    assert "measuring read raw little" in done.stderr  # progress goes to stderr, the report to stdout
+    assert (
+        "measuring read raw little" in done.stderr
+    )  # progress goes to stderr, the report to stdout
     return json.loads(done.stdout)
 
 
@@ -80,7 +92,9 @@ def test_each_configuration_reads_back_the_data_written(report):
         assert all(row["gbps"][name] > 0 for name in ran)
         assert {name for name, same in row["same_data"].items() if same is not None} == ran
         assert all(row["same_data"][name] is True for name in ran), (row["case"], row["same_data"])
-        assert row["threads"] == {"read zstd, 1 thread": 1, "read zstd, 2 threads": 2}.get(row["case"])
+        assert row["threads"] == {"read zstd, 1 thread": 1, "read zstd, 2 threads": 2}.get(
+            row["case"]
+        )
 
 
 def test_ratios_carry_the_targets_of_the_issue(report):
@@ -143,8 +157,15 @@ def test_readers_match_zarr_on_a_sparse_big_endian_array(tmp_path):
     from zarr.codecs import BytesCodec
 
     data = np.array(["a", "bé", "😀x", "", "ok"], "<U2")
-    array = zarr.create_array(str(tmp_path), shape=(7,), chunks=(3,), dtype="<U2", fill_value="z",
-                              serializer=BytesCodec(endian="big"), compressors=None)
+    array = zarr.create_array(
+        str(tmp_path),
+        shape=(7,),
+        chunks=(3,),
+        dtype="<U2",
+        fill_value="z",
+        serializer=BytesCodec(endian="big"),
+        compressors=None,
+    )
     array[:5] = data  # elements 5 and 6 stay fill, chunk 2 is partly written
     expected = array[...]
     assert read_array(tmp_path).tolist() == expected.tolist()
@@ -155,15 +176,26 @@ def test_readers_match_zarr_on_a_sparse_big_endian_array(tmp_path):
 
 def test_floor_rejects_what_it_cannot_read(tmp_path):
     zarr.create_array(str(tmp_path / "2d"), shape=(2, 2), chunks=(1, 1), dtype="<U2")
-    with pytest.raises(ValueError, match=r"expected a one-dimensional array without compressors .* got shape \(2, 2\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"expected a one-dimensional array without compressors .* got shape \(2, 2\)",
+    ):
         read_floor(tmp_path / "2d")
     (tmp_path / "bad").mkdir()
-    (tmp_path / "bad" / "zarr.json").write_text(json.dumps({
-        "zarr_format": 3, "node_type": "array", "shape": [2], "data_type": {
-            "name": "fixed_length_utf32", "configuration": {"length_bytes": 13}},
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": "",
-        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}))
+    (tmp_path / "bad" / "zarr.json").write_text(
+        json.dumps(
+            {
+                "zarr_format": 3,
+                "node_type": "array",
+                "shape": [2],
+                "data_type": {"name": "fixed_length_utf32", "configuration": {"length_bytes": 13}},
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+                "chunk_key_encoding": {"name": "default"},
+                "fill_value": "",
+                "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            }
+        )
+    )
     with pytest.raises(MetadataError, match="length_bytes"):
         read_array(tmp_path / "bad")
 

@@ -68,7 +68,10 @@ def test_encode_matches_numpy(endian, order, source_order):
     source = SAMPLE.astype(f"{source_order}U6")
     expected = chunk_bytes(SAMPLE, endian, order)
     assert bytes(fixedutf32.encode_chunk(source, endian=endian, order=order)) == expected
-    assert bytes(fixedutf32.encode_chunk(np.asfortranarray(source), endian=endian, order=order)) == expected
+    assert (
+        bytes(fixedutf32.encode_chunk(np.asfortranarray(source), endian=endian, order=order))
+        == expected
+    )
 
 
 @pytest.mark.parametrize("endian", ENDIANS)
@@ -81,9 +84,13 @@ def test_encode_non_contiguous_input(endian):
 @pytest.mark.parametrize("endian", ENDIANS)
 def test_encode_widens_and_narrows(endian):
     values = np.array(["ab", "", "abcd"])
-    assert bytes(fixedutf32.encode_chunk(values, 40, endian=endian)) == chunk_bytes(values, endian, width=10)
+    assert bytes(fixedutf32.encode_chunk(values, 40, endian=endian)) == chunk_bytes(
+        values, endian, width=10
+    )
     narrow = np.array(["ab", "", "abc"], dtype="U9")
-    assert bytes(fixedutf32.encode_chunk(narrow, 12, endian=endian)) == chunk_bytes(narrow, endian, width=3)
+    assert bytes(fixedutf32.encode_chunk(narrow, 12, endian=endian)) == chunk_bytes(
+        narrow, endian, width=3
+    )
 
 
 @pytest.mark.parametrize(
@@ -238,9 +245,13 @@ def test_byteswap_errors():
 
 
 @pytest.mark.parametrize("endian", ENDIANS)
-@pytest.mark.parametrize("from_units, to_units", [(6, 6), (6, 9), (6, 17), (8, 16), (16, 8), (9, 5), (3, 1), (1, 3)])
+@pytest.mark.parametrize(
+    "from_units, to_units", [(6, 6), (6, 9), (6, 17), (8, 16), (16, 8), (9, 5), (3, 1), (1, 3)]
+)
 def test_repad_matches_numpy(endian, from_units, to_units):
-    values = np.array(["", "a", "ab\x00c"[: min(4, to_units, from_units)], "x" * min(from_units, to_units)] * 5)
+    values = np.array(
+        ["", "a", "ab\x00c"[: min(4, to_units, from_units)], "x" * min(from_units, to_units)] * 5
+    )
     raw = chunk_bytes(values, endian, width=from_units)
     result = fixedutf32.repad(raw, 4 * from_units, 4 * to_units, endian=endian)
     assert bytes(result) == chunk_bytes(values, endian, width=to_units)
@@ -266,7 +277,9 @@ def test_repad_keeps_interior_nul():
     with pytest.raises(StringTooLongError) as info:
         fixedutf32.repad(raw, 20, 12, endian="big")
     assert info.value.length == 4
-    assert bytes(fixedutf32.repad(raw, 20, 16, endian="big")) == chunk_bytes(["a\x00\x00b"], "big", width=4)
+    assert bytes(fixedutf32.repad(raw, 20, 16, endian="big")) == chunk_bytes(
+        ["a\x00\x00b"], "big", width=4
+    )
 
 
 @pytest.mark.parametrize("endian", ENDIANS)
@@ -275,7 +288,9 @@ def test_str_lengths_matches_python(endian):
     lengths = fixedutf32.str_lengths(chunk_bytes(values, endian), 24, endian=endian)
     assert lengths.dtype == np.intp
     assert lengths.tolist() == [len(str(v)) for v in values]
-    unchecked = fixedutf32.str_lengths(chunk_bytes(values, endian), 24, endian=endian, validate=False)
+    unchecked = fixedutf32.str_lengths(
+        chunk_bytes(values, endian), 24, endian=endian, validate=False
+    )
     assert unchecked.tolist() == lengths.tolist()
 
 
@@ -297,7 +312,9 @@ def test_hypothesis_round_trip(values, endian, extra):
     assert bytes(raw) == chunk_bytes(values, endian, width=capacity)
     back = fixedutf32.decode_chunk(raw, 4 * capacity, endian=endian)
     np.testing.assert_array_equal(back, values)
-    assert fixedutf32.str_lengths(raw, 4 * capacity, endian=endian).tolist() == [len(v) for v in values.tolist()]
+    assert fixedutf32.str_lengths(raw, 4 * capacity, endian=endian).tolist() == [
+        len(v) for v in values.tolist()
+    ]
 
 
 @settings(max_examples=100, deadline=None)
@@ -317,7 +334,9 @@ def test_hypothesis_strings_at_capacity(values):
     if capacity > 1:
         with pytest.raises(StringTooLongError) as info:
             fixedutf32.encode_chunk(exact, 4 * (capacity - 1))
-        assert info.value.index == next(i for i, v in enumerate(exact) if len(v.rstrip("\x00")) == capacity)
+        assert info.value.index == next(
+            i for i, v in enumerate(exact) if len(v.rstrip("\x00")) == capacity
+        )
 
 
 def test_interior_nul_is_content_trailing_nul_is_padding():
@@ -340,7 +359,11 @@ def planted(endian, position, bad, n_elements=3, width=4):
 def check_error(info, position, bad, width=4):
     error = info.value
     assert isinstance(error, FixedUTF32Error) and isinstance(error, ValueError)
-    assert (error.index, error.position, error.code_point) == (position // width, position % width, bad)
+    assert (error.index, error.position, error.code_point) == (
+        position // width,
+        position % width,
+        bad,
+    )
     assert f"U+{bad:04X}" in str(error)
     assert f"at element {position // width}, position {position % width}" in str(error)
     assert error.kind == ("surrogate" if 0xD800 <= bad <= 0xDFFF else "too_large")
@@ -408,7 +431,10 @@ def test_encode_in_place_error_leaves_array_unchanged():
 
 def test_message_example():
     raw = np.array([0x61] * 13 + [0xD800] + [0x62] * 2, dtype="<u4").tobytes()
-    with pytest.raises(InvalidCodePointError, match=r"^invalid code point U\+D800 \(surrogate\) at element 3, position 1"):
+    with pytest.raises(
+        InvalidCodePointError,
+        match=r"^invalid code point U\+D800 \(surrogate\) at element 3, position 1",
+    ):
         fixedutf32.decode_chunk(raw, 16)
 
 
@@ -446,8 +472,12 @@ def test_unaligned_inputs(offset, endian, simd_level):
     raw = chunk_bytes(values, endian)
     storage = bytearray(offset) + bytearray(raw)
     view = memoryview(storage)[offset:]
-    np.testing.assert_array_equal(fixedutf32.decode_chunk(view, values.dtype.itemsize, endian=endian), values)
-    assert fixedutf32.str_lengths(view, values.dtype.itemsize, endian=endian).tolist() == [len(v) for v in values]
+    np.testing.assert_array_equal(
+        fixedutf32.decode_chunk(view, values.dtype.itemsize, endian=endian), values
+    )
+    assert fixedutf32.str_lengths(view, values.dtype.itemsize, endian=endian).tolist() == [
+        len(v) for v in values
+    ]
     wide = fixedutf32.repad(view, values.dtype.itemsize, values.dtype.itemsize + 12, endian=endian)
     assert bytes(wide) == chunk_bytes(values, endian, width=values.dtype.itemsize // 4 + 3)
     fixedutf32.decode_chunk(view, values.dtype.itemsize, endian=endian, out=view)

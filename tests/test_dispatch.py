@@ -70,9 +70,6 @@ def to_bytes(units, endian, offset=0):
     return memoryview(storage)[offset:]
 
 
-
-
-
 @parity
 @pytest.mark.parametrize("width", [1, 3, 8, 13, 16, 40])
 @pytest.mark.parametrize("n_elements", [1, 7, 333, 2 * BLOCK_UNITS // 3 + 5])
@@ -91,7 +88,9 @@ def test_valid_data_same_everywhere(width, n_elements, offset, endian):
     for to_width in {1, max(width // 2, 1), width + 1, width + 9, 2 * width}:
         assert_same_everywhere(lambda: fixedutf32.repad(data, lb, 4 * to_width, endian=endian))
         for target in ("little", "big"):
-            assert_same_everywhere(lambda: fixedutf32.encode_chunk(values, 4 * to_width, endian=target))
+            assert_same_everywhere(
+                lambda: fixedutf32.encode_chunk(values, 4 * to_width, endian=target)
+            )
     for target in ("little", "big"):
         assert_same_everywhere(lambda: fixedutf32.encode_chunk(values, endian=target))
         assert_same_everywhere(lambda: fixedutf32.encode_chunk(values, lb + 12, endian=target))
@@ -113,8 +112,21 @@ def test_valid_data_same_everywhere(width, n_elements, offset, endian):
 
 def bad_positions(n_units):
     """First vector, a middle one, the last one, and block edges."""
-    candidates = {0, 3, 7, 8, 31, 32, n_units // 2, n_units - 9, n_units - 8, n_units - 1,
-                  BLOCK_UNITS - 1, BLOCK_UNITS, BLOCK_UNITS + 1}
+    candidates = {
+        0,
+        3,
+        7,
+        8,
+        31,
+        32,
+        n_units // 2,
+        n_units - 9,
+        n_units - 8,
+        n_units - 1,
+        BLOCK_UNITS - 1,
+        BLOCK_UNITS,
+        BLOCK_UNITS + 1,
+    }
     return sorted(p for p in candidates if 0 <= p < n_units)
 
 
@@ -134,13 +146,30 @@ def test_bad_unit_same_error_everywhere(bad, endian, offset, width):
         units.flat[position] = bad
         data = to_bytes(units, endian, offset)
         lb = 4 * width
-        expected = ("InvalidCodePointError", {"index": position // width, "position": position % width,
-                                              "code_point": bad,
-                                              "kind": "surrogate" if bad < 0x110000 else "too_large"})
-        assert assert_same_everywhere(lambda: fixedutf32.validate(data, lb, endian=endian)) == expected
-        assert assert_same_everywhere(lambda: fixedutf32.decode_chunk(data, lb, endian=endian)) == expected
-        assert assert_same_everywhere(lambda: fixedutf32.str_lengths(data, lb, endian=endian)) == expected
-        assert assert_same_everywhere(lambda: fixedutf32.repad(data, lb, lb + 8, endian=endian)) == expected
+        expected = (
+            "InvalidCodePointError",
+            {
+                "index": position // width,
+                "position": position % width,
+                "code_point": bad,
+                "kind": "surrogate" if bad < 0x110000 else "too_large",
+            },
+        )
+        assert (
+            assert_same_everywhere(lambda: fixedutf32.validate(data, lb, endian=endian)) == expected
+        )
+        assert (
+            assert_same_everywhere(lambda: fixedutf32.decode_chunk(data, lb, endian=endian))
+            == expected
+        )
+        assert (
+            assert_same_everywhere(lambda: fixedutf32.str_lengths(data, lb, endian=endian))
+            == expected
+        )
+        assert (
+            assert_same_everywhere(lambda: fixedutf32.repad(data, lb, lb + 8, endian=endian))
+            == expected
+        )
 
         def in_place():
             buffer = bytearray(data)
@@ -152,7 +181,10 @@ def test_bad_unit_same_error_everywhere(bad, endian, offset, width):
         assert assert_same_everywhere(in_place) == expected
         values = np.frombuffer(bytes(data), f"{'<' if endian == 'little' else '>'}U{width}")
         for target in ("little", "big"):
-            assert assert_same_everywhere(lambda: fixedutf32.encode_chunk(values, endian=target)) == expected
+            assert (
+                assert_same_everywhere(lambda: fixedutf32.encode_chunk(values, endian=target))
+                == expected
+            )
 
 
 @parity
@@ -166,9 +198,16 @@ def test_too_long_same_everywhere(from_width, to_width):
         planted = units.copy()
         planted[element, from_width - 1] = 0x62
         data = to_bytes(planted, "big")
-        expected = ("StringTooLongError", {"index": element, "length": from_width, "capacity": to_width})
-        assert assert_same_everywhere(
-            lambda: fixedutf32.repad(data, 4 * from_width, 4 * to_width, endian="big")) == expected
+        expected = (
+            "StringTooLongError",
+            {"index": element, "length": from_width, "capacity": to_width},
+        )
+        assert (
+            assert_same_everywhere(
+                lambda: fixedutf32.repad(data, 4 * from_width, 4 * to_width, endian="big")
+            )
+            == expected
+        )
 
 
 @parity
@@ -185,10 +224,41 @@ def test_streaming_path_same_everywhere():
 
 
 BOUNDARY_VALUES = [
-    0, 1, 0x7F, 0x80, 0xFF, 0x100, 0x7FF, 0x800, 0xD7FF, 0xD800, 0xD801, 0xDBFF, 0xDC00,
-    0xDFFF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF, 0x110000, 0x1FFFFF, 0xD800 << 8, 0xD800 << 16,
-    0x00D80000, 0x0000D8FF, 0x01000000, 0x10000000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
-    0x0010FF00, 0x00110000, 0xFF000000, 0x000000FF, 0x0000FF00, 0x00FF0000,
+    0,
+    1,
+    0x7F,
+    0x80,
+    0xFF,
+    0x100,
+    0x7FF,
+    0x800,
+    0xD7FF,
+    0xD800,
+    0xD801,
+    0xDBFF,
+    0xDC00,
+    0xDFFF,
+    0xE000,
+    0xFFFF,
+    0x10000,
+    0x10FFFF,
+    0x110000,
+    0x1FFFFF,
+    0xD800 << 8,
+    0xD800 << 16,
+    0x00D80000,
+    0x0000D8FF,
+    0x01000000,
+    0x10000000,
+    0x7FFFFFFF,
+    0x80000000,
+    0xFFFFFFFF,
+    0x0010FF00,
+    0x00110000,
+    0xFF000000,
+    0x000000FF,
+    0x0000FF00,
+    0x00FF0000,
 ]
 
 

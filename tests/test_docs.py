@@ -10,8 +10,14 @@ import warnings
 
 import pytest
 
-MODULES = ["fixedutf32.chunk", "fixedutf32.errors", "fixedutf32.metadata", "fixedutf32.bench",
-           "fixedutf32.bench.cases", "fixedutf32.transcode"]
+MODULES = [
+    "fixedutf32.chunk",
+    "fixedutf32.errors",
+    "fixedutf32.metadata",
+    "fixedutf32.bench",
+    "fixedutf32.bench.cases",
+    "fixedutf32.transcode",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -27,9 +33,21 @@ def test_public_functions_are_documented():
     for name in fixedutf32.__all__:
         obj = getattr(fixedutf32, name)
         assert obj.__doc__ and len(obj.__doc__) > 40, f"{name} has no docstring"
-    for name in ["decode_chunk", "encode_chunk", "validate", "byteswap", "repad", "str_lengths",
-                 "to_utf8", "from_utf8", "to_arrow", "from_arrow", "to_string_dtype",
-                 "encode_vlen_utf8", "decode_vlen_utf8"]:
+    for name in [
+        "decode_chunk",
+        "encode_chunk",
+        "validate",
+        "byteswap",
+        "repad",
+        "str_lengths",
+        "to_utf8",
+        "from_utf8",
+        "to_arrow",
+        "from_arrow",
+        "to_string_dtype",
+        "encode_vlen_utf8",
+        "decode_vlen_utf8",
+    ]:
         doc = getattr(fixedutf32, name).__doc__
         for section in ("Parameters", "Returns", "Raises", "Examples"):
             assert section in doc, f"{name} lacks a {section} section"

@@ -36,7 +36,9 @@ def run_python(code, level=None):
 
 def assert_raises_in_subprocess(code, exception, text, level=None):
     """Run ``code``, which must end in an uncaught ``exception`` whose message holds ``text``."""
-    result = run_python("import numpy as np, fixedutf32\nfrom fixedutf32 import _kernels\n" + code, level)
+    result = run_python(
+        "import numpy as np, fixedutf32\nfrom fixedutf32 import _kernels\n" + code, level
+    )
     assert result.returncode == 1, (
         f"exit status {result.returncode} (negative: killed by a signal)\n{result.stderr}"
     )
@@ -74,22 +76,52 @@ def test_kernel_wrapper_checks_its_own_width():
 @pytest.mark.parametrize(
     "call, text",
     [
-        ("_kernels.utf32_to_utf8(b'abcd', -1, False, True, None, bytearray(100), True)", "width -1 out of range"),
-        ("_kernels.utf32_to_utf8(b'', 2**62, False, True, None, bytearray(100), True)", "out of range"),
-        ("_kernels.str_lengths(b'', np.empty(1, np.intp), 2**62, 0)", "width 4611686018427387904 out of range"),
+        (
+            "_kernels.utf32_to_utf8(b'abcd', -1, False, True, None, bytearray(100), True)",
+            "width -1 out of range",
+        ),
+        (
+            "_kernels.utf32_to_utf8(b'', 2**62, False, True, None, bytearray(100), True)",
+            "out of range",
+        ),
+        (
+            "_kernels.str_lengths(b'', np.empty(1, np.intp), 2**62, 0)",
+            "width 4611686018427387904 out of range",
+        ),
         ("_kernels.str_lengths(b'', np.empty(1, np.intp), 0, 0)", "width 0 out of range"),
         ("_kernels.repad(b'', None, 0, 4, 0)", "from_units 0 out of range"),
-        ("_kernels.repad(b'', bytearray(0), 1, 2**62, 0)", "to_units 4611686018427387904 out of range"),
+        (
+            "_kernels.repad(b'', bytearray(0), 1, 2**62, 0)",
+            "to_units 4611686018427387904 out of range",
+        ),
         ("_kernels.repad(b'abcd' * 4, bytearray(16), 1, 2**59, 0)", "too few for 4 elements"),
-        ("_kernels.utf8_to_utf32(np.zeros(2, np.int64), 1, 1, b'', 0, False, None)", "width 0 out of range"),
-        ("_kernels.utf8_to_utf32(np.zeros(2, np.int64), 1, 2**62, b'', 1, False, None)", "too few for"),
-        ("_kernels.utf8_to_utf32(np.zeros(2, np.int64), 0, 1, b'', 1, False, None)", "bad stride 0"),
-        ("_kernels.utf8_to_utf32(np.zeros(3, np.int64), 1, 2, b'', 2**59, False, bytearray(8))", "too few for 2"),
+        (
+            "_kernels.utf8_to_utf32(np.zeros(2, np.int64), 1, 1, b'', 0, False, None)",
+            "width 0 out of range",
+        ),
+        (
+            "_kernels.utf8_to_utf32(np.zeros(2, np.int64), 1, 2**62, b'', 1, False, None)",
+            "too few for",
+        ),
+        (
+            "_kernels.utf8_to_utf32(np.zeros(2, np.int64), 0, 1, b'', 1, False, None)",
+            "bad stride 0",
+        ),
+        (
+            "_kernels.utf8_to_utf32(np.zeros(3, np.int64), 1, 2, b'', 2**59, False, bytearray(8))",
+            "too few for 2",
+        ),
         ("_kernels.utf8_vlen_parse(b'\\0' * 8, 2**62, np.empty(2, np.int64))", "too few for"),
         ("_kernels.utf8_vlen_parse(b'\\0' * 8, -1, np.empty(2, np.int64))", "bad count -1"),
-        ("_kernels.utf8_scatter_fixed(np.array([0, 2**40]), b'ab', bytearray(8), 8)", "string 0: offsets outside"),
+        (
+            "_kernels.utf8_scatter_fixed(np.array([0, 2**40]), b'ab', bytearray(8), 8)",
+            "string 0: offsets outside",
+        ),
         ("_kernels.utf8_scatter_fixed(np.array([0, 2]), b'ab', bytearray(8), 1)", "longer than 1"),
-        ("_kernels.utf8_scatter_fixed(np.array([0, 2, 4]), b'abcd', bytearray(8), 2**62)", "too few for 2"),
+        (
+            "_kernels.utf8_scatter_fixed(np.array([0, 2, 4]), b'abcd', bytearray(8), 2**62)",
+            "too few for 2",
+        ),
         ("_kernels.utf8_scatter_fixed(np.array([0, 2]), b'ab', bytearray(8), 0)", "bad stride 0"),
     ],
 )
@@ -112,19 +144,26 @@ def test_every_kernel_wrapper_refuses_what_would_overrun(call, text):
     ],
 )
 def test_length_bytes_beyond_numpy_u_is_a_value_error(call):
-    with pytest.raises(ValueError, match=rf"must be at most {MAX_LENGTH_BYTES} \(the widest NumPy 'U' item"):
+    with pytest.raises(
+        ValueError, match=rf"must be at most {MAX_LENGTH_BYTES} \(the widest NumPy 'U' item"
+    ):
         call()
 
 
 def test_widest_numpy_u_still_works():
-    assert fixedutf32.decode_chunk(b"", MAX_LENGTH_BYTES).dtype == np.dtype(f"=U{MAX_LENGTH_BYTES // 4}")
+    assert fixedutf32.decode_chunk(b"", MAX_LENGTH_BYTES).dtype == np.dtype(
+        f"=U{MAX_LENGTH_BYTES // 4}"
+    )
     assert fixedutf32.str_lengths(b"", MAX_LENGTH_BYTES).size == 0
 
 
 def test_pool_limit_out_of_range_is_a_clear_value_error():
     previous = fixedutf32.set_buffer_pool_limit(1 << 20)
     try:
-        with pytest.raises(ValueError, match=rf"the pool limit must be between 0 and {sys.maxsize} bytes, got {2**63}"):
+        with pytest.raises(
+            ValueError,
+            match=rf"the pool limit must be between 0 and {sys.maxsize} bytes, got {2**63}",
+        ):
             fixedutf32.set_buffer_pool_limit(2**63)
         assert fixedutf32.set_buffer_pool_limit(1 << 20) == 1 << 20
     finally:
@@ -135,7 +174,9 @@ def test_pool_limit_out_of_range_is_a_clear_value_error():
 
 
 def test_huge_target_width_repad_is_refused():
-    assert_raises_in_subprocess("fixedutf32.repad(b'', 4, 2**64 + 4)", "ValueError", f"got {2**64 + 4}")
+    assert_raises_in_subprocess(
+        "fixedutf32.repad(b'', 4, 2**64 + 4)", "ValueError", f"got {2**64 + 4}"
+    )
 
 
 def test_repad_kernel_is_safe_for_any_width_the_wrapper_takes(simd_level):
@@ -185,14 +226,25 @@ def test_reference_arrays_are_refused_where_they_crashed(call):
 
 def test_object_array_is_not_decoded_as_pointer_bits():
     data = np.array(["x", "y"], dtype=object)
-    with pytest.raises(TypeError, match="got a NumPy array of dtype object, whose items are references to Python objects"):
+    with pytest.raises(
+        TypeError,
+        match="got a NumPy array of dtype object, whose items are references to Python objects",
+    ):
         fixedutf32.decode_chunk(data, 8, validate=False)
 
 
 @pytest.mark.parametrize(
     "dtype",
-    [object, StringDType(), StringDType(na_object=None), bool, np.float32, "datetime64[s]",
-     np.dtype([("a", "<u4")]), np.dtype([("a", object)])],
+    [
+        object,
+        StringDType(),
+        StringDType(na_object=None),
+        bool,
+        np.float32,
+        "datetime64[s]",
+        np.dtype([("a", "<u4")]),
+        np.dtype([("a", object)]),
+    ],
     ids=str,
 )
 def test_refused_dtypes_as_data_and_as_out(dtype):
@@ -269,7 +321,10 @@ OTHER_U = ">U" if sys.byteorder == "little" else "<U"
 
 def test_encode_chunk_into_itself_in_the_other_byte_order_is_refused():
     a = np.array(["ab", "cd"])
-    with pytest.raises(ValueError, match=rf"but the code units written are {OTHER} endian: pass an out of dtype {OTHER_U}2"):
+    with pytest.raises(
+        ValueError,
+        match=rf"but the code units written are {OTHER} endian: pass an out of dtype {OTHER_U}2",
+    ):
         fixedutf32.encode_chunk(a, endian=OTHER, out=a)
     assert a.tolist() == ["ab", "cd"]
 
@@ -282,8 +337,11 @@ def test_encode_chunk_into_itself_in_the_other_byte_order_is_refused():
         lambda out: fixedutf32.repad("abcd".encode("utf-32-le"), 8, 8, endian=OTHER, out=out),
         lambda out: fixedutf32.from_utf8([0, 2, 4], b"abcd", 8, endian=OTHER, out=out),
         lambda out: fixedutf32.decode_vlen_utf8(
-            fixedutf32.encode_vlen_utf8(np.array(["ab", "cd"])), 8, endian=OTHER, out=out),
-        lambda out: fixedutf32.decode_chunk("abcd".encode("utf-32-le"), 8, out=out.astype(f"{OTHER_U}2")),
+            fixedutf32.encode_vlen_utf8(np.array(["ab", "cd"])), 8, endian=OTHER, out=out
+        ),
+        lambda out: fixedutf32.decode_chunk(
+            "abcd".encode("utf-32-le"), 8, out=out.astype(f"{OTHER_U}2")
+        ),
     ],
 )
 def test_u_out_of_the_wrong_byte_order_is_refused_everywhere(call):
@@ -297,9 +355,14 @@ def test_u_out_of_the_written_byte_order_is_taken():
     out = np.empty(2, f"{OTHER_U}2")
     assert fixedutf32.encode_chunk(["ab", "cd"], endian=OTHER, out=out) is out
     assert out.tolist() == ["ab", "cd"]
-    assert fixedutf32.from_utf8([0, 2, 4], b"abcd", 8, endian=OTHER, out=out).tolist() == ["ab", "cd"]
+    assert fixedutf32.from_utf8([0, 2, 4], b"abcd", 8, endian=OTHER, out=out).tolist() == [
+        "ab",
+        "cd",
+    ]
     native = np.empty(2, "=U2")
-    assert fixedutf32.decode_chunk("abcd".encode("utf-32-be"), 8, endian="big", out=native).tolist() == ["ab", "cd"]
+    assert fixedutf32.decode_chunk(
+        "abcd".encode("utf-32-be"), 8, endian="big", out=native
+    ).tolist() == ["ab", "cd"]
 
 
 # --- 7. bad input that deserves a better message ------------------------------
@@ -317,7 +380,9 @@ def test_vlen_chunk_with_bytes_after_zero_items():
 def test_missing_string_dtype_value_names_its_element(na):
     array = np.array(["a", "b", na, "c", na], dtype=StringDType(na_object=na))
     for length_bytes in (None, 8):
-        with pytest.raises(ValueError, match=rf"element 2 is a missing value \({na!r}, the dtype's na_object\)"):
+        with pytest.raises(
+            ValueError, match=rf"element 2 is a missing value \({na!r}, the dtype's na_object\)"
+        ):
             fixedutf32.encode_chunk(array, length_bytes)
     present = np.array(["a", "bc"], dtype=StringDType(na_object=na))
     assert fixedutf32.encode_chunk(present).tobytes() == "a\0bc".encode("utf-32-le")

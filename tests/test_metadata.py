@@ -61,8 +61,9 @@ def v2_doc(**changes):
 
 def rejects(*patterns):
     """pytest.raises(MetadataError) whose message contains every pattern, verbatim."""
-    return pytest.raises(MetadataError, match="(?s)" + "".join(
-        f"(?=.*{re.escape(p)})" for p in patterns))
+    return pytest.raises(
+        MetadataError, match="(?s)" + "".join(f"(?=.*{re.escape(p)})" for p in patterns)
+    )
 
 
 # --- errors ---------------------------------------------------------------
@@ -118,8 +119,17 @@ def test_to_json_and_back():
 
 @pytest.mark.parametrize(
     "bad, shown",
-    [(0, "0"), (-4, "-4"), (13, "13"), (True, "true"), (4.0, "4.0"), ("48", '"48"'),
-     (None, "null"), (2, "2"), ([48], "[48]")],
+    [
+        (0, "0"),
+        (-4, "-4"),
+        (13, "13"),
+        (True, "true"),
+        (4.0, "4.0"),
+        ("48", '"48"'),
+        (None, "null"),
+        (2, "2"),
+        ([48], "[48]"),
+    ],
 )
 def test_from_json_rejects_length_bytes(bad, shown):
     with rejects("data_type.configuration.length_bytes", f"got {shown}", "multiple of 4"):
@@ -143,7 +153,8 @@ def test_from_json_rejects_missing_and_extra_keys_at_both_levels():
         FixedLengthUTF32.from_json({"name": "fixed_length_utf32", "configuration": {}})
     with rejects("data_type.configuration", "unexpected key 'x'"):
         FixedLengthUTF32.from_json(
-            {"name": "fixed_length_utf32", "configuration": {"length_bytes": 8, "x": 1}})
+            {"name": "fixed_length_utf32", "configuration": {"length_bytes": 8, "x": 1}}
+        )
     with rejects("data_type.configuration", "a JSON object", "null"):
         FixedLengthUTF32.from_json({"name": "fixed_length_utf32", "configuration": None})
 
@@ -158,8 +169,19 @@ def test_from_json_rejects_non_objects_and_bad_text():
 
 
 @pytest.mark.parametrize(
-    "dtype", ["<U12", ">U12", "=U12", "U12", "|U12", numpy.dtype("<U12"), numpy.dtype(">U12"),
-              numpy.array(["x" * 12]).dtype, (numpy.str_, 12)])
+    "dtype",
+    [
+        "<U12",
+        ">U12",
+        "=U12",
+        "U12",
+        "|U12",
+        numpy.dtype("<U12"),
+        numpy.dtype(">U12"),
+        numpy.array(["x" * 12]).dtype,
+        (numpy.str_, 12),
+    ],
+)
 def test_from_numpy_accepts_unicode_dtypes(dtype):
     assert FixedLengthUTF32.from_numpy(dtype) == FixedLengthUTF32(48)
 
@@ -193,17 +215,40 @@ def test_to_numpy_and_to_v2():
 
 @pytest.mark.parametrize(
     "text, length_bytes, endian",
-    [("<U12", 48, "little"), (">U12", 48, "big"), ("<U1", 4, "little"), (">U100", 400, "big")])
+    [("<U12", 48, "little"), (">U12", 48, "big"), ("<U1", 4, "little"), (">U100", 400, "big")],
+)
 def test_parse_v2_dtype(text, length_bytes, endian):
     assert parse_v2_dtype(text) == (FixedLengthUTF32(length_bytes), endian)
     assert FixedLengthUTF32(length_bytes).to_v2(endian) == text
 
 
 @pytest.mark.parametrize(
-    "bad", ["<U0", ">U0", "|U2", "=U2", "U2", "<U", "<U02", "<S2", "<u4", "<U2 ", " <U2",
-            "<U-1", "<U\u0663", "<U2x", "<U2\n", 12, None, ["<U2"]])
+    "bad",
+    [
+        "<U0",
+        ">U0",
+        "|U2",
+        "=U2",
+        "U2",
+        "<U",
+        "<U02",
+        "<S2",
+        "<u4",
+        "<U2 ",
+        " <U2",
+        "<U-1",
+        "<U\u0663",
+        "<U2x",
+        "<U2\n",
+        12,
+        None,
+        ["<U2"],
+    ],
+)
 def test_parse_v2_dtype_rejects(bad):
-    with rejects("dtype", '"<U<n>" or ">U<n>" with n >= 1', "got " + json.dumps(bad, ensure_ascii=False)[:20]):
+    with rejects(
+        "dtype", '"<U<n>" or ">U<n>" with n >= 1', "got " + json.dumps(bad, ensure_ascii=False)[:20]
+    ):
         parse_v2_dtype(bad)
 
 
@@ -220,8 +265,17 @@ def test_decode_fill_value():
     assert dt.decode_fill_value("😀😀😀") == "😀😀😀"  # counted as code points
 
 
-@pytest.mark.parametrize("bad, shown", [(0, "0"), (None, "null"), (1.5, "1.5"), (["a"], '["a"]'),
-                                        (True, "true"), ({"a": 1}, '{"a": 1}')])
+@pytest.mark.parametrize(
+    "bad, shown",
+    [
+        (0, "0"),
+        (None, "null"),
+        (1.5, "1.5"),
+        (["a"], '["a"]'),
+        (True, "true"),
+        ({"a": 1}, '{"a": 1}'),
+    ],
+)
 def test_decode_fill_value_rejects_non_strings(bad, shown):
     with rejects("fill_value", "a JSON string", f"got {shown}"):
         FixedLengthUTF32(8).decode_fill_value(bad)
@@ -324,8 +378,16 @@ def test_check_codecs_around_bytes():
         BE,
         {"name": "gzip", "configuration": {"level": 5}},
         {"name": "zstd", "configuration": {"level": 0, "checksum": False}},
-        {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
-                                            "typesize": 4, "blocksize": 0}},
+        {
+            "name": "blosc",
+            "configuration": {
+                "cname": "lz4",
+                "clevel": 5,
+                "shuffle": "shuffle",
+                "typesize": 4,
+                "blocksize": 0,
+            },
+        },
         {"name": "crc32c"},
         "crc32c",
         {"name": "numcodecs.lzma", "configuration": {}},
@@ -335,11 +397,14 @@ def test_check_codecs_around_bytes():
     assert check_codecs(codecs, json.dumps(DT.to_json())) == "big"
 
 
-@pytest.mark.parametrize("codec", [
-    {"name": "bytes"},
-    "bytes",
-    {"name": "bytes", "configuration": {}},
-])
+@pytest.mark.parametrize(
+    "codec",
+    [
+        {"name": "bytes"},
+        "bytes",
+        {"name": "bytes", "configuration": {}},
+    ],
+)
 def test_check_codecs_rejects_bytes_without_endian(codec):
     with rejects("codecs[0].configuration.endian", "no endian", "explicit"):
         check_codecs([codec], DT)
@@ -360,8 +425,9 @@ def test_check_codecs_rejects_extra_bytes_configuration():
 @pytest.mark.parametrize("name", ["vlen-utf8", "vlen-bytes"])
 def test_check_codecs_rejects_variable_length_codecs(name):
     for codecs in ([{"name": name}], [{"name": name, "configuration": {}}, LE], [LE, name]):
-        with rejects("codecs[", f'"{name}"', "variable-length codecs do not encode elements "
-                     "at a fixed size"):
+        with rejects(
+            "codecs[", f'"{name}"', "variable-length codecs do not encode elements at a fixed size"
+        ):
             check_codecs(codecs, DT)
 
 
@@ -413,8 +479,12 @@ def test_parse_v3():
     assert list(meta.chunk_indices()) == [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]
     assert meta.chunk_key((2, 1)) == "c/2/1"
     assert meta.chunk_region((2, 1)) == ((slice(4, 5), slice(2, 3)), (slice(0, 1), slice(0, 1)))
-    assert meta.decode_kwargs() == {"length_bytes": 12, "endian": "big", "shape": (2, 2),
-                                    "order": "C"}
+    assert meta.decode_kwargs() == {
+        "length_bytes": 12,
+        "endian": "big",
+        "shape": (2, 2),
+        "order": "C",
+    }
     with pytest.raises(dataclasses.FrozenInstanceError):
         meta.endian = "little"
 
@@ -435,43 +505,56 @@ def test_parse_v3_keeps_no_reference_to_the_document():
     assert meta.codecs[0] == {"name": "gzip", "configuration": {"level": 1}}
 
 
-@pytest.mark.parametrize("encoding, key", [
-    ({"name": "default"}, "c/1/0"),
-    ({"name": "default", "configuration": {"separator": "."}}, "c.1.0"),
-    ({"name": "v2"}, "1.0"),
-    ({"name": "v2", "configuration": {"separator": "/"}}, "1/0"),
-])
+@pytest.mark.parametrize(
+    "encoding, key",
+    [
+        ({"name": "default"}, "c/1/0"),
+        ({"name": "default", "configuration": {"separator": "."}}, "c.1.0"),
+        ({"name": "v2"}, "1.0"),
+        ({"name": "v2", "configuration": {"separator": "/"}}, "1/0"),
+    ],
+)
 def test_parse_v3_chunk_key_encoding(encoding, key):
     assert parse_array_metadata(v3_doc(chunk_key_encoding=encoding)).chunk_key((1, 0)) == key
 
 
 def test_zero_dimensional_chunk_keys():
-    meta = parse_array_metadata(v3_doc(shape=[], chunk_grid={
-        "name": "regular", "configuration": {"chunk_shape": []}}))
+    meta = parse_array_metadata(
+        v3_doc(shape=[], chunk_grid={"name": "regular", "configuration": {"chunk_shape": []}})
+    )
     assert list(meta.chunk_indices()) == [()] and meta.chunk_key(()) == "c"
     meta2 = parse_array_metadata(v2_doc(shape=[], chunks=[]))
     assert meta2.chunk_key(()) == "0"
 
 
-@pytest.mark.parametrize("transposes, order", [
-    ([], "C"),
-    ([[0, 1, 2]], "C"),
-    ([[2, 1, 0]], "F"),
-    ([[2, 1, 0], [2, 1, 0]], "C"),
-    ([[1, 0, 2], [0, 2, 1], [1, 0, 2]], "F"),
-])
+@pytest.mark.parametrize(
+    "transposes, order",
+    [
+        ([], "C"),
+        ([[0, 1, 2]], "C"),
+        ([[2, 1, 0]], "F"),
+        ([[2, 1, 0], [2, 1, 0]], "C"),
+        ([[1, 0, 2], [0, 2, 1], [1, 0, 2]], "F"),
+    ],
+)
 def test_parse_v3_transpose_becomes_order(transposes, order):
     codecs = [{"name": "transpose", "configuration": {"order": t}} for t in transposes] + [LE]
-    doc = v3_doc(shape=[2, 3, 4], chunk_grid={
-        "name": "regular", "configuration": {"chunk_shape": [2, 3, 4]}}, codecs=codecs)
+    doc = v3_doc(
+        shape=[2, 3, 4],
+        chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2, 3, 4]}},
+        codecs=codecs,
+    )
     assert parse_array_metadata(doc).order == order
 
 
 def test_parse_v3_rejects_transposes_that_are_not_c_or_f():
     def doc(order):
-        return v3_doc(shape=[2, 3, 4], chunk_grid={
-            "name": "regular", "configuration": {"chunk_shape": [2, 3, 4]}},
-            codecs=[{"name": "transpose", "configuration": {"order": order}}, LE])
+        return v3_doc(
+            shape=[2, 3, 4],
+            chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2, 3, 4]}},
+            codecs=[{"name": "transpose", "configuration": {"order": order}}, LE],
+        )
+
     with rejects("codecs", "permutation [1, 0, 2]", "C or F order"):
         parse_array_metadata(doc([1, 0, 2]))
     with rejects("codecs[0].configuration.order", "a permutation of 0..2", "[0, 1]"):
@@ -480,60 +563,88 @@ def test_parse_v3_rejects_transposes_that_are_not_c_or_f():
         parse_array_metadata(doc([0, 0, 1]))
 
 
-@pytest.mark.parametrize("data_type, found", [
-    ("int32", '"int32"'),
-    ("string", '"string"'),
-    ({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}},
-     '"numpy.datetime64"'),
-    ("fixed_length_utf32", '"fixed_length_utf32"'),
-])
+@pytest.mark.parametrize(
+    "data_type, found",
+    [
+        ("int32", '"int32"'),
+        ("string", '"string"'),
+        (
+            {"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}},
+            '"numpy.datetime64"',
+        ),
+        ("fixed_length_utf32", '"fixed_length_utf32"'),
+    ],
+)
 def test_parse_v3_rejects_other_data_types_naming_them(data_type, found):
     with rejects("data_type", "expected fixed_length_utf32", f"found the data type {found}"):
         parse_array_metadata(v3_doc(data_type=data_type))
 
 
-@pytest.mark.parametrize("changes, patterns", [
-    ({"data_type": dt_json(13)}, ["data_type.configuration.length_bytes", "13"]),
-    ({"data_type": dt_json(True)}, ["data_type.configuration.length_bytes", "true"]),
-    ({"fill_value": "abcd"}, ["fill_value", "at most 3 code points", '"abcd"']),
-    ({"fill_value": None}, ["fill_value", "a JSON string", "null"]),
-    ({"fill_value": 0}, ["fill_value", "a JSON string", "0"]),
-    ({"fill_value": "\ud800"}, ["fill_value", "U+D800"]),
-    ({"codecs": [{"name": "bytes"}]}, ["codecs[0].configuration.endian", "no endian"]),
-    ({"codecs": [{"name": "vlen-utf8"}]}, ["codecs[0]", "vlen-utf8", "variable-length"]),
-    ({"zarr_format": 4}, ["zarr_format", "2 or 3", "4"]),
-    ({"zarr_format": True}, ["zarr_format", "true"]),
-    ({"zarr_format": "3"}, ["zarr_format", '"3"']),
-    ({"node_type": "group"}, ["node_type", '"group"']),
-    ({"shape": [5, -1]}, ["shape[1]", "-1"]),
-    ({"shape": [5, 3.0]}, ["shape[1]", "3.0"]),
-    ({"shape": [5, True]}, ["shape[1]", "true"]),
-    ({"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [True, 2]}}},
-     ["chunk_grid.configuration.chunk_shape[0]", "true"]),
-    ({"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 0]}}},
-     ["chunk_grid.configuration.chunk_shape[1]", "0"]),
-    ({"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}}},
-     ["chunk_grid.configuration.chunk_shape", "2 dimensions", "[2]"]),
-    ({"chunk_grid": {"name": "rectilinear", "configuration": {}}}, ["chunk_grid", "rectilinear"]),
-    ({"chunk_key_encoding": {"name": "default", "configuration": {"separator": "-"}}},
-     ["chunk_key_encoding.configuration.separator", '"-"']),
-    ({"chunk_key_encoding": {"name": "other"}}, ["chunk_key_encoding", '"other"']),
-    ({"storage_transformers": [{"name": "x"}]}, ["storage_transformers", '"x"']),
-    ({"unknown": 1}, ["unknown", "must_understand", "1"]),
-])
+@pytest.mark.parametrize(
+    "changes, patterns",
+    [
+        ({"data_type": dt_json(13)}, ["data_type.configuration.length_bytes", "13"]),
+        ({"data_type": dt_json(True)}, ["data_type.configuration.length_bytes", "true"]),
+        ({"fill_value": "abcd"}, ["fill_value", "at most 3 code points", '"abcd"']),
+        ({"fill_value": None}, ["fill_value", "a JSON string", "null"]),
+        ({"fill_value": 0}, ["fill_value", "a JSON string", "0"]),
+        ({"fill_value": "\ud800"}, ["fill_value", "U+D800"]),
+        ({"codecs": [{"name": "bytes"}]}, ["codecs[0].configuration.endian", "no endian"]),
+        ({"codecs": [{"name": "vlen-utf8"}]}, ["codecs[0]", "vlen-utf8", "variable-length"]),
+        ({"zarr_format": 4}, ["zarr_format", "2 or 3", "4"]),
+        ({"zarr_format": True}, ["zarr_format", "true"]),
+        ({"zarr_format": "3"}, ["zarr_format", '"3"']),
+        ({"node_type": "group"}, ["node_type", '"group"']),
+        ({"shape": [5, -1]}, ["shape[1]", "-1"]),
+        ({"shape": [5, 3.0]}, ["shape[1]", "3.0"]),
+        ({"shape": [5, True]}, ["shape[1]", "true"]),
+        (
+            {"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [True, 2]}}},
+            ["chunk_grid.configuration.chunk_shape[0]", "true"],
+        ),
+        (
+            {"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 0]}}},
+            ["chunk_grid.configuration.chunk_shape[1]", "0"],
+        ),
+        (
+            {"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}}},
+            ["chunk_grid.configuration.chunk_shape", "2 dimensions", "[2]"],
+        ),
+        (
+            {"chunk_grid": {"name": "rectilinear", "configuration": {}}},
+            ["chunk_grid", "rectilinear"],
+        ),
+        (
+            {"chunk_key_encoding": {"name": "default", "configuration": {"separator": "-"}}},
+            ["chunk_key_encoding.configuration.separator", '"-"'],
+        ),
+        ({"chunk_key_encoding": {"name": "other"}}, ["chunk_key_encoding", '"other"']),
+        ({"storage_transformers": [{"name": "x"}]}, ["storage_transformers", '"x"']),
+        ({"unknown": 1}, ["unknown", "must_understand", "1"]),
+    ],
+)
 def test_parse_v3_rejects(changes, patterns):
     with rejects(*patterns):
         parse_array_metadata(v3_doc(**changes))
 
 
 def test_parse_v3_accepts_extensions_that_need_not_be_understood():
-    parse_array_metadata(v3_doc(ext={"must_understand": False}, storage_transformers=[],
-                                dimension_names=["y", "x"]))
+    parse_array_metadata(
+        v3_doc(ext={"must_understand": False}, storage_transformers=[], dimension_names=["y", "x"])
+    )
 
 
 def test_parse_v3_rejects_missing_keys():
-    for key in ["zarr_format", "node_type", "shape", "data_type", "chunk_grid",
-                "chunk_key_encoding", "fill_value", "codecs"]:
+    for key in [
+        "zarr_format",
+        "node_type",
+        "shape",
+        "data_type",
+        "chunk_grid",
+        "chunk_key_encoding",
+        "fill_value",
+        "codecs",
+    ]:
         doc = v3_doc()
         del doc[key]
         with rejects(key):
@@ -551,9 +662,15 @@ def test_parse_rejects_non_objects():
 
 
 def test_parse_v2():
-    meta = parse_array_metadata(v2_doc(dtype=">U3", order="F", fill_value="xy",
-                                       compressor={"id": "zstd", "level": 1},
-                                       filters=[{"id": "delta", "dtype": ">U3"}]))
+    meta = parse_array_metadata(
+        v2_doc(
+            dtype=">U3",
+            order="F",
+            fill_value="xy",
+            compressor={"id": "zstd", "level": 1},
+            filters=[{"id": "delta", "dtype": ">U3"}],
+        )
+    )
     assert meta.zarr_format == 2
     assert meta.shape == (5, 3) and meta.chunk_shape == (2, 2)
     assert meta.data_type == FixedLengthUTF32(12)
@@ -561,8 +678,12 @@ def test_parse_v2():
     assert meta.codecs == ({"id": "zstd", "level": 1},)
     assert meta.filters == ({"id": "delta", "dtype": ">U3"},)
     assert meta.chunk_key((2, 1)) == "2.1"
-    assert meta.decode_kwargs() == {"length_bytes": 12, "endian": "big", "shape": (2, 2),
-                                    "order": "F"}
+    assert meta.decode_kwargs() == {
+        "length_bytes": 12,
+        "endian": "big",
+        "shape": (2, 2),
+        "order": "F",
+    }
 
 
 def test_parse_v2_defaults_and_null_fill_value():
@@ -573,27 +694,36 @@ def test_parse_v2_defaults_and_null_fill_value():
     assert parse_array_metadata(v2_doc(dimension_separator="/")).chunk_key((1, 1)) == "1/1"
 
 
-@pytest.mark.parametrize("dtype, found", [
-    ("<i4", '"<i4"'), ("|O", '"|O"'), ("|S3", '"|S3"'), ([["a", "<U2"]], '[["a", "<U2"]]'),
-])
+@pytest.mark.parametrize(
+    "dtype, found",
+    [
+        ("<i4", '"<i4"'),
+        ("|O", '"|O"'),
+        ("|S3", '"|S3"'),
+        ([["a", "<U2"]], '[["a", "<U2"]]'),
+    ],
+)
 def test_parse_v2_rejects_other_data_types_naming_them(dtype, found):
     with rejects("dtype", "fixed_length_utf32", f"found the data type {found}"):
         parse_array_metadata(v2_doc(dtype=dtype))
 
 
-@pytest.mark.parametrize("changes, patterns", [
-    ({"dtype": "|U3"}, ["dtype", '"|U3"']),
-    ({"dtype": "<U0"}, ["dtype", '"<U0"']),
-    ({"dtype": "<U03"}, ["dtype", '"<U03"']),
-    ({"fill_value": "abcd"}, ["fill_value", "at most 3 code points"]),
-    ({"fill_value": 0}, ["fill_value", "a JSON string", "0"]),
-    ({"order": "K"}, ["order", '"K"']),
-    ({"compressor": "zstd"}, ["compressor", '"zstd"']),
-    ({"filters": [1]}, ["filters[0]", 'a string "id"', "got 1"]),
-    ({"chunks": [2]}, ["chunks", "2 dimensions", "[2]"]),
-    ({"dimension_separator": ":"}, ["dimension_separator", '":"']),
-    ({"extra": 1}, ["zarr_format 2 metadata", "unexpected key 'extra'"]),
-])
+@pytest.mark.parametrize(
+    "changes, patterns",
+    [
+        ({"dtype": "|U3"}, ["dtype", '"|U3"']),
+        ({"dtype": "<U0"}, ["dtype", '"<U0"']),
+        ({"dtype": "<U03"}, ["dtype", '"<U03"']),
+        ({"fill_value": "abcd"}, ["fill_value", "at most 3 code points"]),
+        ({"fill_value": 0}, ["fill_value", "a JSON string", "0"]),
+        ({"order": "K"}, ["order", '"K"']),
+        ({"compressor": "zstd"}, ["compressor", '"zstd"']),
+        ({"filters": [1]}, ["filters[0]", 'a string "id"', "got 1"]),
+        ({"chunks": [2]}, ["chunks", "2 dimensions", "[2]"]),
+        ({"dimension_separator": ":"}, ["dimension_separator", '":"']),
+        ({"extra": 1}, ["zarr_format 2 metadata", "unexpected key 'extra'"]),
+    ],
+)
 def test_parse_v2_rejects(changes, patterns):
     with rejects(*patterns):
         parse_array_metadata(v2_doc(**changes))
@@ -609,16 +739,34 @@ def test_parse_v2_rejects_missing_keys():
 # --- ArrayMetadata built by hand, and to_json -------------------------------
 
 
-@pytest.mark.parametrize("meta", [
-    ArrayMetadata(3, (5, 3), (2, 2), FixedLengthUTF32(12)),
-    ArrayMetadata(3, (5, 3, 2), (2, 2, 1), FixedLengthUTF32(4), endian="big", fill_value="😀",
-                  order="F", codecs=({"name": "gzip", "configuration": {"level": 1}},),
-                  chunk_key_encoding="v2"),
-    ArrayMetadata(3, (), (), FixedLengthUTF32(8), separator="."),
-    ArrayMetadata(2, (5,), (2,), FixedLengthUTF32(8), order="F", fill_value="a\x00"),
-    ArrayMetadata(2, (5, 3), (2, 2), FixedLengthUTF32(8), endian="big",
-                  codecs=({"id": "zstd", "level": 1},), separator="/"),
-])
+@pytest.mark.parametrize(
+    "meta",
+    [
+        ArrayMetadata(3, (5, 3), (2, 2), FixedLengthUTF32(12)),
+        ArrayMetadata(
+            3,
+            (5, 3, 2),
+            (2, 2, 1),
+            FixedLengthUTF32(4),
+            endian="big",
+            fill_value="😀",
+            order="F",
+            codecs=({"name": "gzip", "configuration": {"level": 1}},),
+            chunk_key_encoding="v2",
+        ),
+        ArrayMetadata(3, (), (), FixedLengthUTF32(8), separator="."),
+        ArrayMetadata(2, (5,), (2,), FixedLengthUTF32(8), order="F", fill_value="a\x00"),
+        ArrayMetadata(
+            2,
+            (5, 3),
+            (2, 2),
+            FixedLengthUTF32(8),
+            endian="big",
+            codecs=({"id": "zstd", "level": 1},),
+            separator="/",
+        ),
+    ],
+)
 def test_to_json_round_trips(meta):
     doc = meta.to_json()
     assert parse_array_metadata(doc) == meta
@@ -628,7 +776,11 @@ def test_to_json_round_trips(meta):
 def test_hand_built_defaults_and_normalization():
     v3 = ArrayMetadata(3, [4], [2], FixedLengthUTF32(8), fill_value="ab\x00", order="F")
     assert (v3.endian, v3.order, v3.chunk_key_encoding, v3.separator) == (
-        "little", "C", "default", "/")
+        "little",
+        "C",
+        "default",
+        "/",
+    )
     assert v3.shape == (4,) and v3.fill_value == "ab" and type(v3.fill_value) is numpy.str_
     v2 = ArrayMetadata(2, [4], [2], FixedLengthUTF32(8))
     assert (v2.chunk_key_encoding, v2.separator, v2.order) == ("v2", ".", "C")
@@ -636,45 +788,55 @@ def test_hand_built_defaults_and_normalization():
     assert f.to_json()["codecs"][0] == {"name": "transpose", "configuration": {"order": [1, 0]}}
 
 
-@pytest.mark.parametrize("kwargs, patterns", [
-    ({"zarr_format": 1}, ["zarr_format", "1"]),
-    ({"shape": (2, -1)}, ["shape[1]", "-1"]),
-    ({"chunk_shape": (2,)}, ["chunk_shape", "2 dimensions"]),
-    ({"data_type": 8}, ["data_type", "FixedLengthUTF32"]),
-    ({"endian": "native"}, ["endian", '"native"']),
-    ({"order": "A"}, ["order", '"A"']),
-    ({"fill_value": "abc"}, ["fill_value", "at most 2 code points"]),
-    ({"codecs": ({"name": "vlen-utf8"},)}, ["vlen-utf8", "variable-length"]),
-    ({"codecs": ({"name": "transpose", "configuration": {"order": [1, 0]}},)},
-     ["bytes-to-bytes", "transpose"]),
-    ({"filters": ({"id": "delta"},)}, ["filters", "zarr_format 3"]),
-    ({"chunk_key_encoding": "v1"}, ["chunk_key_encoding", '"v1"']),
-    ({"separator": "-"}, ["separator", '"-"']),
-    ({"zarr_format": 2, "chunk_key_encoding": "default"}, ["chunk_key_encoding", '"default"']),
-    ({"zarr_format": 2, "codecs": ({"id": "zstd"}, {"id": "gzip"})}, ["codecs", "at most one"]),
-    # wrong types, each named (issue 8)
-    ({"shape": 5}, ["shape", "a sequence", "5"]),
-    ({"shape": "ab"}, ["shape", "a sequence", '"ab"']),
-    ({"chunk_shape": 5}, ["chunk_shape", "a sequence", "5"]),
-    ({"shape": (True, 4)}, ["shape[0]", "true"]),
-    ({"shape": (numpy.bool_(True), 4)}, ["shape[0]"]),
-    ({"chunk_shape": (2, False)}, ["chunk_shape[1]", "false"]),
-    ({"shape": (2.0, 4)}, ["shape[0]", "2.0"]),
-    ({"shape": (2**63, 4)}, ["shape[0]", "int64"]),
-    ({"codecs": 5}, ["codecs", "a sequence", "5"]),
-    ({"codecs": {"name": "gzip"}}, ["codecs", "a sequence"]),
-    ({"codecs": (5,)}, ["codecs[0]", "a JSON object", "5"]),
-    ({"filters": ("delta",)}, ["filters[0]", "a JSON object", '"delta"']),
-    ({"zarr_format": 2, "codecs": ({"id": 5},)}, ["codecs[0]", 'a string "id"']),
-    ({"zarr_format": 2, "filters": ({"name": "delta"},)}, ["filters[0]", 'a string "id"']),
-    ({"chunk_key_encoding": ["default"]}, ["chunk_key_encoding", '["default"]']),
-    ({"separator": ["/"]}, ["separator", '["/"]']),
-    ({"endian": ["little"]}, ["endian", '["little"]']),
-    ({"order": ["C"]}, ["order", '["C"]']),
-])
+@pytest.mark.parametrize(
+    "kwargs, patterns",
+    [
+        ({"zarr_format": 1}, ["zarr_format", "1"]),
+        ({"shape": (2, -1)}, ["shape[1]", "-1"]),
+        ({"chunk_shape": (2,)}, ["chunk_shape", "2 dimensions"]),
+        ({"data_type": 8}, ["data_type", "FixedLengthUTF32"]),
+        ({"endian": "native"}, ["endian", '"native"']),
+        ({"order": "A"}, ["order", '"A"']),
+        ({"fill_value": "abc"}, ["fill_value", "at most 2 code points"]),
+        ({"codecs": ({"name": "vlen-utf8"},)}, ["vlen-utf8", "variable-length"]),
+        (
+            {"codecs": ({"name": "transpose", "configuration": {"order": [1, 0]}},)},
+            ["bytes-to-bytes", "transpose"],
+        ),
+        ({"filters": ({"id": "delta"},)}, ["filters", "zarr_format 3"]),
+        ({"chunk_key_encoding": "v1"}, ["chunk_key_encoding", '"v1"']),
+        ({"separator": "-"}, ["separator", '"-"']),
+        ({"zarr_format": 2, "chunk_key_encoding": "default"}, ["chunk_key_encoding", '"default"']),
+        ({"zarr_format": 2, "codecs": ({"id": "zstd"}, {"id": "gzip"})}, ["codecs", "at most one"]),
+        # wrong types, each named (issue 8)
+        ({"shape": 5}, ["shape", "a sequence", "5"]),
+        ({"shape": "ab"}, ["shape", "a sequence", '"ab"']),
+        ({"chunk_shape": 5}, ["chunk_shape", "a sequence", "5"]),
+        ({"shape": (True, 4)}, ["shape[0]", "true"]),
+        ({"shape": (numpy.bool_(True), 4)}, ["shape[0]"]),
+        ({"chunk_shape": (2, False)}, ["chunk_shape[1]", "false"]),
+        ({"shape": (2.0, 4)}, ["shape[0]", "2.0"]),
+        ({"shape": (2**63, 4)}, ["shape[0]", "int64"]),
+        ({"codecs": 5}, ["codecs", "a sequence", "5"]),
+        ({"codecs": {"name": "gzip"}}, ["codecs", "a sequence"]),
+        ({"codecs": (5,)}, ["codecs[0]", "a JSON object", "5"]),
+        ({"filters": ("delta",)}, ["filters[0]", "a JSON object", '"delta"']),
+        ({"zarr_format": 2, "codecs": ({"id": 5},)}, ["codecs[0]", 'a string "id"']),
+        ({"zarr_format": 2, "filters": ({"name": "delta"},)}, ["filters[0]", 'a string "id"']),
+        ({"chunk_key_encoding": ["default"]}, ["chunk_key_encoding", '["default"]']),
+        ({"separator": ["/"]}, ["separator", '["/"]']),
+        ({"endian": ["little"]}, ["endian", '["little"]']),
+        ({"order": ["C"]}, ["order", '["C"]']),
+    ],
+)
 def test_hand_built_rejects(kwargs, patterns):
-    args = {"zarr_format": 3, "shape": (2, 3), "chunk_shape": (2, 2),
-            "data_type": FixedLengthUTF32(8), **kwargs}
+    args = {
+        "zarr_format": 3,
+        "shape": (2, 3),
+        "chunk_shape": (2, 2),
+        "data_type": FixedLengthUTF32(8),
+        **kwargs,
+    }
     with rejects(*patterns):
         ArrayMetadata(**args)
 
@@ -689,12 +851,21 @@ def test_docstring_examples_run():
     assert result.attempted >= 30 and result.failed == 0
 
 
-@pytest.mark.parametrize("name", [
-    "check_codecs", "parse_array_metadata", "parse_v2_dtype",
-    "FixedLengthUTF32.from_json", "FixedLengthUTF32.from_numpy", "FixedLengthUTF32.to_numpy",
-    "FixedLengthUTF32.to_v2", "FixedLengthUTF32.decode_fill_value",
-    "FixedLengthUTF32.encode_fill_value", "FixedLengthUTF32.fill_array",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "check_codecs",
+        "parse_array_metadata",
+        "parse_v2_dtype",
+        "FixedLengthUTF32.from_json",
+        "FixedLengthUTF32.from_numpy",
+        "FixedLengthUTF32.to_numpy",
+        "FixedLengthUTF32.to_v2",
+        "FixedLengthUTF32.decode_fill_value",
+        "FixedLengthUTF32.encode_fill_value",
+        "FixedLengthUTF32.fill_array",
+    ],
+)
 def test_public_functions_have_numpydoc_sections(name):
     import fixedutf32.metadata
 
@@ -729,11 +900,14 @@ def nested_list(depth):
     return value
 
 
-@pytest.mark.parametrize("text", [
-    "[" * 100000,
-    "[" * 100000 + "]" * 100000,
-    '{"a":' * 100000 + "1" + "}" * 100000,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100000,
+        "[" * 100000 + "]" * 100000,
+        '{"a":' * 100000 + "1" + "}" * 100000,
+    ],
+)
 def test_parse_rejects_json_nested_too_deep_for_the_parser(text):
     with rejects("metadata", f"at most {MAX_NESTING_DEPTH} levels", "deeper"):
         parse_array_metadata(text)
@@ -746,8 +920,9 @@ def test_parse_rejects_deep_attributes_in_text_and_in_dicts():
         parse_array_metadata(text)
     # Deep enough to pass json.loads but beyond the limit: the walk names where.
     doc = v3_doc(attributes={"deep": nested_list(MAX_NESTING_DEPTH)})
-    with rejects("metadata", f"at most {MAX_NESTING_DEPTH} levels", 'at metadata["attributes"]'
-                 '["deep"][0][0]'):
+    with rejects(
+        "metadata", f"at most {MAX_NESTING_DEPTH} levels", 'at metadata["attributes"]["deep"][0][0]'
+    ):
         parse_array_metadata(json.dumps(doc))
     # A parsed dict far deeper than Python's recursion limit.
     with rejects("metadata", f"at most {MAX_NESTING_DEPTH} levels"):
@@ -796,48 +971,77 @@ def test_max_length_bytes_is_numpys_largest_unicode_item():
     assert parse_v2_dtype(f">U{MAX_LENGTH_BYTES // 4}")[0].length_bytes == MAX_LENGTH_BYTES
 
 
-@pytest.mark.parametrize("make, patterns", [
-    (lambda: FixedLengthUTF32(2**40), ["length_bytes", "at most 2147483644", "1099511627776"]),
-    (lambda: FixedLengthUTF32(MAX_LENGTH_BYTES + 4), ["length_bytes", "2147483648"]),
-    (lambda: FixedLengthUTF32(10**5000), ["length_bytes", "an integer of 16610 bits"]),
-    (lambda: FixedLengthUTF32.from_json(dt_json(2**40)),
-     ["data_type.configuration.length_bytes", "at most 2147483644", "1099511627776"]),
-    (lambda: parse_v2_dtype("<U999999999999"),
-     ["dtype", "n <= 536870911", '"<U999999999999"']),
-    (lambda: parse_v2_dtype("<U536870912"), ["dtype", "n <= 536870911"]),
-    (lambda: parse_v2_dtype("<U" + "9" * 5000), ["dtype", "n <= 536870911"]),
-    (lambda: parse_array_metadata(v3_doc(data_type=dt_json(2**40))),
-     ["data_type.configuration.length_bytes", "at most 2147483644"]),
-    (lambda: parse_array_metadata(v2_doc(dtype="<U999999999999")),
-     ["dtype", "n <= 536870911", '"<U999999999999"']),
-    (lambda: parse_array_metadata(v3_doc(shape=[2**63, 3])),
-     ["shape[0]", "int64", "9223372036854775808"]),
-    (lambda: parse_array_metadata(v2_doc(shape=[5, 2**64])), ["shape[1]", "int64"]),
-    (lambda: parse_array_metadata(v3_doc(
-        chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2, 2**63]}})),
-     ["chunk_grid.configuration.chunk_shape[1]", "int64"]),
-    (lambda: parse_array_metadata(v3_doc(
-        chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2**31, 2**31]}})),
-     ["chunk_grid.configuration.chunk_shape", "bytes", "[2147483648, 2147483648]",
-      "length_bytes 12"]),
-    (lambda: parse_array_metadata(v2_doc(chunks=[2**40, 2**40])), ["chunks", "bytes"]),
-    (lambda: ArrayMetadata(3, (2**62,), (2**62,), FixedLengthUTF32(8)),
-     ["chunk_shape", "bytes", "length_bytes 8"]),
-])
+@pytest.mark.parametrize(
+    "make, patterns",
+    [
+        (lambda: FixedLengthUTF32(2**40), ["length_bytes", "at most 2147483644", "1099511627776"]),
+        (lambda: FixedLengthUTF32(MAX_LENGTH_BYTES + 4), ["length_bytes", "2147483648"]),
+        (lambda: FixedLengthUTF32(10**5000), ["length_bytes", "an integer of 16610 bits"]),
+        (
+            lambda: FixedLengthUTF32.from_json(dt_json(2**40)),
+            ["data_type.configuration.length_bytes", "at most 2147483644", "1099511627776"],
+        ),
+        (lambda: parse_v2_dtype("<U999999999999"), ["dtype", "n <= 536870911", '"<U999999999999"']),
+        (lambda: parse_v2_dtype("<U536870912"), ["dtype", "n <= 536870911"]),
+        (lambda: parse_v2_dtype("<U" + "9" * 5000), ["dtype", "n <= 536870911"]),
+        (
+            lambda: parse_array_metadata(v3_doc(data_type=dt_json(2**40))),
+            ["data_type.configuration.length_bytes", "at most 2147483644"],
+        ),
+        (
+            lambda: parse_array_metadata(v2_doc(dtype="<U999999999999")),
+            ["dtype", "n <= 536870911", '"<U999999999999"'],
+        ),
+        (
+            lambda: parse_array_metadata(v3_doc(shape=[2**63, 3])),
+            ["shape[0]", "int64", "9223372036854775808"],
+        ),
+        (lambda: parse_array_metadata(v2_doc(shape=[5, 2**64])), ["shape[1]", "int64"]),
+        (
+            lambda: parse_array_metadata(
+                v3_doc(chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2, 2**63]}})
+            ),
+            ["chunk_grid.configuration.chunk_shape[1]", "int64"],
+        ),
+        (
+            lambda: parse_array_metadata(
+                v3_doc(
+                    chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2**31, 2**31]}}
+                )
+            ),
+            [
+                "chunk_grid.configuration.chunk_shape",
+                "bytes",
+                "[2147483648, 2147483648]",
+                "length_bytes 12",
+            ],
+        ),
+        (lambda: parse_array_metadata(v2_doc(chunks=[2**40, 2**40])), ["chunks", "bytes"]),
+        (
+            lambda: ArrayMetadata(3, (2**62,), (2**62,), FixedLengthUTF32(8)),
+            ["chunk_shape", "bytes", "length_bytes 8"],
+        ),
+    ],
+)
 def test_sizes_nothing_could_hold_are_rejected_at_parse_time(make, patterns):
     with rejects(*patterns):
         make()
 
 
 def test_largest_extents_parse_and_give_exact_grids():
-    meta = parse_array_metadata(v3_doc(
-        shape=[2**63 - 1, 3],
-        chunk_grid={"name": "regular", "configuration": {"chunk_shape": [3, 2]}}))
+    meta = parse_array_metadata(
+        v3_doc(
+            shape=[2**63 - 1, 3],
+            chunk_grid={"name": "regular", "configuration": {"chunk_shape": [3, 2]}},
+        )
+    )
     # floating-point ceil(s / c) is off by dozens at this size
     assert meta.grid_shape == ((2**63 - 1 + 2) // 3, 2)
     # 2**63 - 1 = 3k + 1: the last chunk along axis 0 holds one element
     assert meta.chunk_region((meta.grid_shape[0] - 1, 1)) == (
-        (slice(2**63 - 2, 2**63 - 1), slice(2, 3)), (slice(0, 1), slice(0, 1)))
+        (slice(2**63 - 2, 2**63 - 1), slice(2, 3)),
+        (slice(0, 1), slice(0, 1)),
+    )
 
 
 def test_chunk_indices_are_lazy_on_a_huge_grid():
@@ -850,62 +1054,82 @@ def test_chunk_indices_are_lazy_on_a_huge_grid():
     assert [next(indices) for _ in range(2)] == [(0, 0), (0, 1)]
 
 
-@pytest.mark.parametrize("shape, chunks, expected", [
-    ((3, 4), (2, 2), [(0, 0), (0, 1), (1, 0), (1, 1)]),
-    ((), (), [()]),
-    ((0, 4), (2, 2), []),
-    ((5,), (5,), [(0,)]),
-])
+@pytest.mark.parametrize(
+    "shape, chunks, expected",
+    [
+        ((3, 4), (2, 2), [(0, 0), (0, 1), (1, 0), (1, 1)]),
+        ((), (), [()]),
+        ((0, 4), (2, 2), []),
+        ((5,), (5,), [(0,)]),
+    ],
+)
 def test_chunk_indices_in_c_order(shape, chunks, expected):
     assert list(ArrayMetadata(3, shape, chunks, FixedLengthUTF32(8)).chunk_indices()) == expected
 
 
-@pytest.mark.parametrize("changes, patterns", [
-    ({"chunk_key_encoding": {"name": "default", "configuration": False}},
-     ["chunk_key_encoding.configuration", "a JSON object", "false"]),
-    ({"chunk_key_encoding": {"name": "default", "configuration": None}},
-     ["chunk_key_encoding.configuration", "a JSON object", "null"]),
-    ({"chunk_key_encoding": {"name": "v2", "configuration": []}},
-     ["chunk_key_encoding.configuration", "a JSON object", "[]"]),
-    ({"storage_transformers": {}}, ["storage_transformers", "a JSON array", "{}"]),
-    ({"storage_transformers": 0}, ["storage_transformers", "a JSON array", "0"]),
-    ({"storage_transformers": None}, ["storage_transformers", "a JSON array", "null"]),
-    ({"storage_transformers": [{"name": "x"}]},
-     ["storage_transformers", "an empty array", "no storage transformer", '"x"']),
-    ({"dimension_names": 5}, ["dimension_names", "2 strings or nulls", "5"]),
-    ({"dimension_names": "xy"}, ["dimension_names", '"xy"']),
-    ({"dimension_names": ["x"]}, ["dimension_names", "2 strings or nulls", '["x"]']),
-    ({"dimension_names": ["x", "y", "z"]}, ["dimension_names", "2 strings or nulls"]),
-    ({"dimension_names": ["x", 1]}, ["dimension_names", '["x", 1]']),
-    ({"attributes": 5}, ["attributes", "a JSON object", "5"]),
-    ({"attributes": []}, ["attributes", "a JSON object", "[]"]),
-    ({"attributes": None}, ["attributes", "a JSON object", "null"]),
-])
+@pytest.mark.parametrize(
+    "changes, patterns",
+    [
+        (
+            {"chunk_key_encoding": {"name": "default", "configuration": False}},
+            ["chunk_key_encoding.configuration", "a JSON object", "false"],
+        ),
+        (
+            {"chunk_key_encoding": {"name": "default", "configuration": None}},
+            ["chunk_key_encoding.configuration", "a JSON object", "null"],
+        ),
+        (
+            {"chunk_key_encoding": {"name": "v2", "configuration": []}},
+            ["chunk_key_encoding.configuration", "a JSON object", "[]"],
+        ),
+        ({"storage_transformers": {}}, ["storage_transformers", "a JSON array", "{}"]),
+        ({"storage_transformers": 0}, ["storage_transformers", "a JSON array", "0"]),
+        ({"storage_transformers": None}, ["storage_transformers", "a JSON array", "null"]),
+        (
+            {"storage_transformers": [{"name": "x"}]},
+            ["storage_transformers", "an empty array", "no storage transformer", '"x"'],
+        ),
+        ({"dimension_names": 5}, ["dimension_names", "2 strings or nulls", "5"]),
+        ({"dimension_names": "xy"}, ["dimension_names", '"xy"']),
+        ({"dimension_names": ["x"]}, ["dimension_names", "2 strings or nulls", '["x"]']),
+        ({"dimension_names": ["x", "y", "z"]}, ["dimension_names", "2 strings or nulls"]),
+        ({"dimension_names": ["x", 1]}, ["dimension_names", '["x", 1]']),
+        ({"attributes": 5}, ["attributes", "a JSON object", "5"]),
+        ({"attributes": []}, ["attributes", "a JSON object", "[]"]),
+        ({"attributes": None}, ["attributes", "a JSON object", "null"]),
+    ],
+)
 def test_parse_v3_rejects_optional_keys_of_the_wrong_shape(changes, patterns):
     with rejects(*patterns):
         parse_array_metadata(v3_doc(**changes))
 
 
-@pytest.mark.parametrize("changes", [
-    {"dimension_names": ["x", None]},
-    {"dimension_names": [None, None]},
-    {"dimension_names": None},  # not the spec's, but written by zarrita and icechunk
-    {"storage_transformers": []},
-    {"attributes": {"a": [1, {"b": None}]}},
-    {"chunk_key_encoding": {"name": "default", "configuration": {}}},
-    {"chunk_key_encoding": {"name": "default"}},
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"dimension_names": ["x", None]},
+        {"dimension_names": [None, None]},
+        {"dimension_names": None},  # not the spec's, but written by zarrita and icechunk
+        {"storage_transformers": []},
+        {"attributes": {"a": [1, {"b": None}]}},
+        {"chunk_key_encoding": {"name": "default", "configuration": {}}},
+        {"chunk_key_encoding": {"name": "default"}},
+    ],
+)
 def test_parse_v3_accepts_valid_optional_keys(changes):
     assert parse_array_metadata(v3_doc(**changes)) == parse_array_metadata(v3_doc())
 
 
-@pytest.mark.parametrize("changes, patterns", [
-    ({"compressor": {"id": 5}}, ["compressor", 'a string "id"', '{"id": 5}']),
-    ({"compressor": {"level": 1}}, ["compressor", 'a string "id"']),
-    ({"compressor": []}, ["compressor", 'a string "id"', "[]"]),
-    ({"filters": [{"id": "delta"}, {"id": None}]}, ["filters[1]", 'a string "id"']),
-    ({"filters": {"id": "delta"}}, ["filters", "null or an array"]),
-])
+@pytest.mark.parametrize(
+    "changes, patterns",
+    [
+        ({"compressor": {"id": 5}}, ["compressor", 'a string "id"', '{"id": 5}']),
+        ({"compressor": {"level": 1}}, ["compressor", 'a string "id"']),
+        ({"compressor": []}, ["compressor", 'a string "id"', "[]"]),
+        ({"filters": [{"id": "delta"}, {"id": None}]}, ["filters[1]", 'a string "id"']),
+        ({"filters": {"id": "delta"}}, ["filters", "null or an array"]),
+    ],
+)
 def test_parse_v2_rejects_codec_ids_that_are_not_strings(changes, patterns):
     with rejects(*patterns):
         parse_array_metadata(v2_doc(**changes))
@@ -917,32 +1141,42 @@ def test_positional_ints_for_shapes_say_which_argument():
 
 
 def test_hand_built_accepts_numpy_integers_and_arrays_as_shapes():
-    meta = ArrayMetadata(3, numpy.array([4, 6]), (numpy.int64(2), numpy.uint8(3)),
-                         FixedLengthUTF32(8))
+    meta = ArrayMetadata(
+        3, numpy.array([4, 6]), (numpy.int64(2), numpy.uint8(3)), FixedLengthUTF32(8)
+    )
     assert meta.shape == (4, 6) and meta.chunk_shape == (2, 3)
     assert all(type(n) is int for n in meta.shape + meta.chunk_shape)
 
 
-@pytest.mark.parametrize("call, patterns", [
-    (lambda dt: dt.fill_array((True, 2)), ["shape[0]", "true"]),
-    (lambda dt: dt.fill_array(True), ["shape", "true"]),
-    (lambda dt: dt.fill_array((2, -1)), ["shape[1]", "-1"]),
-    (lambda dt: dt.fill_array("ab"), ["shape", '"ab"']),
-    (lambda dt: dt.fill_array((2,), order="A"), ["order", '"A"']),
-    (lambda dt: dt.fill_array((2,), 5), ["fill_value", "a str"]),
-    (lambda dt: dt.to_v2(["little"]), ["endian", '["little"]']),
-    (lambda dt: dt.to_numpy(numpy.array(["little"])), ["endian"]),
-    (lambda dt: FixedLengthUTF32.from_numpy((str, -1)), ["dtype", "numpy.dtype()"]),
-    (lambda dt: FixedLengthUTF32.from_json({"name": ["fixed_length_utf32"],
-                                            "configuration": {"length_bytes": 8}}),
-     ["data_type.name", '["fixed_length_utf32"]']),
-    (lambda dt: FixedLengthUTF32(numpy.bool_(True)), ["length_bytes"]),
-    (lambda dt: check_codecs([LE], {"name": "fixed_length_utf32",
-                                    "configuration": {"length_bytes": 2**40}}),
-     ["data_type.configuration.length_bytes", "at most"]),
-    (lambda dt: check_codecs(5, dt), ["codecs", "a JSON array", "5"]),
-    (lambda dt: parse_v2_dtype(["<U2"]), ["dtype", '["<U2"]']),
-])
+@pytest.mark.parametrize(
+    "call, patterns",
+    [
+        (lambda dt: dt.fill_array((True, 2)), ["shape[0]", "true"]),
+        (lambda dt: dt.fill_array(True), ["shape", "true"]),
+        (lambda dt: dt.fill_array((2, -1)), ["shape[1]", "-1"]),
+        (lambda dt: dt.fill_array("ab"), ["shape", '"ab"']),
+        (lambda dt: dt.fill_array((2,), order="A"), ["order", '"A"']),
+        (lambda dt: dt.fill_array((2,), 5), ["fill_value", "a str"]),
+        (lambda dt: dt.to_v2(["little"]), ["endian", '["little"]']),
+        (lambda dt: dt.to_numpy(numpy.array(["little"])), ["endian"]),
+        (lambda dt: FixedLengthUTF32.from_numpy((str, -1)), ["dtype", "numpy.dtype()"]),
+        (
+            lambda dt: FixedLengthUTF32.from_json(
+                {"name": ["fixed_length_utf32"], "configuration": {"length_bytes": 8}}
+            ),
+            ["data_type.name", '["fixed_length_utf32"]'],
+        ),
+        (lambda dt: FixedLengthUTF32(numpy.bool_(True)), ["length_bytes"]),
+        (
+            lambda dt: check_codecs(
+                [LE], {"name": "fixed_length_utf32", "configuration": {"length_bytes": 2**40}}
+            ),
+            ["data_type.configuration.length_bytes", "at most"],
+        ),
+        (lambda dt: check_codecs(5, dt), ["codecs", "a JSON array", "5"]),
+        (lambda dt: parse_v2_dtype(["<U2"]), ["dtype", '["<U2"]']),
+    ],
+)
 def test_other_public_helpers_reject_wrong_types_clearly(call, patterns):
     with rejects(*patterns):
         call(FixedLengthUTF32(8))

@@ -26,7 +26,9 @@ def run_python(code, **env):
 
 
 def test_environment_variable_forces_a_level(simd_level):
-    result = run_python("import fixedutf32; print(fixedutf32.get_simd_level())", FIXEDUTF32_SIMD=simd_level)
+    result = run_python(
+        "import fixedutf32; print(fixedutf32.get_simd_level())", FIXEDUTF32_SIMD=simd_level
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == simd_level
 
@@ -35,10 +37,17 @@ def test_environment_variable_best_is_the_default():
     best = fixedutf32.available_simd_levels()[-1]
     code = "import fixedutf32; print(fixedutf32.get_simd_level())"
     env = {key: value for key, value in os.environ.items() if key != "FIXEDUTF32_SIMD"}
-    unset = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    unset = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
     assert unset.returncode == 0, unset.stderr
     assert unset.stdout.strip() == best
-    for value, expected in (("best", best), ("", best), ("portable", "portable"), ("scalar", "portable")):
+    for value, expected in (
+        ("best", best),
+        ("", best),
+        ("portable", "portable"),
+        ("scalar", "portable"),
+    ):
         result = run_python(code, FIXEDUTF32_SIMD=value)
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == expected, value
@@ -87,7 +96,13 @@ def test_each_required_feature_alone_decides(missing):
 
 def test_required_features_match_the_compiled_target_flags():
     # Every instruction set the AVX2 functions are compiled for is required.
-    flag_bits = {"avx2": "avx2", "bmi": "bmi1", "bmi2": "bmi2", "lzcnt": "lzcnt", "popcnt": "popcnt"}
+    flag_bits = {
+        "avx2": "avx2",
+        "bmi": "bmi1",
+        "bmi2": "bmi2",
+        "lzcnt": "lzcnt",
+        "popcnt": "popcnt",
+    }
     flags = _kernels.AVX2_TARGET_FLAGS.split(",")
     assert set(flags) == set(flag_bits)
     for flag in flags:
@@ -107,8 +122,14 @@ def test_cpu_features_agree_with_the_kernel_flags():
     line = next(line for line in cpuinfo.read_text().splitlines() if line.startswith("flags"))
     flags = set(line.split(":", 1)[1].split())
     mask = _kernels._cpu_features()
-    for flag, name in (("avx2", "avx2"), ("bmi1", "bmi1"), ("bmi2", "bmi2"), ("abm", "lzcnt"),
-                       ("popcnt", "popcnt"), ("avx", "avx")):
+    for flag, name in (
+        ("avx2", "avx2"),
+        ("bmi1", "bmi1"),
+        ("bmi2", "bmi2"),
+        ("abm", "lzcnt"),
+        ("popcnt", "popcnt"),
+        ("avx", "avx"),
+    ):
         assert bool(mask & FEATURES[name]) == (flag in flags), flag
 
 
@@ -141,7 +162,9 @@ def test_scalar_is_an_alias_of_portable():
 
 
 def big_chunk():
-    return np.array(["big endian text"] * (2 * _kernels.POOL_MIN_BYTES // 64), dtype=">U16").tobytes()
+    return np.array(
+        ["big endian text"] * (2 * _kernels.POOL_MIN_BYTES // 64), dtype=">U16"
+    ).tobytes()
 
 
 def address(array):
@@ -178,7 +201,9 @@ def test_pool_limit_zero_frees_everything():
     finally:
         fixedutf32.set_buffer_pool_limit(previous)
     for bad in (-1, 2**63):
-        with pytest.raises(ValueError, match=rf"must be between 0 and {sys.maxsize} bytes, got {bad}"):
+        with pytest.raises(
+            ValueError, match=rf"must be between 0 and {sys.maxsize} bytes, got {bad}"
+        ):
             fixedutf32.set_buffer_pool_limit(bad)
     with pytest.raises(TypeError, match="the pool limit must be an int"):
         fixedutf32.set_buffer_pool_limit(1.5)
@@ -197,17 +222,43 @@ def test_pooled_results_are_ordinary_writable_arrays():
 # --- the bench command ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("entry", [["-m", "fixedutf32"], ["-c", "import sys; from fixedutf32.__main__ import main; sys.exit(main())"]])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        ["-m", "fixedutf32"],
+        ["-c", "import sys; from fixedutf32.__main__ import main; sys.exit(main())"],
+    ],
+)
 def test_bench_command_runs_and_reports_json(entry):
     result = subprocess.run(
-        [sys.executable, *entry, "bench", "--sizes", "64KiB", "--threads", "2", "--repeat", "1", "--json"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            *entry,
+            "bench",
+            "--sizes",
+            "64KiB",
+            "--threads",
+            "2",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     kernels = {row["kernel"] for row in report["rows"]}
-    assert {"validate", "decode swap -> new", "decode swap in place", "encode -> swapped",
-            "repad widen U8->U16", "repad narrow U16->U8", "str_lengths"} <= kernels
+    assert {
+        "validate",
+        "decode swap -> new",
+        "decode swap in place",
+        "encode -> swapped",
+        "repad widen U8->U16",
+        "repad narrow U16->U8",
+        "str_lengths",
+    } <= kernels
     for row in report["rows"]:
         assert row["gbps"] > 0 and row["ratio_memcpy"] > 0 and row["ratio_numpy"] > 0
     assert report["simd_level"] == fixedutf32.get_simd_level()
@@ -219,25 +270,46 @@ def test_bench_table_and_bad_arguments():
     from fixedutf32.bench import main
 
     result = subprocess.run(
-        [sys.executable, "-m", "fixedutf32", "bench", "--sizes", "64KiB", "--threads", "1", "--repeat", "1"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "fixedutf32",
+            "bench",
+            "--sizes",
+            "64KiB",
+            "--threads",
+            "1",
+            "--repeat",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     assert "x memcpy" in result.stdout and "decode swap -> new" in result.stdout
     with pytest.raises(SystemExit) as info:
         main(["--sizes", "lots"])
     assert info.value.code == 2
-    unknown = subprocess.run([sys.executable, "-m", "fixedutf32", "frobnicate"], capture_output=True, text=True)
+    unknown = subprocess.run(
+        [sys.executable, "-m", "fixedutf32", "frobnicate"], capture_output=True, text=True
+    )
     assert unknown.returncode == 2 and "unknown command" in unknown.stderr
 
 
 def test_version_and_usage():
-    version = subprocess.run([sys.executable, "-m", "fixedutf32", "--version"], capture_output=True, text=True)
-    assert version.returncode == 0 and version.stdout.strip() == f"fixedutf32 {fixedutf32.__version__}"
+    version = subprocess.run(
+        [sys.executable, "-m", "fixedutf32", "--version"], capture_output=True, text=True
+    )
+    assert (
+        version.returncode == 0 and version.stdout.strip() == f"fixedutf32 {fixedutf32.__version__}"
+    )
     from importlib.metadata import version as installed_version
 
     assert installed_version("fixedutf32") == fixedutf32.__version__
-    usage = subprocess.run([sys.executable, "-m", "fixedutf32", "--help"], capture_output=True, text=True)
+    usage = subprocess.run(
+        [sys.executable, "-m", "fixedutf32", "--help"], capture_output=True, text=True
+    )
     assert usage.returncode == 0 and "bench" in usage.stdout
     bare = subprocess.run([sys.executable, "-m", "fixedutf32"], capture_output=True, text=True)
     assert bare.returncode == 2 and "usage:" in bare.stderr
@@ -265,15 +337,38 @@ def test_headers_have_a_fallback_for_every_gcc_only_construct(defines, tmp_path)
         pytest.skip("needs gcc or clang and the kernels' headers next to the package")
     stubs = tmp_path / "include"
     stubs.mkdir()
-    for name in ("stddef.h", "stdint.h", "string.h", "stdlib.h", "malloc.h", "intrin.h",
-                 "immintrin.h", "emmintrin.h", "arm_neon.h", "cpuid.h", "sys/mman.h"):
+    for name in (
+        "stddef.h",
+        "stdint.h",
+        "string.h",
+        "stdlib.h",
+        "malloc.h",
+        "intrin.h",
+        "immintrin.h",
+        "emmintrin.h",
+        "arm_neon.h",
+        "cpuid.h",
+        "sys/mman.h",
+    ):
         (stubs / name).parent.mkdir(exist_ok=True)
         (stubs / name).write_text("/* stub */\n")
     source = tmp_path / "t.c"
     source.write_text('#include "csrc/chunk.h"\n#include "csrc/utf8.h"\n')
     result = subprocess.run(
-        [compiler, "-E", "-P", "-undef", "-nostdinc", f"-I{stubs}", f"-I{headers}", *defines, str(source)],
-        capture_output=True, text=True, timeout=120,
+        [
+            compiler,
+            "-E",
+            "-P",
+            "-undef",
+            "-nostdinc",
+            f"-I{stubs}",
+            f"-I{headers}",
+            *defines,
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert "fu32_cpu_level" in result.stdout
@@ -300,7 +395,8 @@ def test_kernels_stub_lists_every_name_with_its_parameters():
         elif isinstance(node, ast.AnnAssign):
             declared[node.target.id] = None
     public = {
-        name for name, value in vars(_kernels).items()
+        name
+        for name, value in vars(_kernels).items()
         if not name.startswith("_") and not isinstance(value, types.ModuleType)
     }
     assert sorted(public - set(declared)) == []

@@ -35,8 +35,10 @@ def _where(kind, tmp_path):
 
 
 def _expected(layout, planted_units=PLANTED, path=""):
-    return sorted((path, (f"{path}/" if path else "") + expected_key(layout, c), c, p, v)
-                  for c, p, v in planted_units)
+    return sorted(
+        (path, (f"{path}/" if path else "") + expected_key(layout, c), c, p, v)
+        for c, p, v in planted_units
+    )
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
@@ -191,7 +193,8 @@ def test_report_json_round_trips(tmp_path):
     doc = json.loads(report.to_json())
     assert doc["ok"] is False and doc["arrays"][0]["min_length_bytes"] == 12
     assert [tuple(p["coordinates"]) for p in doc["problems"]] == [
-        tuple(p.coordinates) for p in report.problems]
+        tuple(p.coordinates) for p in report.problems
+    ]
     assert "4 problems" in report.to_text()
 
 

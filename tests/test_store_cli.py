@@ -43,16 +43,19 @@ def test_check_exit_status_and_output(stores, capsys):
     assert status == 1 and len(report["problems"]) == 2 and report["chunks_unchecked"] >= 1
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["{tmp}/nope"], "no such directory"),
-    (["{tmp}/file.txt"], "is a file"),
-    (["{tmp}/plain"], "no Zarr group or array"),
-    (["nosuchprotocol://bucket/x"], "cannot open the URL 'nosuchprotocol://bucket/x'"),
-    (["{tmp}/clean", "--path", "ages"], "holds <i4, not fixed_length_utf32"),
-    (["{tmp}/clean", "--path", "people/nothing"], "no Zarr group or array at path"),
-    (["{tmp}/clean", "--max-errors", "0"], "max_errors must be a positive int"),
-    (["{tmp}/clean", "--threads", "x"], "invalid int value"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["{tmp}/nope"], "no such directory"),
+        (["{tmp}/file.txt"], "is a file"),
+        (["{tmp}/plain"], "no Zarr group or array"),
+        (["nosuchprotocol://bucket/x"], "cannot open the URL 'nosuchprotocol://bucket/x'"),
+        (["{tmp}/clean", "--path", "ages"], "holds <i4, not fixed_length_utf32"),
+        (["{tmp}/clean", "--path", "people/nothing"], "no Zarr group or array at path"),
+        (["{tmp}/clean", "--max-errors", "0"], "max_errors must be a positive int"),
+        (["{tmp}/clean", "--threads", "x"], "invalid int value"),
+    ],
+)
 def test_check_usage_errors_are_one_line(stores, capsys, argv, message):
     argv = [a.replace("{tmp}", str(stores)) for a in argv]
     status, out, err = run(capsys, "check", *argv)
@@ -62,24 +65,45 @@ def test_check_usage_errors_are_one_line(stores, capsys, argv, message):
 
 def test_convert_cli(stores, capsys):
     dest = stores / "out"
-    status, out, err = run(capsys, "convert", str(stores / "clean"), str(dest), "--to", "string",
-                           "--compressor", "gzip:1", "--verify", "--json")
+    status, out, err = run(
+        capsys,
+        "convert",
+        str(stores / "clean"),
+        str(dest),
+        "--to",
+        "string",
+        "--compressor",
+        "gzip:1",
+        "--verify",
+        "--json",
+    )
     report = json.loads(out)
     assert status == 0 and report["verified"] is True and err == ""
     with quiet():
         assert zarr.open_array(str(dest / "people" / "names"))[:].tolist() == [
-            [s if s else "" for s in row] for row in
-            zarr.open_array(str(stores / "clean" / "people" / "names"))[:].tolist()]
+            [s if s else "" for s in row]
+            for row in zarr.open_array(str(stores / "clean" / "people" / "names"))[:].tolist()
+        ]
     before = tree(dest)
     status, out, err = run(capsys, "convert", str(stores / "clean"), str(dest))
     assert status == 2 and "exists; pass overwrite" in err and tree(dest) == before
 
-    status, out, err = run(capsys, "convert", str(stores / "bad"), str(stores / "out2"),
-                           "--threads", "1")
+    status, out, err = run(
+        capsys, "convert", str(stores / "bad"), str(stores / "out2"), "--threads", "1"
+    )
     assert status == 1 and err.count("\n") == 1
     assert "invalid code point U+D800 (surrogate) at element [0, 1]" in err
-    status, out, err = run(capsys, "convert", str(stores / "bad"), str(stores / "out2"),
-                           "--resume", "--skip-invalid", "--length-bytes", "auto", "--verify")
+    status, out, err = run(
+        capsys,
+        "convert",
+        str(stores / "bad"),
+        str(stores / "out2"),
+        "--resume",
+        "--skip-invalid",
+        "--length-bytes",
+        "auto",
+        "--verify",
+    )
     assert status == 0 and "skipped (fill value written)" in out and "verified" in out
 
     for argv, message in [
@@ -94,11 +118,16 @@ def test_convert_cli(stores, capsys):
 
 
 def test_real_entry_point_prints_no_traceback(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "fixedutf32", "check", str(tmp_path / "nope")],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "fixedutf32", "check", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr == f"fixedutf32 check: no such directory: '{tmp_path / 'nope'}'; " \
-                            f"expected a Zarr store\n"
+    assert (
+        result.stderr == f"fixedutf32 check: no such directory: '{tmp_path / 'nope'}'; "
+        f"expected a Zarr store\n"
+    )
 
 
 def test_progress_goes_to_stderr(tmp_path, capsys):

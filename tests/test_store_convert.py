@@ -161,7 +161,9 @@ def test_invalid_chunk_stops_then_skip_invalid_resumes(tmp_path):
 def test_too_small_length_bytes_stops(tmp_path):
     source = str(tmp_path / "src")
     write_array(source, text(), "v3_raw")
-    with pytest.raises(InvalidChunkError, match=r"element \[2, 1\] has 3 code points; expected at most 2"):
+    with pytest.raises(
+        InvalidChunkError, match=r"element \[2, 1\] has 3 code points; expected at most 2"
+    ):
         convert(source, str(tmp_path / "dst"), length_bytes=8, threads=1)
 
 
@@ -197,7 +199,9 @@ def test_killed_conversion_resumed_equals_an_uninterrupted_one(tmp_path):
         time.sleep(0.02)
     child.kill()
     child.wait()
-    assert not (dest / "zarr.json").exists() and not (dest / "people" / "names" / "zarr.json").exists()
+    assert (
+        not (dest / "zarr.json").exists() and not (dest / "people" / "names" / "zarr.json").exists()
+    )
     with pytest.raises(StoreError):
         check(str(dest))
 

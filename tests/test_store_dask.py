@@ -27,8 +27,9 @@ def test_check_on_the_cluster_equals_threads(tmp_path, scheduler):
     write_array(where, planted(), "v3_sharded")
     on_threads = check(where, threads=2)
     on_dask = check(where, scheduler=scheduler)
-    assert found(on_dask) == sorted(("", expected_key("v3_sharded", c), c, p, v)
-                                    for c, p, v in PLANTED)
+    assert found(on_dask) == sorted(
+        ("", expected_key("v3_sharded", c), c, p, v) for c, p, v in PLANTED
+    )
     assert on_dask.to_dict() == on_threads.to_dict()
 
 

@@ -80,15 +80,25 @@ text = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)
 
 
 @settings(max_examples=150, deadline=None)
-@given(strings=st.lists(text, max_size=12), extra=st.integers(0, 9), endian=st.sampled_from(["little", "big"]))
+@given(
+    strings=st.lists(text, max_size=12),
+    extra=st.integers(0, 9),
+    endian=st.sampled_from(["little", "big"]),
+)
 def test_round_trip_all_planes(strings, extra, endian):
     capacity = max([len(s) for s in strings] + [1]) + extra
     prefix = "<" if endian == "little" else ">"
-    u = np.array(strings, dtype=f"{prefix}U{capacity}") if strings else np.zeros(0, f"{prefix}U{capacity}")
+    u = (
+        np.array(strings, dtype=f"{prefix}U{capacity}")
+        if strings
+        else np.zeros(0, f"{prefix}U{capacity}")
+    )
     expected = [s.rstrip("\x00") for s in strings]  # NumPy drops trailing U+0000 too
     exp_offsets, exp_values = utf8_layout(expected)
 
-    offsets, values = same_outcome(run_on_each_level(to_utf8, u.tobytes(), 4 * capacity, endian=endian))
+    offsets, values = same_outcome(
+        run_on_each_level(to_utf8, u.tobytes(), 4 * capacity, endian=endian)
+    )
     np.testing.assert_array_equal(offsets, exp_offsets)
     assert values.tobytes() == exp_values
 
@@ -122,7 +132,13 @@ def test_spec_example_both_byte_orders(simd_level):
 
 @pytest.mark.parametrize(
     "make",
-    [bytes, bytearray, memoryview, lambda b: np.frombuffer(b, np.uint8), lambda b: array.array("B", b)],
+    [
+        bytes,
+        bytearray,
+        memoryview,
+        lambda b: np.frombuffer(b, np.uint8),
+        lambda b: array.array("B", b),
+    ],
     ids=["bytes", "bytearray", "memoryview", "ndarray", "array"],
 )
 def test_buffer_types(make, simd_level):
@@ -149,7 +165,8 @@ def test_numpy_input_shapes_orders_and_widths(simd_level):
 
 
 POOLS = {
-    "all": list("abc xyz") + ["Я", "ж", "中", "文", "🎉", "\U0010FFFF", "\x00", "\u07ff", "\u0800", "\uffff"],
+    "all": list("abc xyz")
+    + ["Я", "ж", "中", "文", "🎉", "\U0010ffff", "\x00", "\u07ff", "\u0800", "\uffff"],
     "below-U+0800": list("abc xyz") + ["Я", "ж", "é", "\x80", "\u07ff", "\x00", "\x7f"],
     "ascii": list("abc xyz\x00\x7f"),
 }
@@ -225,7 +242,9 @@ def test_levels_agree_on_every_length_at_every_lane(width, endian):
             np.testing.assert_array_equal(offsets, exp_offsets)
             assert values.tobytes() == exp_values
         else:
-            items = b"".join(len(e).to_bytes(4, "little") + e for e in (x.encode("utf-8") for x in expected))
+            items = b"".join(
+                len(e).to_bytes(4, "little") + e for e in (x.encode("utf-8") for x in expected)
+            )
             assert bytes(outcome) == len(expected).to_bytes(4, "little") + items
 
 
@@ -243,7 +262,11 @@ def test_validity_edges_next_to_each_other(good, bad):
         bad_units[flat] = bad
         with pytest.raises(InvalidCodePointError) as info:
             same_outcome(run_on_each_level(to_utf8, bad_units.tobytes(), 4 * width))
-        assert (info.value.index, info.value.position, info.value.code_point) == (flat // width, flat % width, bad)
+        assert (info.value.index, info.value.position, info.value.code_point) == (
+            flat // width,
+            flat % width,
+            bad,
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -287,7 +310,9 @@ def test_text_needing_more_than_half_the_worst_case(kind):
         if kind == "cjk":
             chars = [_by_length(rng, 3) for _ in range(width)]
         elif kind == "emoji":
-            chars = [_by_length(rng, 4) for _ in range(int(rng.integers(width // 2 + 1, width + 1)))]
+            chars = [
+                _by_length(rng, 4) for _ in range(int(rng.integers(width // 2 + 1, width + 1)))
+            ]
         else:  # ASCII first, so the room runs out in the second half
             length = 1 if i < count // 2 else 4
             chars = [_by_length(rng, length) for _ in range(width)]
@@ -327,7 +352,9 @@ def test_kernel_stops_where_room_runs_out(simd_level):
         np.testing.assert_array_equal(offsets[: done + 1], exp_offsets[: done + 1])
         grown = np.zeros(written + (n - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
         grown[:written] = dst[:written]
-        status, written, done = _kernels.utf32_to_utf8(u, width, False, True, offsets, grown, False, done, written)
+        status, written, done = _kernels.utf32_to_utf8(
+            u, width, False, True, offsets, grown, False, done, written
+        )
         assert status == _kernels.OK_STATUS and done == n
         assert bytes(grown[:written]) == exp_values
         np.testing.assert_array_equal(offsets, exp_offsets)
@@ -335,7 +362,9 @@ def test_kernel_stops_where_room_runs_out(simd_level):
 
 def test_invalid_code_point_message():
     chunk = np.array([0x61, 0, 0x62, 0xD800], "<u4").tobytes()
-    with pytest.raises(InvalidCodePointError, match=r"U\+D800 \(surrogate\) at element 1, position 1"):
+    with pytest.raises(
+        InvalidCodePointError, match=r"U\+D800 \(surrogate\) at element 1, position 1"
+    ):
         to_utf8(chunk, 8)
 
 
@@ -370,7 +399,9 @@ INVALID_UTF8 = [
 
 
 @pytest.mark.parametrize("bad, reason", INVALID_UTF8)
-@pytest.mark.parametrize("prefix", [b"", b"ab", "Привет".encode(), b"0123456789abcdef" * 2 + "ж".encode()])
+@pytest.mark.parametrize(
+    "prefix", [b"", b"ab", "Привет".encode(), b"0123456789abcdef" * 2 + "ж".encode()]
+)
 @pytest.mark.parametrize("suffix", [b"", b"tail", b"z" * 40])
 def test_invalid_utf8_rejected_at_element_and_byte(bad, reason, prefix, suffix):
     strings = [b"fine", prefix + bad + suffix, b"\xff never reached"]
@@ -390,7 +421,9 @@ def test_invalid_utf8_rejected_at_element_and_byte(bad, reason, prefix, suffix):
         assert f"element 1, byte {len(prefix)}" in str(info.value)
         assert bytes(out) == before
     # the vlen-utf8 decoder reports the same
-    items = [len(strings).to_bytes(4, "little")] + [len(s).to_bytes(4, "little") + s for s in strings]
+    items = [len(strings).to_bytes(4, "little")] + [
+        len(s).to_bytes(4, "little") + s for s in strings
+    ]
     with pytest.raises(InvalidUTF8Error) as info:
         same_outcome(run_on_each_level(decode_vlen_utf8, b"".join(items), 4 * width))
     assert (info.value.index, info.value.byte_offset) == (1, len(prefix))
@@ -640,7 +673,9 @@ def test_missing_pyarrow_message(monkeypatch):
 # NumPy StringDType
 # ---------------------------------------------------------------------------
 
-needs_numpy2 = pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.0.0", reason="NumPy >= 2")
+needs_numpy2 = pytest.mark.skipif(
+    np.lib.NumpyVersion(np.__version__) < "2.0.0", reason="NumPy >= 2"
+)
 
 
 @needs_numpy2
@@ -654,7 +689,9 @@ def test_string_dtype_round_trip(simd_level):
     assert t.tolist() == strings
     # (NumPy's own cast rejects the big-endian array: go through native order)
     assert (t == u.astype("=U9").astype(StringDType())).all()
-    assert to_string_dtype(u.tobytes(), 36, endian="big").tolist() == [s for row in strings for s in row]
+    assert to_string_dtype(u.tobytes(), 36, endian="big").tolist() == [
+        s for row in strings for s in row
+    ]
     assert to_string_dtype(np.zeros(0, "<U3")).shape == (0,)
     assert bytes(encode_chunk(t, 36, endian="little")) == u.astype("<U9").tobytes()
     assert bytes(encode_chunk(t, endian="big")) == u.tobytes()

@@ -61,7 +61,8 @@ LAYOUTS = {
     "v3-blosc-big": dict(serializer=BytesCodec(endian="big"), compressors=[BloscCodec()]),
     "v3-crc32c-little": dict(serializer=BytesCodec(endian="little"), compressors=[Crc32cCodec()]),
     "v3-transpose-big": dict(
-        filters=[TransposeCodec(order=(1, 0))], serializer=BytesCodec(endian="big"),
+        filters=[TransposeCodec(order=(1, 0))],
+        serializer=BytesCodec(endian="big"),
         compressors=None,
     ),
     "v3-sharded-big": dict(
@@ -172,8 +173,14 @@ def test_read_into_config_order_f(tmp_path):
 
 def test_other_data_types_go_to_zarr(tmp_path):
     path = tmp_path / "ints"
-    arr = zarr.create_array(path, shape=(5, 4), chunks=(2, 3), dtype=">i4", fill_value=-1,
-                            serializer=BytesCodec(endian="big"))
+    arr = zarr.create_array(
+        path,
+        shape=(5, 4),
+        chunks=(2, 3),
+        dtype=">i4",
+        fill_value=-1,
+        serializer=BytesCodec(endian="big"),
+    )
     arr[1:4] = np.arange(12).reshape(3, 4)
     expected = zarr.open_array(path)[:]
     for mode in MODES:
@@ -199,11 +206,16 @@ def test_sharded_index_is_zarrs(tmp_path):
 
 @settings(max_examples=40, deadline=None)
 @given(
-    st.tuples(*[
-        st.tuples(st.integers(-12, 12) | st.none(), st.integers(-12, 12) | st.none(),
-                  st.integers(1, 4) | st.none())
-        for _ in SHAPE
-    ]),
+    st.tuples(
+        *[
+            st.tuples(
+                st.integers(-12, 12) | st.none(),
+                st.integers(-12, 12) | st.none(),
+                st.integers(1, 4) | st.none(),
+            )
+            for _ in SHAPE
+        ]
+    ),
     st.sampled_from(["v3-raw-big", "v3-zstd-little", "v2-big-F"]),
 )
 def test_random_slices_equal_stock(random_store, selection, layout):
@@ -259,7 +271,8 @@ def test_writes_equal_stock_zarr(tmp_path, layout, mode):
 
 def _chunk_files(path):
     return sorted(
-        str(p.relative_to(path)) for p in path.rglob("*")
+        str(p.relative_to(path))
+        for p in path.rglob("*")
         if p.is_file() and not p.name.startswith((".z", "zarr.json"))
     )
 
@@ -325,8 +338,9 @@ def _round_trip(store, layout, name, rewrite=True):
     np.testing.assert_array_equal(got, expected, err_msg=name)
     np.testing.assert_array_equal(zarr.open_array(store)[:], expected, err_msg=name)
     with fz.enabled():
-        np.testing.assert_array_equal(zarr.open_array(store)[2:6, ::3],
-                                      expected[2:6, ::3], err_msg=name)
+        np.testing.assert_array_equal(
+            zarr.open_array(store)[2:6, ::3], expected[2:6, ::3], err_msg=name
+        )
 
 
 @pytest.mark.parametrize("layout", ["v3-raw-big", "v3-gzip-big", "v2-little-C"])
@@ -395,7 +409,7 @@ def test_invalid_code_point_too_large_in_local_file(tmp_path):
     path = stock_store(tmp_path, "v3-raw-big")
     chunk = path / "c" / "1" / "2"
     raw = bytearray(chunk.read_bytes())
-    raw[4 * 4 * 4 + 8: 4 * 4 * 4 + 12] = (0x110000).to_bytes(4, "big")  # element 4, position 2
+    raw[4 * 4 * 4 + 8 : 4 * 4 * 4 + 12] = (0x110000).to_bytes(4, "big")  # element 4, position 2
     chunk.write_bytes(bytes(raw))
     with fz.enabled(), pytest.raises(InvalidCodePointError) as info:
         zarr.open_array(path)[:]
@@ -420,8 +434,9 @@ def test_invalid_code_point_other_stores(tmp_path):
             store.close()
 
 
-@pytest.mark.parametrize("layout", ["v3-zstd-little", "v3-blosc-big", "v3-gzip-big",
-                                    "v2-blosc-little-F", "v3-raw-big"])
+@pytest.mark.parametrize(
+    "layout", ["v3-zstd-little", "v3-blosc-big", "v3-gzip-big", "v2-blosc-little-F", "v3-raw-big"]
+)
 def test_chunk_of_wrong_size_raises(tmp_path, layout):
     # A chunk that decompresses to fewer bytes than the chunk needs must not
     # leave part of the result unwritten.
@@ -431,8 +446,11 @@ def test_chunk_of_wrong_size_raises(tmp_path, layout):
     short = "ab".encode("utf-32-le")
     if "raw" not in layout:
         codec = LAYOUTS[layout]["compressors"]
-        codec = codec if isinstance(codec, numcodecs.abc.Codec) else numcodecs.get_codec(
-            {"id": codec[0].to_dict()["name"]})
+        codec = (
+            codec
+            if isinstance(codec, numcodecs.abc.Codec)
+            else numcodecs.get_codec({"id": codec[0].to_dict()["name"]})
+        )
         short = bytes(codec.encode(np.frombuffer(short, np.uint8)))
     (path / key).write_bytes(short)
     with pytest.raises(ValueError):
@@ -445,7 +463,12 @@ def test_invalid_chunk_error_pickles():
     err = fz.InvalidChunkCodePointError(3, 1, 0xD800, "c/0/2", (65539,))
     back = pickle.loads(pickle.dumps(err))
     assert type(back) is type(err)
-    assert (back.chunk_key, back.array_index, back.index, back.position) == ("c/0/2", (65539,), 3, 1)
+    assert (back.chunk_key, back.array_index, back.index, back.position) == (
+        "c/0/2",
+        (65539,),
+        3,
+        1,
+    )
     assert str(back) == str(err)
 
 
@@ -481,7 +504,10 @@ def test_codec_alone_refuses_lone_surrogate_on_write(tmp_path):
 
 def _v3_doc(**changes):
     doc = {
-        "zarr_format": 3, "node_type": "array", "shape": [4], "attributes": {},
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [4],
+        "attributes": {},
         "data_type": {"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}},
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
         "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
@@ -493,8 +519,16 @@ def _v3_doc(**changes):
 
 
 def _v2_doc(**changes):
-    doc = {"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<U2", "fill_value": "",
-           "order": "C", "compressor": None, "filters": None}
+    doc = {
+        "zarr_format": 2,
+        "shape": [4],
+        "chunks": [2],
+        "dtype": "<U2",
+        "fill_value": "",
+        "order": "C",
+        "compressor": None,
+        "filters": None,
+    }
     doc.update(changes)
     return doc
 
@@ -506,20 +540,23 @@ STRICT_ROWS = {
         "data_type.configuration.length_bytes: expected a positive integer multiple of 4, got 13",
     ),
     "fill value too long": (
-        _v3_doc(fill_value="abcdef"), "fill_value: expected at most 2 code points, got 6",
+        _v3_doc(fill_value="abcdef"),
+        "fill_value: expected at most 2 code points, got 6",
     ),
     "fill value lone surrogate": (
-        _v3_doc(fill_value="\ud800"), "fill_value: expected Unicode scalar values, got the lone "
-        "surrogate U+D800",
+        _v3_doc(fill_value="\ud800"),
+        "fill_value: expected Unicode scalar values, got the lone surrogate U+D800",
     ),
     "bytes without endian": (
         _v3_doc(codecs=[{"name": "bytes"}]),
         'codecs[0].configuration.endian: expected "little" or "big", got no endian',
     ),
     "bytes without endian after transpose": (
-        _v3_doc(shape=[4, 4], chunk_grid={"name": "regular",
-                                          "configuration": {"chunk_shape": [2, 2]}},
-                codecs=[TRANSPOSE_2D, {"name": "bytes", "configuration": {}}]),
+        _v3_doc(
+            shape=[4, 4],
+            chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2, 2]}},
+            codecs=[TRANSPOSE_2D, {"name": "bytes", "configuration": {}}],
+        ),
         "codecs[1].configuration.endian: expected",
     ),
     "vlen-utf8": (
@@ -531,14 +568,24 @@ STRICT_ROWS = {
         'codecs[0]: expected the "bytes" codec, got "vlen-bytes"',
     ),
     "sharded bytes without endian": (
-        _v3_doc(codecs=[{"name": "sharding_indexed", "configuration": {
-            "chunk_shape": [1], "codecs": [{"name": "bytes"}],
-            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
-            "index_location": "end"}}]),
+        _v3_doc(
+            codecs=[
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": [1],
+                        "codecs": [{"name": "bytes"}],
+                        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                        "index_location": "end",
+                    },
+                }
+            ]
+        ),
         "codecs[0].configuration.codecs[0].configuration.endian: expected",
     ),
     "v2 fill value too long": (
-        _v2_doc(fill_value="abcdef"), "fill_value: expected at most 2 code points, got 6",
+        _v2_doc(fill_value="abcdef"),
+        "fill_value: expected at most 2 code points, got 6",
     ),
     "v2 fill value lone surrogate": (_v2_doc(fill_value="x\udfff"), "lone surrogate U+DFFF"),
     "v2 dtype <U02": (_v2_doc(dtype="<U02"), 'dtype: expected "<U<n>" or ">U<n>"'),
@@ -566,8 +613,12 @@ def test_strict_metadata(tmp_path, row):
         # and through a group
         _write_doc(tmp_path / "g" / "a", doc)
         (tmp_path / "g" / ("zarr.json" if doc["zarr_format"] == 3 else ".zgroup")).write_text(
-            json.dumps({"zarr_format": 3, "node_type": "group"} if doc["zarr_format"] == 3
-                       else {"zarr_format": 2}))
+            json.dumps(
+                {"zarr_format": 3, "node_type": "group"}
+                if doc["zarr_format"] == 3
+                else {"zarr_format": 2}
+            )
+        )
         with pytest.raises(MetadataError):
             zarr.open_group(tmp_path / "g", mode="r")["a"]
     zarr.open_array(path, mode="r")
@@ -599,14 +650,20 @@ def test_codec_alone_refuses_missing_endian_when_reading(tmp_path):
 
 def test_enable_disable_and_enabled_restore_exactly():
     def state():
-        return (zarr.config.get("codecs.bytes"), zarr.config.get("codec_pipeline.path"),
-                zarr.dtype.data_type_registry.get("fixed_length_utf32"))
+        return (
+            zarr.config.get("codecs.bytes"),
+            zarr.config.get("codec_pipeline.path"),
+            zarr.dtype.data_type_registry.get("fixed_length_utf32"),
+        )
 
     stock = state()
     assert stock[2] is zarr.dtype.FixedLengthUTF32
     with fz.enabled():
-        assert state() == (fz.BytesCodec.__module__ + ".BytesCodec",
-                           "fixedutf32.zarr.CodecPipeline", fz.StrictFixedLengthUTF32)
+        assert state() == (
+            fz.BytesCodec.__module__ + ".BytesCodec",
+            "fixedutf32.zarr.CodecPipeline",
+            fz.StrictFixedLengthUTF32,
+        )
         with fz.enabled():
             pass
         assert state()[2] is fz.StrictFixedLengthUTF32
@@ -621,8 +678,12 @@ def test_enable_disable_and_enabled_restore_exactly():
         fz.disable()
     assert state() == stock
     # A custom pipeline set before enable() comes back on disable().
-    with zarr.config.set({"codec_pipeline.path": "zarr.core.codec_pipeline.BatchedCodecPipeline",
-                          "codecs.bytes": "zarr.codecs.bytes.BytesCodec"}):
+    with zarr.config.set(
+        {
+            "codec_pipeline.path": "zarr.core.codec_pipeline.BatchedCodecPipeline",
+            "codecs.bytes": "zarr.codecs.bytes.BytesCodec",
+        }
+    ):
         with fz.enabled():
             pass
         assert state() == stock
@@ -630,8 +691,11 @@ def test_enable_disable_and_enabled_restore_exactly():
 
 def _run(code, **env):
     result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-        env={**os.environ, **env}, timeout=120,
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -652,7 +716,8 @@ def test_import_changes_nothing_in_zarr():
 
 def test_environment_variables_select_codec_and_pipeline(tmp_path):
     path = _plant(tmp_path / "bad", "v3-raw-big")
-    out = _run(f"""
+    out = _run(
+        f"""
         import zarr
         arr = zarr.open_array({str(path)!r})
         print(type(arr.metadata.codecs[0]).__module__, type(arr._async_array.codec_pipeline).__name__)
@@ -661,10 +726,13 @@ def test_environment_variables_select_codec_and_pipeline(tmp_path):
             arr[:]
         except Exception as exc:
             print(type(exc).__name__, exc.chunk_key, exc.array_index)
-    """, ZARR_CODECS__BYTES="fixedutf32.zarr.BytesCodec",
-        ZARR_CODEC_PIPELINE__PATH="fixedutf32.zarr.CodecPipeline")
+    """,
+        ZARR_CODECS__BYTES="fixedutf32.zarr.BytesCodec",
+        ZARR_CODEC_PIPELINE__PATH="fixedutf32.zarr.CodecPipeline",
+    )
     assert out.splitlines() == [
-        "fixedutf32.zarr CodecPipeline", "True",
+        "fixedutf32.zarr CodecPipeline",
+        "True",
         "InvalidChunkCodePointError c/2/2 (5, 7)",
     ]
 
@@ -676,10 +744,13 @@ def test_config_file_selects_pipeline(tmp_path):
         "codecs: {bytes: fixedutf32.zarr.BytesCodec}\n"
         "codec_pipeline: {path: fixedutf32.zarr.CodecPipeline}\n"
     )
-    out = _run("""
+    out = _run(
+        """
         import zarr
         print(zarr.config.get("codecs.bytes"), zarr.config.get("codec_pipeline.path"))
-    """, ZARR_CONFIG=str(tmp_path / "cfg"))
+    """,
+        ZARR_CONFIG=str(tmp_path / "cfg"),
+    )
     assert out.split() == ["fixedutf32.zarr.BytesCodec", "fixedutf32.zarr.CodecPipeline"]
 
 
@@ -770,16 +841,21 @@ def test_bad_element_deep_in_a_large_local_chunk(tmp_path):
     # Local raw chunks are read and decoded block by block: the index still
     # counts from the chunk's start.
     n = 3 * 20000
-    arr = zarr.create_array(tmp_path / "a", shape=(n,), chunks=(20000,), dtype=">U4",
-                            serializer=BytesCodec(endian="big"), compressors=None)
+    arr = zarr.create_array(
+        tmp_path / "a",
+        shape=(n,),
+        chunks=(20000,),
+        dtype=">U4",
+        serializer=BytesCodec(endian="big"),
+        compressors=None,
+    )
     data = np.array(["abcd"] * n)
     data[20000 + 17001] = "x\udfff"
     arr[:] = data
     with fz.enabled(), pytest.raises(fz.InvalidChunkCodePointError) as info:
         zarr.open_array(tmp_path / "a")[:]
     err = info.value
-    assert (err.chunk_key, err.index, err.position, err.array_index) == ("c/1", 17001, 1,
-                                                                          (37001,))
+    assert (err.chunk_key, err.index, err.position, err.array_index) == ("c/1", 17001, 1, (37001,))
     with fz.enabled():
         np.testing.assert_array_equal(zarr.open_array(tmp_path / "a")[:20000], data[:20000])
 
@@ -793,19 +869,26 @@ def test_codec_sync_and_async_hooks():
 
     proto = default_buffer_prototype()
     codec = fz.BytesCodec(endian="big")
-    for dtype, values in [(zarr.dtype.FixedLengthUTF32(length=2), ["ab", "😀"]),
-                          (zarr.dtype.Int32(), [1, -2])]:
+    for dtype, values in [
+        (zarr.dtype.FixedLengthUTF32(length=2), ["ab", "😀"]),
+        (zarr.dtype.Int32(), [1, -2]),
+    ]:
         spec = ArraySpec((2,), dtype, dtype.default_scalar(), ArrayConfig.from_dict({}), proto)
         array = proto.nd_buffer.from_numpy_array(np.array(values, dtype=dtype.to_native_dtype()))
         raw = np.array(values, dtype=dtype.to_native_dtype().newbyteorder(">")).tobytes()
-        for encoded in (codec._encode_sync(array, spec),
-                        asyncio.run(codec._encode_single(array, spec))):
+        for encoded in (
+            codec._encode_sync(array, spec),
+            asyncio.run(codec._encode_single(array, spec)),
+        ):
             assert encoded.to_bytes() == raw
-        for decoded in (codec._decode_sync(proto.buffer.from_bytes(raw), spec),
-                        asyncio.run(codec._decode_single(proto.buffer.from_bytes(raw), spec))):
+        for decoded in (
+            codec._decode_sync(proto.buffer.from_bytes(raw), spec),
+            asyncio.run(codec._decode_single(proto.buffer.from_bytes(raw), spec)),
+        ):
             assert decoded.as_numpy_array().tolist() == values
-    spec = ArraySpec((1,), zarr.dtype.FixedLengthUTF32(length=1), "", ArrayConfig.from_dict({}),
-                     proto)
+    spec = ArraySpec(
+        (1,), zarr.dtype.FixedLengthUTF32(length=1), "", ArrayConfig.from_dict({}), proto
+    )
     bad = proto.buffer.from_bytes(b"\x00\x00\xd8\x00")
     for decode in (codec._decode_sync, lambda b, s: asyncio.run(codec._decode_single(b, s))):
         with pytest.raises(InvalidCodePointError):
@@ -816,8 +899,12 @@ def test_codec_sync_and_async_hooks():
 # 0-d and one-element arrays: one chunk, the whole result
 
 # zarr-python cannot shard a 0-d array (its shard index code fails, stock too)
-TINY = [(layout, shape) for layout in sorted(LAYOUTS) for shape in [(), (1,), (1, 1)]
-        if not (shape == () and "sharded" in layout)]
+TINY = [
+    (layout, shape)
+    for layout in sorted(LAYOUTS)
+    for shape in [(), (1,), (1, 1)]
+    if not (shape == () and "sharded" in layout)
+]
 
 
 def _tiny(layout, shape):
@@ -885,8 +972,12 @@ def test_bytes_codec_equals_zarrs(endian):
 def test_metadata_equals_zarrs(tmp_path, dtype, sharded):
     # create_array builds zarr's BytesCodec; open_array parses "bytes" through
     # the registry into fixedutf32.zarr.BytesCodec.
-    kwargs = dict(shape=(4, 4), chunks=(2, 2), dtype=dtype,
-                  serializer=BytesCodec(endian="big") if dtype != "u1" else "auto")
+    kwargs = dict(
+        shape=(4, 4),
+        chunks=(2, 2),
+        dtype=dtype,
+        serializer=BytesCodec(endian="big") if dtype != "u1" else "auto",
+    )
     if sharded:
         kwargs["shards"] = (4, 4)
     stock = zarr.create_array(tmp_path / "a", **kwargs)
@@ -920,8 +1011,10 @@ def test_pipeline_equality_and_hash(tmp_path):
 def test_group_members_equal_created_arrays(tmp_path):
     with fz.enabled():
         group = zarr.open_group(tmp_path / "g", mode="w")
-        arrays = {name: group.create_array(name, shape=(3,), dtype=dtype)
-                  for name, dtype in [("a", "u1"), ("b", "<u2"), ("s", "<U2")]}
+        arrays = {
+            name: group.create_array(name, shape=(3,), dtype=dtype)
+            for name, dtype in [("a", "u1"), ("b", "<u2"), ("s", "<U2")]
+        }
         members = dict(group.arrays())
         assert members == arrays
         assert group["b"] == arrays["b"]

@@ -33,7 +33,8 @@ ROOT = TESTS.parent
 FIXTURES = TESTS / "fixtures" / "zarr_stores"
 
 _spec = importlib.util.spec_from_file_location(
-    "make_zarr_stores", TESTS / "fixtures" / "make_zarr_stores.py")
+    "make_zarr_stores", TESTS / "fixtures" / "make_zarr_stores.py"
+)
 make_zarr_stores = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_zarr_stores)
 DATA = make_zarr_stores.DATA
@@ -85,8 +86,7 @@ def write_store(store, data, meta):
         chunk[source] = data[target]
         if (chunk == meta.fill_value).all():
             continue
-        raw = encode_chunk(chunk, meta.data_type.length_bytes, endian=meta.endian,
-                           order=meta.order)
+        raw = encode_chunk(chunk, meta.data_type.length_bytes, endian=meta.endian, order=meta.order)
         assert len(memoryview(raw).cast("B")) == chunk.size * meta.data_type.length_bytes
         for codec in meta.codecs:
             raw = _numcodecs(meta, codec).encode(raw)
@@ -142,8 +142,12 @@ def test_committed_stores_cover_what_they_claim():
         meta = parse_array_metadata(doc.read_text(encoding="utf-8"))
         missing = [i for i in meta.chunk_indices() if not (store / meta.chunk_key(i)).exists()]
         assert missing == [(0, 1), (1, 2)], name
-        seen[name] = (meta.zarr_format, meta.endian, meta.order,
-                      tuple(c.get("name", c.get("id")) for c in meta.codecs))
+        seen[name] = (
+            meta.zarr_format,
+            meta.endian,
+            meta.order,
+            tuple(c.get("name", c.get("id")) for c in meta.codecs),
+        )
     assert seen == {
         "v2_big_C": (2, "big", "C", ()),
         "v2_big_F_zstd": (2, "big", "F", ("zstd",)),
@@ -176,19 +180,45 @@ def test_raw_chunk_matches_decode_chunk_with_each_endian():
 WRITTEN = {
     "v3_little": ArrayMetadata(3, DATA.shape, (2, 2), FixedLengthUTF32(16), fill_value=FILL),
     "v3_big_gzip": ArrayMetadata(
-        3, DATA.shape, (2, 2), FixedLengthUTF32(16), endian="big", fill_value=FILL,
-        codecs=({"name": "gzip", "configuration": {"level": 1}},)),
+        3,
+        DATA.shape,
+        (2, 2),
+        FixedLengthUTF32(16),
+        endian="big",
+        fill_value=FILL,
+        codecs=({"name": "gzip", "configuration": {"level": 1}},),
+    ),
     "v3_little_F_zstd_dot": ArrayMetadata(
-        3, DATA.shape, (2, 2), FixedLengthUTF32(20), order="F", fill_value=FILL,
+        3,
+        DATA.shape,
+        (2, 2),
+        FixedLengthUTF32(20),
+        order="F",
+        fill_value=FILL,
         codecs=({"name": "zstd", "configuration": {"level": 1, "checksum": False}},),
-        separator="."),
+        separator=".",
+    ),
     "v3_big_v2_keys": ArrayMetadata(
-        3, DATA.shape, (1, 1), FixedLengthUTF32(16), endian="big", fill_value=FILL,
-        chunk_key_encoding="v2"),
+        3,
+        DATA.shape,
+        (1, 1),
+        FixedLengthUTF32(16),
+        endian="big",
+        fill_value=FILL,
+        chunk_key_encoding="v2",
+    ),
     "v2_little_C": ArrayMetadata(2, DATA.shape, (2, 2), FixedLengthUTF32(16), fill_value=FILL),
     "v2_big_F_zstd": ArrayMetadata(
-        2, DATA.shape, (2, 2), FixedLengthUTF32(16), endian="big", order="F", fill_value=FILL,
-        codecs=({"id": "zstd", "level": 1},), separator="/"),
+        2,
+        DATA.shape,
+        (2, 2),
+        FixedLengthUTF32(16),
+        endian="big",
+        order="F",
+        fill_value=FILL,
+        codecs=({"id": "zstd", "level": 1},),
+        separator="/",
+    ),
 }
 
 
@@ -240,13 +270,16 @@ def test_docs_reader_runs_as_written(name):
 def v3_store(tmp_path, data_type=None, fill_value="", codecs=None, chunks=None, shape=(2,)):
     """A V3 store written by hand, so that zarr-python's checks on writing are skipped."""
     doc = {
-        "zarr_format": 3, "node_type": "array", "shape": list(shape),
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": list(shape),
         "data_type": data_type if data_type is not None else FixedLengthUTF32(8).to_json(),
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(shape)}},
         "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
         "fill_value": fill_value,
-        "codecs": codecs if codecs is not None else [
-            {"name": "bytes", "configuration": {"endian": "little"}}],
+        "codecs": codecs
+        if codecs is not None
+        else [{"name": "bytes", "configuration": {"endian": "little"}}],
         "attributes": {},
     }
     store = tmp_path / "a"
@@ -259,8 +292,16 @@ def v3_store(tmp_path, data_type=None, fill_value="", codecs=None, chunks=None, 
 
 
 def v2_store(tmp_path, dtype="<U2", fill_value=""):
-    doc = {"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": dtype, "compressor": None,
-           "filters": None, "fill_value": fill_value, "order": "C"}
+    doc = {
+        "zarr_format": 2,
+        "shape": [2],
+        "chunks": [2],
+        "dtype": dtype,
+        "compressor": None,
+        "filters": None,
+        "fill_value": fill_value,
+        "order": "C",
+    }
     store = tmp_path / "a"
     store.mkdir(parents=True)
     (store / ".zarray").write_text(json.dumps(doc), encoding="utf-8")
@@ -302,14 +343,19 @@ def test_zarr_length_bytes_not_an_integer(tmp_path, value):
         parse_array_metadata(doc)
 
 
-@pytest.mark.parametrize("data_type, key", [
-    ({"name": "fixed_length_utf33", "configuration": {"length_bytes": 8}}, "data_type"),
-    ({"name": "fixed_length_utf32"}, "data_type"),
-    ({"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}, "x": 1}, "data_type"),
-    ({"name": "fixed_length_utf32", "configuration": {}}, "data_type.configuration"),
-    ({"name": "fixed_length_utf32", "configuration": {"length_bytes": 8, "x": 1}},
-     "data_type.configuration"),
-])
+@pytest.mark.parametrize(
+    "data_type, key",
+    [
+        ({"name": "fixed_length_utf33", "configuration": {"length_bytes": 8}}, "data_type"),
+        ({"name": "fixed_length_utf32"}, "data_type"),
+        ({"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}, "x": 1}, "data_type"),
+        ({"name": "fixed_length_utf32", "configuration": {}}, "data_type.configuration"),
+        (
+            {"name": "fixed_length_utf32", "configuration": {"length_bytes": 8, "x": 1}},
+            "data_type.configuration",
+        ),
+    ],
+)
 def test_zarr_rejects_bad_name_and_keys(tmp_path, data_type, key):
     store, doc = v3_store(tmp_path, data_type=data_type)
     with pytest.raises(ValueError, match=r"No Zarr data type found|Invalid data_type"):
@@ -323,8 +369,9 @@ def test_zarr_truncates_too_long_fill_value(tmp_path):
     store, doc = v3_store(tmp_path, fill_value="abcdef")
     assert zarr_open(store).fill_value == "ab"
     assert zarr_read(store).tolist() == ["ab", "ab"]
-    with pytest.raises(MetadataError, match='fill_value: expected at most 2 code points, '
-                                            'got 6 in "abcdef"'):
+    with pytest.raises(
+        MetadataError, match='fill_value: expected at most 2 code points, got 6 in "abcdef"'
+    ):
         parse_array_metadata(doc)
     # V2 the same
     store2, doc2 = v2_store(tmp_path / "v2", fill_value="abcdef")
@@ -332,8 +379,7 @@ def test_zarr_truncates_too_long_fill_value(tmp_path):
     with pytest.raises(MetadataError, match="fill_value"):
         parse_array_metadata(doc2)
     # and zarr-python writes the truncated value when creating an array
-    created = zarr.create_array(str(tmp_path / "c"), shape=(2,), dtype="<U2",
-                                fill_value="abcdef")
+    created = zarr.create_array(str(tmp_path / "c"), shape=(2,), dtype="<U2", fill_value="abcdef")
     assert created.fill_value == "ab"
     written = json.loads((tmp_path / "c" / "zarr.json").read_text(encoding="utf-8"))
     assert written["fill_value"] == "ab"
@@ -349,8 +395,11 @@ def test_zarr_counts_code_points(tmp_path):
 def test_zarr_accepts_surrogate_fill_value(tmp_path):
     store, doc = v3_store(tmp_path, fill_value="\ud800")
     assert [ord(c) for c in zarr_read(store)[0]] == [0xD800]
-    with pytest.raises(MetadataError, match=r"fill_value: .*lone surrogate U\+D800 at code "
-                                            "point 0"):
+    with pytest.raises(
+        MetadataError,
+        match=r"fill_value: .*lone surrogate U\+D800 at code "
+        "point 0",
+    ):
         parse_array_metadata(doc)
 
 
@@ -359,8 +408,9 @@ def test_zarr_fill_value_not_a_string(tmp_path, value):
     store, doc = v3_store(tmp_path, fill_value=value)
     with pytest.raises(TypeError, match="Expected a string"):
         zarr_open(store)
-    with pytest.raises(MetadataError, match=f"fill_value: expected a JSON string, got "
-                                            f"{json.dumps(value)}"):
+    with pytest.raises(
+        MetadataError, match=f"fill_value: expected a JSON string, got {json.dumps(value)}"
+    ):
         parse_array_metadata(doc)
 
 
@@ -379,8 +429,11 @@ def test_zarr_bytes_without_endian(tmp_path):
     if sys.byteorder == "little":
         # big-endian "a" (00 00 00 61) read as little endian: U+61000000, not a code point
         assert zarr_read(store2).view("<u4")[0] == 0x6100_0000
-    with pytest.raises(MetadataError, match=r"codecs\[0\].configuration.endian: .*got no "
-                                            "endian"):
+    with pytest.raises(
+        MetadataError,
+        match=r"codecs\[0\].configuration.endian: .*got no "
+        "endian",
+    ):
         parse_array_metadata(doc)
 
 
@@ -398,12 +451,20 @@ def test_zarr_accepts_vlen_utf8(tmp_path):
     raw = numcodecs.VLenUTF8().encode(numpy.array(["ab", "cde"], dtype=object))
     store, doc = v3_store(tmp_path, codecs=[{"name": "vlen-utf8"}], chunks={"c/0": bytes(raw)})
     assert zarr_read(store).tolist() == ["ab", "cd"]  # "cde" cut to the capacity, silently
-    with pytest.raises(MetadataError, match=r"vlen-utf8.*variable-length codecs do not encode "
-                                            "elements at a fixed size"):
+    with pytest.raises(
+        MetadataError,
+        match=r"vlen-utf8.*variable-length codecs do not encode "
+        "elements at a fixed size",
+    ):
         parse_array_metadata(doc)
     # zarr-python also creates such arrays
-    zarr.create_array(str(tmp_path / "c"), shape=(2,), dtype="<U2",
-                      serializer=zarr.codecs.VLenUTF8Codec(), compressors=None)
+    zarr.create_array(
+        str(tmp_path / "c"),
+        shape=(2,),
+        dtype="<U2",
+        serializer=zarr.codecs.VLenUTF8Codec(),
+        compressors=None,
+    )
     written = json.loads((tmp_path / "c" / "zarr.json").read_text(encoding="utf-8"))
     assert written["codecs"] == [{"name": "vlen-utf8", "configuration": {}}]
     assert written["data_type"]["name"] == "fixed_length_utf32"
@@ -419,10 +480,19 @@ def test_zarr_accepts_vlen_bytes(tmp_path):
         parse_array_metadata(doc)
 
 
-@pytest.mark.parametrize("dtype, zarr_accepts", [
-    ("<U2", True), (">U2", True), ("<U02", True),
-    ("|U2", False), ("=U2", False), ("U2", False), ("<U0", False), ("<S2", False),
-])
+@pytest.mark.parametrize(
+    "dtype, zarr_accepts",
+    [
+        ("<U2", True),
+        (">U2", True),
+        ("<U02", True),
+        ("|U2", False),
+        ("=U2", False),
+        ("U2", False),
+        ("<U0", False),
+        ("<S2", False),
+    ],
+)
 def test_zarr_v2_dtype_strings(tmp_path, dtype, zarr_accepts):
     store, doc = v2_store(tmp_path, dtype=dtype)
     if zarr_accepts:
@@ -433,9 +503,12 @@ def test_zarr_v2_dtype_strings(tmp_path, dtype, zarr_accepts):
     if dtype in ("<U2", ">U2"):
         assert parse_array_metadata(doc).data_type == FixedLengthUTF32(8)
     else:
-        with pytest.raises(MetadataError, match=re.escape("dtype: expected \"<U<n>\" or "
-                                                          "\">U<n>\"")
-                           + ".*" + re.escape(json.dumps(dtype))):
+        with pytest.raises(
+            MetadataError,
+            match=re.escape('dtype: expected "<U<n>" or ">U<n>"')
+            + ".*"
+            + re.escape(json.dumps(dtype)),
+        ):
             parse_array_metadata(doc)
 
 
@@ -459,14 +532,16 @@ def test_zarr_invalid_code_points_in_chunks(tmp_path):
 def test_zarr_sharding(tmp_path):
     """zarr-python shards this type; a shard is not a chunk, so parse_array_metadata
     rejects it, and check_codecs accepts the codecs inside the shard."""
-    array = zarr.create_array(str(tmp_path / "s"), shape=(4,), chunks=(1,), shards=(2,),
-                              dtype="<U2", fill_value="")
+    array = zarr.create_array(
+        str(tmp_path / "s"), shape=(4,), chunks=(1,), shards=(2,), dtype="<U2", fill_value=""
+    )
     array[...] = ["a", "bc", "", "d"]
     assert zarr_read(tmp_path / "s").tolist() == ["a", "bc", "", "d"]
     doc = json.loads((tmp_path / "s" / "zarr.json").read_text(encoding="utf-8"))
     (shard,) = [c for c in doc["codecs"] if c["name"] == "sharding_indexed"]
-    with pytest.raises(MetadataError, match='codecs\\[0\\]: expected the "bytes" codec, got '
-                                            '"sharding_indexed"'):
+    with pytest.raises(
+        MetadataError, match='codecs\\[0\\]: expected the "bytes" codec, got "sharding_indexed"'
+    ):
         parse_array_metadata(doc)
     assert check_codecs(shard["configuration"]["codecs"], FixedLengthUTF32(8)) == "little"
 
@@ -481,13 +556,19 @@ def stored_arrays(draw):
     shape = tuple(draw(st.lists(st.integers(0, 4), min_size=1, max_size=3)))
     chunks = tuple(draw(st.integers(1, 3)) for _ in shape)
     size = int(numpy.prod(shape))
-    values = numpy.array(draw(st.lists(text, min_size=size, max_size=size)) or [""],
-                         dtype=f"U{capacity}")[:size].reshape(shape)
+    values = numpy.array(
+        draw(st.lists(text, min_size=size, max_size=size)) or [""], dtype=f"U{capacity}"
+    )[:size].reshape(shape)
     fill = draw(text).rstrip("\x00")
     meta = ArrayMetadata(
-        draw(st.sampled_from([2, 3])), shape, chunks, FixedLengthUTF32(4 * capacity),
-        endian=draw(st.sampled_from(["little", "big"])), order=draw(st.sampled_from("CF")),
-        fill_value=fill)
+        draw(st.sampled_from([2, 3])),
+        shape,
+        chunks,
+        FixedLengthUTF32(4 * capacity),
+        endian=draw(st.sampled_from(["little", "big"])),
+        order=draw(st.sampled_from("CF")),
+        fill_value=fill,
+    )
     return meta, values
 
 
@@ -503,20 +584,30 @@ def test_random_arrays_both_ways(case):
         if meta.zarr_format == 2:
             kwargs.update(dtype=meta.data_type.to_numpy(meta.endian), order=meta.order)
         else:
-            kwargs.update(dtype=meta.data_type.to_numpy(),
-                          serializer=zarr.codecs.BytesCodec(endian=meta.endian))
+            kwargs.update(
+                dtype=meta.data_type.to_numpy(),
+                serializer=zarr.codecs.BytesCodec(endian=meta.endian),
+            )
             if meta.order == "F":
                 axes = tuple(range(len(meta.shape)))[::-1]
                 kwargs["filters"] = [zarr.codecs.TransposeCodec(order=axes)]
-        array = zarr.create_array(str(tmp / "z"), shape=meta.shape, chunks=meta.chunk_shape,
-                                  fill_value=str(meta.fill_value), **kwargs)
+        array = zarr.create_array(
+            str(tmp / "z"),
+            shape=meta.shape,
+            chunks=meta.chunk_shape,
+            fill_value=str(meta.fill_value),
+            **kwargs,
+        )
         array[...] = values
         theirs = read_store(tmp / "z")
         assert theirs.tolist() == values.tolist()
         name = "zarr.json" if meta.zarr_format == 3 else ".zarray"
         parsed = parse_array_metadata((tmp / "z" / name).read_bytes())
         assert (parsed.endian, parsed.order, parsed.fill_value) == (
-            meta.endian, meta.order, meta.fill_value)
+            meta.endian,
+            meta.order,
+            meta.fill_value,
+        )
         # fixedutf32 writes, zarr-python reads
         write_store(tmp / "f", values, meta)
         ours = zarr.open_array(str(tmp / "f"), mode="r", zarr_format=meta.zarr_format)

@@ -15,7 +15,9 @@ import argparse
 import pathlib
 import sys
 
-HEADER = pathlib.Path(__file__).resolve().parent.parent / "src" / "fixedutf32" / "csrc" / "utf8_tables.h"
+HEADER = (
+    pathlib.Path(__file__).resolve().parent.parent / "src" / "fixedutf32" / "csrc" / "utf8_tables.h"
+)
 ZERO = 0x80  # a pshufb index with the top bit set writes 0
 
 
@@ -78,7 +80,10 @@ def dec_row(values):
 
 
 def flat_rows(values, per_line=16):
-    return ["    " + ",".join(str(v) for v in values[i : i + per_line]) + "," for i in range(0, len(values), per_line)]
+    return [
+        "    " + ",".join(str(v) for v in values[i : i + per_line]) + ","
+        for i in range(0, len(values), per_line)
+    ]
 
 
 def table(comment, declaration, rows):
@@ -116,7 +121,9 @@ def render():
         [dec_row(compress8(k)) for k in ks],
     )
     lines += table(
-        ["/* two_byte_len[k]: 8 + the number of bits set in k (a load: cheaper here than popcnt). */"],
+        [
+            "/* two_byte_len[k]: 8 + the number of bits set in k (a load: cheaper here than popcnt). */"
+        ],
         "static const uint8_t fu32_utf8_two_byte_len[256]",
         flat_rows([two_byte_len(k) for k in ks]),
     )
@@ -148,7 +155,10 @@ def main(argv=None):
     if args.check:
         current = HEADER.read_text() if HEADER.exists() else ""
         if current != text:
-            print(f"{HEADER} is out of date: run python tools/{pathlib.Path(__file__).name}", file=sys.stderr)
+            print(
+                f"{HEADER} is out of date: run python tools/{pathlib.Path(__file__).name}",
+                file=sys.stderr,
+            )
             return 1
         return 0
     HEADER.write_text(text)

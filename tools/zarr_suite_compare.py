@@ -19,7 +19,9 @@ def read_report(path):
     try:
         root = ElementTree.parse(path).getroot()
     except (OSError, ElementTree.ParseError) as error:
-        raise SystemExit(f"zarr_suite_compare: cannot read the pytest report {path}: {error}") from None
+        raise SystemExit(
+            f"zarr_suite_compare: cannot read the pytest report {path}: {error}"
+        ) from None
     results = {}
     for case in root.iter("testcase"):
         test_id = f"{case.get('classname', '')}::{case.get('name', '')}".lstrip(":")
@@ -57,8 +59,15 @@ def regressions(stock, integration):
             found.append((test_id, outcome, message, text))
     for test_id, (outcome, _, _) in stock.items():
         if outcome == "passed" and test_id not in integration:
-            found.append((test_id, "not run", "passes stock but did not run with the integration "
-                          "(a collection error above says why)", ""))
+            found.append(
+                (
+                    test_id,
+                    "not run",
+                    "passes stock but did not run with the integration "
+                    "(a collection error above says why)",
+                    "",
+                )
+            )
     return sorted(found)
 
 
@@ -107,9 +116,11 @@ def main(argv=None):
     if found:
         print(text)
     if args.findings:
-        header = (f"zarr-python {args.version}: tests that fail with fixedutf32.zarr "
-                  f"(ZARR_CODEC_PIPELINE__PATH, ZARR_CODECS__BYTES) and pass stock: {len(found)}\n"
-                  f"stock:           {summary(stock)}\nwith fixedutf32: {summary(integration)}\n\n")
+        header = (
+            f"zarr-python {args.version}: tests that fail with fixedutf32.zarr "
+            f"(ZARR_CODEC_PIPELINE__PATH, ZARR_CODECS__BYTES) and pass stock: {len(found)}\n"
+            f"stock:           {summary(stock)}\nwith fixedutf32: {summary(integration)}\n\n"
+        )
         with open(args.findings, "w", encoding="utf-8") as file:
             file.write(header + text + ("\n" if text else ""))
     return 1 if found else 0

@@ -194,9 +194,7 @@ def writable_byte_view(obj: Any, name: str) -> tuple[ByteView, int]:
         return obj, obj.nbytes
     view, nbytes = byte_view(obj, name)
     if type(view) is bytes or (type(view) is memoryview and view.readonly):
-        raise TypeError(
-            f"{name} must be a writable buffer, got a read-only {type(obj).__name__}"
-        )
+        raise TypeError(f"{name} must be a writable buffer, got a read-only {type(obj).__name__}")
     return view, nbytes
 
 

@@ -239,7 +239,11 @@ def decode_chunk(
     array([['ab', 'cd', 'ef']], dtype='<U2')
     """
     # Each check is inlined for its common case; the helpers word the errors.
-    if type(length_bytes) is not int or not 0 < length_bytes <= MAX_LENGTH_BYTES or length_bytes & 3:
+    if (
+        type(length_bytes) is not int
+        or not 0 < length_bytes <= MAX_LENGTH_BYTES
+        or length_bytes & 3
+    ):
         length_bytes = check_length_bytes(length_bytes)
     if validate is not True and validate is not False:
         validate = check_bool(validate, "validate")
@@ -338,7 +342,9 @@ def _repad_chunk(
     # leave ``out`` half written.
     status = _kernels.repad(src, None, from_units, to_units, flags)
     if not status[0]:
-        status = _kernels.repad(src, dst, from_units, to_units, (flags & ~_VALIDATE) | _stream_flag(nbytes))
+        status = _kernels.repad(
+            src, dst, from_units, to_units, (flags & ~_VALIDATE) | _stream_flag(nbytes)
+        )
     if status[0]:
         raise status_error(status, capacity=to_units)
     return out
@@ -475,7 +481,9 @@ def encode_chunk(
         check_order(order)
     if length_bytes is None:
         capacity = None
-    elif type(length_bytes) is int and 0 < length_bytes <= MAX_LENGTH_BYTES and not length_bytes & 3:
+    elif (
+        type(length_bytes) is int and 0 < length_bytes <= MAX_LENGTH_BYTES and not length_bytes & 3
+    ):
         capacity = length_bytes >> 2
     else:
         capacity = check_length_bytes(length_bytes) >> 2

@@ -169,8 +169,10 @@ def _check_length_bytes(value: Any, key: str) -> int:
         raise _fail(key, "a positive integer multiple of 4", value)
     if value > MAX_LENGTH_BYTES:
         raise _fail(
-            key, f"at most {MAX_LENGTH_BYTES} (NumPy's largest 'U' item, "
-            f"{MAX_LENGTH_BYTES // 4} code points)", value
+            key,
+            f"at most {MAX_LENGTH_BYTES} (NumPy's largest 'U' item, "
+            f"{MAX_LENGTH_BYTES // 4} code points)",
+            value,
         )
     length_bytes: int = value
     return length_bytes
@@ -201,8 +203,7 @@ def _check_text(value: str, capacity: int, key: str) -> None:
     """Reject more than ``capacity`` code points or a lone surrogate."""
     if len(value) > capacity:
         raise MetadataError(
-            f"{key}: expected at most {capacity} code points, got {len(value)} "
-            f"in {_show(value)}"
+            f"{key}: expected at most {capacity} code points, got {len(value)} in {_show(value)}"
         )
     bad = _SURROGATE.search(value)
     if bad is not None:
@@ -567,8 +568,9 @@ def parse_v2_dtype(dtype: Any, *, key: str = "dtype") -> tuple[FixedLengthUTF32,
     # compare digit counts first: int() refuses more than 4300 digits
     if len(digits) > 10 or int(digits) > MAX_LENGTH_BYTES // 4:
         raise _fail(
-            key, f'"<U<n>" or ">U<n>" with n <= {MAX_LENGTH_BYTES // 4} '
-            f"(NumPy's largest 'U' dtype)", dtype
+            key,
+            f'"<U<n>" or ">U<n>" with n <= {MAX_LENGTH_BYTES // 4} (NumPy\'s largest \'U\' dtype)',
+            dtype,
         )
     return FixedLengthUTF32(4 * int(digits)), endian
 
@@ -598,55 +600,56 @@ def _split_codecs(codecs: Any, data_type: FixedLengthUTF32) -> tuple[list[Any], 
         name = codec["name"]
         if name in _VARIABLE_LENGTH:
             raise MetadataError(
-                f"codecs[{i}]: expected the \"bytes\" codec, got {_show(name)}: variable-length "
+                f'codecs[{i}]: expected the "bytes" codec, got {_show(name)}: variable-length '
                 f"codecs do not encode elements at a fixed size, so they cannot serialize "
                 f"{_NAME} (length_bytes {data_type.length_bytes}); use {_BYTES_FIX}"
             )
         if name in _OTHER_ARRAY_TO_BYTES:
             extra = (
                 "; shards are not chunks: check the inner codecs with check_codecs(codecs, ...)"
-                if name == "sharding_indexed" else ""
+                if name == "sharding_indexed"
+                else ""
             )
             raise MetadataError(
-                f"codecs[{i}]: expected the \"bytes\" codec, got {_show(name)}: {_NAME} is "
+                f'codecs[{i}]: expected the "bytes" codec, got {_show(name)}: {_NAME} is '
                 f"stored as fixed-size blobs of length_bytes ({data_type.length_bytes}) bytes "
                 f"by the bytes codec{extra}"
             )
         if name == "bytes":
             if where is not None:
                 raise MetadataError(
-                    f"codecs[{i}]: expected one array-to-bytes codec, got a second \"bytes\" "
+                    f'codecs[{i}]: expected one array-to-bytes codec, got a second "bytes" '
                     f"(the first is codecs[{where}])"
                 )
             where = i
     if where is None:
         raise MetadataError(
-            f"codecs: expected a \"bytes\" codec with an explicit endian ({_BYTES_FIX}), "
+            f'codecs: expected a "bytes" codec with an explicit endian ({_BYTES_FIX}), '
             f"got codecs named {_show([c['name'] for c in entries])}"
         )
     for i, codec in enumerate(entries[:where]):
         if codec["name"] not in _ARRAY_TO_ARRAY:
             raise MetadataError(
                 f"codecs[{i}]: expected an array-to-array codec (one of "
-                f"{sorted(_ARRAY_TO_ARRAY)}) before \"bytes\", got {_show(codec['name'])}"
+                f'{sorted(_ARRAY_TO_ARRAY)}) before "bytes", got {_show(codec["name"])}'
             )
-    for i, codec in enumerate(entries[where + 1:], start=where + 1):
+    for i, codec in enumerate(entries[where + 1 :], start=where + 1):
         if codec["name"] in _ARRAY_TO_ARRAY:
             raise MetadataError(
-                f"codecs[{i}]: expected a bytes-to-bytes codec after \"bytes\", got "
+                f'codecs[{i}]: expected a bytes-to-bytes codec after "bytes", got '
                 f"the array-to-array codec {_show(codec['name'])}"
             )
     key = f"codecs[{where}]"
     config = entries[where].get("configuration")
     if config is None or "endian" not in config:
         raise MetadataError(
-            f"{key}.configuration.endian: expected \"little\" or \"big\", got no endian "
+            f'{key}.configuration.endian: expected "little" or "big", got no endian '
             f"in {_show(codecs[where])}: UTF-32 code units are 4 bytes, so the byte order "
             f"must be explicit"
         )
     _check_keys(config, {"endian"}, set(), f"{key}.configuration")
     endian = _check_endian(config["endian"], f"{key}.configuration.endian")
-    return entries[:where], endian, entries[where + 1:]
+    return entries[:where], endian, entries[where + 1 :]
 
 
 def check_codecs(codecs: Any, data_type: Any) -> str:
@@ -853,8 +856,9 @@ class ArrayMetadata:
             ]:
                 _check_v2_codec(codec, key)
         if self.zarr_format == 3:
-            _split_codecs([{"name": "bytes", "configuration": {"endian": "little"}}, *codecs],
-                          self.data_type)
+            _split_codecs(
+                [{"name": "bytes", "configuration": {"endian": "little"}}, *codecs], self.data_type
+            )
             if filters:
                 raise _fail("filters", "none for zarr_format 3 (use codecs)", list(filters))
             encodings = {"default": "/", "v2": "."}
@@ -867,8 +871,9 @@ class ArrayMetadata:
         if self.chunk_key_encoding is None:
             set_(self, "chunk_key_encoding", next(iter(encodings)))
         if not isinstance(self.chunk_key_encoding, str) or self.chunk_key_encoding not in encodings:
-            raise _fail("chunk_key_encoding", " or ".join(map(_show, encodings)),
-                        self.chunk_key_encoding)
+            raise _fail(
+                "chunk_key_encoding", " or ".join(map(_show, encodings)), self.chunk_key_encoding
+            )
         if self.separator is None:
             set_(self, "separator", encodings[self.chunk_key_encoding])
         if not isinstance(self.separator, str) or self.separator not in ("/", "."):
@@ -916,10 +921,12 @@ class ArrayMetadata:
             "shape": list(self.shape),
             "data_type": self.data_type.to_json(),
             "chunk_grid": {
-                "name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}
+                "name": "regular",
+                "configuration": {"chunk_shape": list(self.chunk_shape)},
             },
             "chunk_key_encoding": {
-                "name": self.chunk_key_encoding, "configuration": {"separator": self.separator}
+                "name": self.chunk_key_encoding,
+                "configuration": {"separator": self.separator},
             },
             "fill_value": fill,
             "codecs": codecs,
@@ -1064,8 +1071,16 @@ def _found_type(value: Any) -> str:
 
 
 def _parse_v3(doc: Mapping[str, Any]) -> ArrayMetadata:
-    required = {"zarr_format", "node_type", "shape", "data_type", "chunk_grid",
-                "chunk_key_encoding", "fill_value", "codecs"}
+    required = {
+        "zarr_format",
+        "node_type",
+        "shape",
+        "data_type",
+        "chunk_grid",
+        "chunk_key_encoding",
+        "fill_value",
+        "codecs",
+    }
     optional = {"attributes", "dimension_names", "storage_transformers"}
     missing = sorted(required - doc.keys())
     if missing:
@@ -1120,8 +1135,11 @@ def _parse_v3(doc: Mapping[str, Any]) -> ArrayMetadata:
     if not isinstance(transformers, list):
         raise _fail("storage_transformers", "a JSON array", transformers)
     if transformers:
-        raise _fail("storage_transformers", "an empty array (this reader applies no storage "
-                    "transformer)", transformers)
+        raise _fail(
+            "storage_transformers",
+            "an empty array (this reader applies no storage transformer)",
+            transformers,
+        )
     names = doc.get("dimension_names")
     # null is not in the spec, but zarrita and icechunk wrote it for "no names"
     # and zarr-python reads it so: taken as absent.
@@ -1131,8 +1149,9 @@ def _parse_v3(doc: Mapping[str, Any]) -> ArrayMetadata:
         and all(n is None or isinstance(n, str) for n in names)
     ):
         raise _fail(
-            "dimension_names", f"a JSON array of {len(shape)} strings or nulls (one per "
-            f"dimension of shape)", names
+            "dimension_names",
+            f"a JSON array of {len(shape)} strings or nulls (one per dimension of shape)",
+            names,
         )
     attributes = doc.get("attributes", {})
     if not isinstance(attributes, Mapping):

@@ -215,7 +215,9 @@ def to_utf8(
         grown = new_array(written + (count - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
         np.copyto(grown[:written], dst[:written])
         dst = grown
-        status, written, done = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False, done, written)
+        status, written, done = _kernels.utf32_to_utf8(
+            view, width, swap, validate, offsets, dst, False, done, written
+        )
     if status[0]:
         raise status_error(status)
     if done != count:  # pragma: no cover - the second pass has room for all
@@ -534,9 +536,7 @@ def from_arrow(
     array: Any, length_bytes: int, *, endian: str = "little", out: None = None
 ) -> npt.NDArray[np.str_]: ...
 @overload
-def from_arrow(
-    array: Any, length_bytes: int, *, endian: str = "little", out: _OutT
-) -> _OutT: ...
+def from_arrow(array: Any, length_bytes: int, *, endian: str = "little", out: _OutT) -> _OutT: ...
 
 
 def from_arrow(
@@ -721,7 +721,9 @@ def string_dtype_to_unicode(array: npt.NDArray[Any]) -> npt.NDArray[np.str_]:
         pyarrow = None
     if pyarrow is not None and getattr(array.dtype, "na_object", _NO_NA) is _NO_NA:
         strings = pyarrow.array(flat)
-        longest = pyarrow.compute.max(pyarrow.compute.utf8_length(strings)).as_py() if len(flat) else 0
+        longest = (
+            pyarrow.compute.max(pyarrow.compute.utf8_length(strings)).as_py() if len(flat) else 0
+        )
         decoded = from_arrow(strings, 4 * max(longest or 0, 1), endian=NATIVE_ENDIAN)
         return decoded.reshape(array.shape)
     try:

@@ -37,8 +37,19 @@ from .cases import NATIVE, WIDTH, sample_chunk, sample_units
 
 # The pytest-benchmark groups in benchmarks/ use the cases module, the zarr
 # arrays and cases, and the stores; the zarr bench's two readers are public too.
-__all__ = ["run", "format_table", "main", "sample_units", "sample_chunk", "ZARR_CASES", "zarr_arrays",
-           "zarr_configurations", "read_array", "read_floor", "stores"]
+__all__ = [
+    "run",
+    "format_table",
+    "main",
+    "sample_units",
+    "sample_chunk",
+    "ZARR_CASES",
+    "zarr_arrays",
+    "zarr_configurations",
+    "read_array",
+    "read_floor",
+    "stores",
+]
 
 DEFAULT_SIZES = (1 * MiB, 64 * MiB)
 format_table = _report.format_table
@@ -82,7 +93,9 @@ def run(sizes=DEFAULT_SIZES, threads=2, repeat=9, progress=None):
     fixedutf32 bench: SIMD level ..., ...-endian host; text of 16-code-point elements, mostly ASCII
     """
     if any(size < 4 * WIDTH for size in sizes):
-        raise ValueError(f"sizes: expected at least {4 * WIDTH} bytes each (one element), got {list(sizes)}")
+        raise ValueError(
+            f"sizes: expected at least {4 * WIDTH} bytes each (one element), got {list(sizes)}"
+        )
     report: dict[str, Any] = {
         "simd_level": get_simd_level(),
         "native_byteorder": NATIVE,
@@ -101,14 +114,20 @@ def run(sizes=DEFAULT_SIZES, threads=2, repeat=9, progress=None):
     if progress:
         progress("64 KiB chunks")
     report["rows"].extend(
-        row for row in _kernels.measure(64 * KiB, repeat=max(repeat, 51), progress=None)
+        row
+        for row in _kernels.measure(64 * KiB, repeat=max(repeat, 51), progress=None)
         if row["kernel"] in ("validate", "decode swap -> new", "encode -> swapped")
     )
     if threads > 1:
         if progress:
             progress(f"{threads} threads")
         scaling, copy_scaling = _kernels.measure_threads(MiB, threads)
-        report["threads"] = {"threads": threads, "size": MiB, "scaling": scaling, "memcpy_scaling": copy_scaling}
+        report["threads"] = {
+            "threads": threads,
+            "size": MiB,
+            "scaling": scaling,
+            "memcpy_scaling": copy_scaling,
+        }
     return report
 
 
@@ -117,26 +136,51 @@ def _parser():
         prog="fixedutf32 bench",
         description="Measure every fixedutf32 kernel against memcpy and NumPy, side by side.",
     )
-    parser.add_argument("--sizes", default="1MiB,64MiB", help="comma-separated chunk sizes (default: 1MiB,64MiB)")
-    parser.add_argument("--threads", type=int, default=2,
-                        help="threads for the scaling test, and of --store's threaded rows (default: 2; "
-                             "1 skips the scaling test)")
-    parser.add_argument("--repeat", type=int, default=None,
-                        help="timed repetitions per row (default: 9; --store: 3, best of them)")
+    parser.add_argument(
+        "--sizes", default="1MiB,64MiB", help="comma-separated chunk sizes (default: 1MiB,64MiB)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="threads for the scaling test, and of --store's threaded rows (default: 2; "
+        "1 skips the scaling test)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        help="timed repetitions per row (default: 9; --store: 3, best of them)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     family = parser.add_mutually_exclusive_group()
-    family.add_argument("--zarr", action="store_true",
-                        help="instead, measure zarr-python reads and writes with and without fixedutf32.zarr")
-    family.add_argument("--store", action="store_true",
-                        help="instead, measure fixedutf32 check and convert of a whole local store against "
-                             "reading its chunk files and zstd-compressing its bytes")
-    parser.add_argument("--zarr-size", default="256MiB",
-                        help="bytes of the array for --zarr (default: 256MiB, in 1 MiB chunks)")
-    parser.add_argument("--store-size", default="256MiB",
-                        help="bytes of chunk data for --store (default: 256MiB, in 2 MiB chunks)")
-    parser.add_argument("--dir", default=None,
-                        help="where --zarr and --store write their temporary stores (default: the system's "
-                             "temporary directory)")
+    family.add_argument(
+        "--zarr",
+        action="store_true",
+        help="instead, measure zarr-python reads and writes with and without fixedutf32.zarr",
+    )
+    family.add_argument(
+        "--store",
+        action="store_true",
+        help="instead, measure fixedutf32 check and convert of a whole local store against "
+        "reading its chunk files and zstd-compressing its bytes",
+    )
+    parser.add_argument(
+        "--zarr-size",
+        default="256MiB",
+        help="bytes of the array for --zarr (default: 256MiB, in 1 MiB chunks)",
+    )
+    parser.add_argument(
+        "--store-size",
+        default="256MiB",
+        help="bytes of chunk data for --store (default: 256MiB, in 2 MiB chunks)",
+    )
+    parser.add_argument(
+        "--dir",
+        default=None,
+        help="where --zarr and --store write their temporary stores (default: the system's "
+        "temporary directory)",
+    )
     return parser
 
 
@@ -209,12 +253,19 @@ def main(argv=None):
         except ImportError as error:
             parser.error(str(error))
     if args.zarr:
-        report = _zarr.run(zarr_size, repeat=args.repeat or 9, progress=progress, directory=args.dir)
+        report = _zarr.run(
+            zarr_size, repeat=args.repeat or 9, progress=progress, directory=args.dir
+        )
         status = 1 if _report.mismatches(report) else 0
         table = _report.format_zarr_table
     elif args.store:
-        report = _store.run(store_size, threads=args.threads, repeat=args.repeat or 3, progress=progress,
-                            directory=args.dir)
+        report = _store.run(
+            store_size,
+            threads=args.threads,
+            repeat=args.repeat or 3,
+            progress=progress,
+            directory=args.dir,
+        )
         status = 0 if report["check_ok"] else 1
         table = _report.format_store_table
     else:

@@ -39,18 +39,22 @@ def measure(nbytes, repeat=9, rounds=5, numpy_repeat=3, progress=None):
             kernel_times.append(kernel_time)
         kernel_time = statistics.median(kernel_times)
         ratio = statistics.median(ratios)
-        numpy_time = median_time(lambda: (prepare() if prepare else None, numpy_way()), numpy_repeat)
+        numpy_time = median_time(
+            lambda: (prepare() if prepare else None, numpy_way()), numpy_repeat
+        )
         if prepare is not None:
             numpy_time -= median_time(prepare, numpy_repeat)
-        rows.append({
-            "kernel": name,
-            "size": nbytes,
-            "gbps": gbps(counted, kernel_time),
-            "memcpy_gbps": gbps(counted, kernel_time) * ratio,
-            "ratio_memcpy": ratio,
-            "ratio_numpy": numpy_time / kernel_time,
-            **judge("kernel", name, ratio, nbytes),
-        })
+        rows.append(
+            {
+                "kernel": name,
+                "size": nbytes,
+                "gbps": gbps(counted, kernel_time),
+                "memcpy_gbps": gbps(counted, kernel_time) * ratio,
+                "ratio_memcpy": ratio,
+                "ratio_numpy": numpy_time / kernel_time,
+                **judge("kernel", name, ratio, nbytes),
+            }
+        )
     return rows
 
 

@@ -37,13 +37,17 @@ def format_table(report):
             f"{row['ratio_memcpy']:9.2f} {row['ratio_numpy']:8.1f}  {verdict(row)}"
         )
     lines.append("")
-    lines.append("call overhead (one-element chunk): " + ", ".join(
-        f"{name} {us:.2f} us" for name, us in report["overhead_us"].items()))
+    lines.append(
+        "call overhead (one-element chunk): "
+        + ", ".join(f"{name} {us:.2f} us" for name, us in report["overhead_us"].items())
+    )
     if report["threads"]:
         t = report["threads"]
-        lines.append(f"{t['threads']} threads on {format_size(t['size'])} chunks: decode_chunk "
-                     f"{t['scaling']:.2f}x the throughput of one (GIL released); numpy.copyto "
-                     f"{t['memcpy_scaling']:.2f}x, measured alongside")
+        lines.append(
+            f"{t['threads']} threads on {format_size(t['size'])} chunks: decode_chunk "
+            f"{t['scaling']:.2f}x the throughput of one (GIL released); numpy.copyto "
+            f"{t['memcpy_scaling']:.2f}x, measured alongside"
+        )
     return "\n".join(lines)
 
 
@@ -57,8 +61,12 @@ def _ratio_lines(ratios):
 
 def mismatches(zarr_report):
     """(case, configuration) pairs of a ``--zarr`` report whose data differed from what was written."""
-    return [(row["case"], name) for row in zarr_report["rows"]
-            for name, same in row["same_data"].items() if same is False]
+    return [
+        (row["case"], name)
+        for row in zarr_report["rows"]
+        for name, same in row["same_data"].items()
+        if same is False
+    ]
 
 
 def format_zarr_table(report):
@@ -82,19 +90,29 @@ def format_zarr_table(report):
         lines.insert(-2, "fixedutf32.zarr is not installed: its columns are n/a")
         lines.insert(-2, "")
     for row in report["rows"]:
-        cells = [f"{'n/a':>8}" if row["gbps"][name] is None else f"{row['gbps'][name]:8.2f}" for name in configs]
+        cells = [
+            f"{'n/a':>8}" if row["gbps"][name] is None else f"{row['gbps'][name]:8.2f}"
+            for name in configs
+        ]
         lines.append(f"{row['case']:22} " + " ".join(cells) + f"   {threads[row['threads']]}")
     lines += ["", *_ratio_lines(report["ratios"])]
     t = report["threads_reference"]
     lines.append("")
-    lines.append(f"{t['threads']} threads on {format_size(t['size'])} chunks, measured after the rows: decode_chunk "
-                 f"{t['decode_chunk_scaling']:.2f}x one thread, numpy.copyto {t['memcpy_scaling']:.2f}x "
-                 "(the machine's own limit on scaling)")
+    lines.append(
+        f"{t['threads']} threads on {format_size(t['size'])} chunks, measured after the rows: decode_chunk "
+        f"{t['decode_chunk_scaling']:.2f}x one thread, numpy.copyto {t['memcpy_scaling']:.2f}x "
+        "(the machine's own limit on scaling)"
+    )
     mismatched = mismatches(report)
     if mismatched:
-        lines.append("DIFFERENT DATA read back by: " + ", ".join(f"{case}: {name}" for case, name in mismatched))
+        lines.append(
+            "DIFFERENT DATA read back by: "
+            + ", ".join(f"{case}: {name}" for case, name in mismatched)
+        )
     else:
-        lines.append("every configuration read back (or wrote) the same data, checked once each outside the timing")
+        lines.append(
+            "every configuration read back (or wrote) the same data, checked once each outside the timing"
+        )
     return "\n".join(lines)
 
 
@@ -109,7 +127,9 @@ def format_store_table(report):
         f"|{'-' * 34}|{'-' * 9}:|{'-' * 9}:|",
     ]
     for row in report["rows"]:
-        lines.append(f"| {row['row']:<32} | {row['seconds']:8.3f} | {size / MiB / row['seconds']:8.0f} |")
+        lines.append(
+            f"| {row['row']:<32} | {row['seconds']:8.3f} | {size / MiB / row['seconds']:8.0f} |"
+        )
     lines += ["", *_ratio_lines(report["ratios"]), ""]
     if report["check_ok"]:
         lines.append("check found both stores clean, checked once each outside the timing")

@@ -41,9 +41,24 @@ COLD = hasattr(os, "posix_fadvise")  # the cold-cache rows need it
 # whether the ratio is of speeds (at least the target) or of times (at most).
 RATIOS = [
     ("check raw / read files (speed)", "check raw", "read chunk files", "speed"),
-    ("check raw / read files, cold cache (speed)", "check raw, cold cache", "read chunk files, cold cache", "speed"),
-    ("check zstd N threads / 1 thread (speed)", "check zstd, N threads", "check zstd, 1 thread", "speed"),
-    ("convert / zstd-compress (time)", "convert raw -> V3 zstd", "zstd-compress the chunks", "time"),
+    (
+        "check raw / read files, cold cache (speed)",
+        "check raw, cold cache",
+        "read chunk files, cold cache",
+        "speed",
+    ),
+    (
+        "check zstd N threads / 1 thread (speed)",
+        "check zstd, N threads",
+        "check zstd, 1 thread",
+        "speed",
+    ),
+    (
+        "convert / zstd-compress (time)",
+        "convert raw -> V3 zstd",
+        "zstd-compress the chunks",
+        "time",
+    ),
 ]
 
 
@@ -53,8 +68,15 @@ def _write_store(path, data, compressors):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr: the data type has no stable specification
-        array = zarr.create_array(str(path), shape=data.shape, chunks=(CHUNK_ELEMENTS,), dtype=data.dtype,
-                                  serializer=BytesCodec(endian="little"), compressors=compressors, fill_value="")
+        array = zarr.create_array(
+            str(path),
+            shape=data.shape,
+            chunks=(CHUNK_ELEMENTS,),
+            dtype=data.dtype,
+            serializer=BytesCodec(endian="little"),
+            compressors=compressors,
+            fill_value="",
+        )
         array[:] = data
 
 
@@ -84,7 +106,7 @@ def _compress_chunks(data, threads):
     codec = numcodecs.Zstd(level=0)
     raw = data.view(np.uint8)
     size = CHUNK_ELEMENTS * ELEMENT_BYTES
-    pieces = [raw[i:i + size] for i in range(0, raw.nbytes, size)]
+    pieces = [raw[i : i + size] for i in range(0, raw.nbytes, size)]
     with ThreadPoolExecutor(threads) as pool:
         return sum(len(c) for c in pool.map(codec.encode, pieces))
 
@@ -118,15 +140,36 @@ class _Stores:
         rows = {
             "read chunk files": ("read vs check", lambda: _read_files(self.files, threads), None),
             "check raw": ("read vs check", lambda: check(raw, threads=threads), None),
-            "read chunk files, cold cache": ("read vs check, cold cache", lambda: _read_files(self.files, threads),
-                                             cold),
-            "check raw, cold cache": ("read vs check, cold cache", lambda: check(raw, threads=threads), cold),
-            "check zstd, 1 thread": ("check zstd on threads", lambda: check(packed, threads=1), None),
-            f"check zstd, {threads} threads": ("check zstd on threads", lambda: check(packed, threads=threads),
-                                               None),
-            "zstd-compress the chunks": ("convert vs compress", lambda: _compress_chunks(self.data, threads), None),
-            "convert raw -> V3 zstd": ("convert vs compress",
-                                       lambda: convert(raw, str(self.out), threads=threads, overwrite=True), None),
+            "read chunk files, cold cache": (
+                "read vs check, cold cache",
+                lambda: _read_files(self.files, threads),
+                cold,
+            ),
+            "check raw, cold cache": (
+                "read vs check, cold cache",
+                lambda: check(raw, threads=threads),
+                cold,
+            ),
+            "check zstd, 1 thread": (
+                "check zstd on threads",
+                lambda: check(packed, threads=1),
+                None,
+            ),
+            f"check zstd, {threads} threads": (
+                "check zstd on threads",
+                lambda: check(packed, threads=threads),
+                None,
+            ),
+            "zstd-compress the chunks": (
+                "convert vs compress",
+                lambda: _compress_chunks(self.data, threads),
+                None,
+            ),
+            "convert raw -> V3 zstd": (
+                "convert vs compress",
+                lambda: convert(raw, str(self.out), threads=threads, overwrite=True),
+                None,
+            ),
         }
         if not COLD:
             rows = {name: row for name, row in rows.items() if not name.endswith("cold cache")}
@@ -169,7 +212,9 @@ def stores(size=DEFAULT_SIZE, threads=2, directory=None):
     """
     require()
     if size < ELEMENT_BYTES:
-        raise ValueError(f"size: expected at least {ELEMENT_BYTES} bytes (one <U{WIDTH} element), got {size}")
+        raise ValueError(
+            f"size: expected at least {ELEMENT_BYTES} bytes (one <U{WIDTH} element), got {size}"
+        )
     if threads < 1:
         raise ValueError(f"threads: expected at least 1, got {threads}")
     with tempfile.TemporaryDirectory(prefix="fixedutf32-bench-store-", dir=directory) as root:
@@ -222,19 +267,32 @@ def run(size=DEFAULT_SIZE, threads=2, repeat=3, progress=None, directory=None):
             seconds[name] = best_time(call, repeat, before)
     ratios = []
     for key, top, bottom, kind in RATIOS:
-        name, top, bottom = (text.replace("N threads", f"{threads} threads") for text in (key, top, bottom))
+        name, top, bottom = (
+            text.replace("N threads", f"{threads} threads") for text in (key, top, bottom)
+        )
         if top not in seconds or bottom not in seconds:
             continue  # no cold-cache rows without posix_fadvise
-        value = seconds[bottom] / seconds[top] if kind == "speed" else seconds[top] / seconds[bottom]
+        value = (
+            seconds[bottom] / seconds[top] if kind == "speed" else seconds[top] / seconds[bottom]
+        )
         found = target("store", key)
-        ratios.append({"ratio": name, "value": value, "bound": found.bound, "target": found.value,
-                       "met": found.met(value)})
+        ratios.append(
+            {
+                "ratio": name,
+                "value": value,
+                "bound": found.bound,
+                "target": found.value,
+                "met": found.met(value),
+            }
+        )
     return {
         "size": nbytes,
         "chunk_size": CHUNK_ELEMENTS * ELEMENT_BYTES,
         "threads": threads,
         "repeat": repeat,
         "check_ok": check_ok,
-        "rows": [{"row": name, "seconds": s, "gbps": gbps(nbytes, s)} for name, s in seconds.items()],
+        "rows": [
+            {"row": name, "seconds": s, "gbps": gbps(nbytes, s)} for name, s in seconds.items()
+        ],
         "ratios": ratios,
     }

@@ -105,7 +105,15 @@ def parse_size(text):
     Raises ``ValueError`` for text that is none of those.
     """
     text = text.strip().lower().replace(" ", "")
-    for suffix, factor in (("gib", GiB), ("mib", MiB), ("kib", KiB), ("g", GiB), ("m", MiB), ("k", KiB), ("b", 1)):
+    for suffix, factor in (
+        ("gib", GiB),
+        ("mib", MiB),
+        ("kib", KiB),
+        ("g", GiB),
+        ("m", MiB),
+        ("k", KiB),
+        ("b", 1),
+    ):
         if text.endswith(suffix):
             return int(float(text[: -len(suffix)]) * factor)
     return int(text)

@@ -29,7 +29,16 @@ def _baselines(u):
         import numcodecs
     except ImportError:
         numcodecs = None
-    ways: dict[str, list[Any]] = {name: [] for name in ("to_utf8", "from_utf8", "encode_vlen_utf8", "decode_vlen_utf8", "to_string_dtype")}
+    ways: dict[str, list[Any]] = {
+        name: []
+        for name in (
+            "to_utf8",
+            "from_utf8",
+            "encode_vlen_utf8",
+            "decode_vlen_utf8",
+            "to_string_dtype",
+        )
+    }
     if StringDType is not None:
         t = u.astype(StringDType())
         ways["to_utf8"].append(("astype(StringDType())", lambda: u.astype(StringDType())))
@@ -41,8 +50,12 @@ def _baselines(u):
         codec = numcodecs.VLenUTF8()
         objects = u.astype(object)
         encoded = codec.encode(objects)
-        ways["encode_vlen_utf8"].append(("numcodecs VLenUTF8", lambda: codec.encode(u.astype(object))))
-        ways["decode_vlen_utf8"].append(("numcodecs VLenUTF8", lambda: codec.decode(encoded).astype(u.dtype)))
+        ways["encode_vlen_utf8"].append(
+            ("numcodecs VLenUTF8", lambda: codec.encode(u.astype(object)))
+        )
+        ways["decode_vlen_utf8"].append(
+            ("numcodecs VLenUTF8", lambda: codec.decode(encoded).astype(u.dtype))
+        )
     return ways
 
 

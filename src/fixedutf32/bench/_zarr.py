@@ -62,12 +62,26 @@ CASES = {
 # configuration), denominator (case, configuration).
 RATIOS = [
     *[(f"pipeline / stock, {case}", (case, "pipeline"), (case, "stock")) for case in CASES],
-    *[(f"pipeline / floor, {case}", (case, "pipeline"), (case, "floor"))
-      for case in ("read raw little", "read raw big")],
+    *[
+        (f"pipeline / floor, {case}", (case, "pipeline"), (case, "floor"))
+        for case in ("read raw little", "read raw big")
+    ],
     *[(f"codec / stock, {case}", (case, "codec"), (case, "stock")) for case in CASES],
-    ("zstd 2 threads / 1 thread, pipeline", ("read zstd, 2 threads", "pipeline"), ("read zstd, 1 thread", "pipeline")),
-    ("zstd 2 threads / 1 thread, stock", ("read zstd, 2 threads", "stock"), ("read zstd, 1 thread", "stock")),
-    ("reader / floor, read raw little", ("read raw little", "reader"), ("read raw little", "floor")),
+    (
+        "zstd 2 threads / 1 thread, pipeline",
+        ("read zstd, 2 threads", "pipeline"),
+        ("read zstd, 1 thread", "pipeline"),
+    ),
+    (
+        "zstd 2 threads / 1 thread, stock",
+        ("read zstd, 2 threads", "stock"),
+        ("read zstd, 1 thread", "stock"),
+    ),
+    (
+        "reader / floor, read raw little",
+        ("read raw little", "reader"),
+        ("read raw little", "floor"),
+    ),
 ]
 
 
@@ -98,8 +112,11 @@ def configurations(case):
     operation, threads, _, compressed = CASES[case]
     if operation == "write":
         return ZARR_CONFIGS
-    return tuple(name for name in CONFIGS
-                 if not (name == "reader" and threads == 2) and not (name == "floor" and compressed))
+    return tuple(
+        name
+        for name in CONFIGS
+        if not (name == "reader" and threads == 2) and not (name == "floor" and compressed)
+    )
 
 
 def read_array(store):
@@ -193,8 +210,10 @@ def read_floor(store):
     store = pathlib.Path(store)
     meta = parse_array_metadata((store / "zarr.json").read_bytes())
     if len(meta.shape) != 1 or meta.codecs:
-        raise ValueError(f"read_floor: expected a one-dimensional array without compressors in {store}, "
-                         f"got shape {meta.shape} and codecs {list(meta.codecs)}")
+        raise ValueError(
+            f"read_floor: expected a one-dimensional array without compressors in {store}, "
+            f"got shape {meta.shape} and codecs {list(meta.codecs)}"
+        )
     out = np.empty(meta.shape, meta.data_type.to_numpy(meta.endian))
     raw = out.view(np.uint8)
     item = meta.data_type.length_bytes
@@ -203,7 +222,7 @@ def read_floor(store):
         path = store / meta.chunk_key(index)
         if path.exists():
             with open(path, "rb", buffering=0) as file:
-                file.readinto(raw[target.start * item:target.stop * item])  # type: ignore[arg-type]
+                file.readinto(raw[target.start * item : target.stop * item])  # type: ignore[arg-type]
     return out
 
 
@@ -229,8 +248,10 @@ def require():
         importlib.import_module("numcodecs")
         return importlib.import_module("zarr")
     except ImportError as error:
-        raise ImportError(f"the zarr and store benches need zarr-python >= 3.1 and numcodecs "
-                          f"(pip install zarr numcodecs), and: {error}") from error
+        raise ImportError(
+            f"the zarr and store benches need zarr-python >= 3.1 and numcodecs "
+            f"(pip install zarr numcodecs), and: {error}"
+        ) from error
 
 
 def _integration():
@@ -277,9 +298,14 @@ class _Bench:
         from zarr.codecs import BytesCodec, ZstdCodec
 
         return self.zarr.create_array(
-            str(path), shape=self.data.shape, chunks=self.chunks, dtype=self.data.dtype,
-            serializer=BytesCodec(endian=endian), compressors=ZstdCodec() if compressed else None,
-            fill_value="", overwrite=True,
+            str(path),
+            shape=self.data.shape,
+            chunks=self.chunks,
+            dtype=self.data.dtype,
+            serializer=BytesCodec(endian=endian),
+            compressors=ZstdCodec() if compressed else None,
+            fill_value="",
+            overwrite=True,
         )
 
     def open(self, name, path, mode):
@@ -288,12 +314,17 @@ class _Bench:
             array = self.zarr.open_array(str(path), mode=mode)
         codec = type(array.metadata.codecs[0])
         pipeline = type(array.async_array.codec_pipeline)
-        self.selected[name] = {"bytes codec": f"{codec.__module__}.{codec.__qualname__}",
-                               "pipeline": f"{pipeline.__module__}.{pipeline.__qualname__}"}
+        self.selected[name] = {
+            "bytes codec": f"{codec.__module__}.{codec.__qualname__}",
+            "pipeline": f"{pipeline.__module__}.{pipeline.__qualname__}",
+        }
         if name != "stock" and not self.selected[name][
-                "bytes codec" if name == "codec" else "pipeline"].startswith("fixedutf32."):
-            raise RuntimeError(f"zarr configuration {INTEGRATION[name]} did not select fixedutf32: "
-                               f"got {self.selected[name]} for {path}")
+            "bytes codec" if name == "codec" else "pipeline"
+        ].startswith("fixedutf32."):
+            raise RuntimeError(
+                f"zarr configuration {INTEGRATION[name]} did not select fixedutf32: "
+                f"got {self.selected[name]} for {path}"
+            )
         return array
 
     def calls(self, case):
@@ -324,6 +355,7 @@ class _Bench:
         def read():
             with self.config(name, threads):
                 return array[...]
+
         return read
 
     def _write(self, name, array, threads, path):
@@ -331,6 +363,7 @@ class _Bench:
             with self.config(name, threads):
                 array[...] = self.data
             return path
+
         return write
 
     def same_data(self, result):
@@ -378,11 +411,15 @@ def arrays(size=DEFAULT_SIZE, directory=None):
     """
     zarr = require()
     if size < ELEMENT_BYTES:
-        raise ValueError(f"size: expected at least {ELEMENT_BYTES} bytes (one <U{WIDTH} element), got {size}")
+        raise ValueError(
+            f"size: expected at least {ELEMENT_BYTES} bytes (one <U{WIDTH} element), got {size}"
+        )
     data = _sample_data(size)
     chunk_elements = min(CHUNK_BYTES // ELEMENT_BYTES, len(data))
-    with tempfile.TemporaryDirectory(prefix="fixedutf32-bench-zarr-", dir=directory) as root, \
-            warnings.catch_warnings():
+    with (
+        tempfile.TemporaryDirectory(prefix="fixedutf32-bench-zarr-", dir=directory) as root,
+        warnings.catch_warnings(),
+    ):
         from zarr.errors import UnstableSpecificationWarning
 
         warnings.simplefilter("ignore", UnstableSpecificationWarning)
@@ -434,18 +471,26 @@ def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
             say(f"{case} ({format_size(size)}, {repeat} rounds)")
             calls = {name: call for name, call in bench.calls(case).items() if call is not None}
             times, same = in_turn(calls, repeat, bench.same_data)
-            rows.append({
-                "case": case,
-                "endian": endian,
-                "codec": "zstd" if compressed else "raw",
-                "threads": threads,
-                "size": counted,
-                "chunk_size": chunk_size,
-                "gbps": {name: (counted / statistics.median(times[name]) / 1e9 if name in times else None)
-                         for name in CONFIGS},
-                "same_data": {name: same.get(name) for name in CONFIGS},
-                "_times": times,
-            })
+            rows.append(
+                {
+                    "case": case,
+                    "endian": endian,
+                    "codec": "zstd" if compressed else "raw",
+                    "threads": threads,
+                    "size": counted,
+                    "chunk_size": chunk_size,
+                    "gbps": {
+                        name: (
+                            counted / statistics.median(times[name]) / 1e9
+                            if name in times
+                            else None
+                        )
+                        for name in CONFIGS
+                    },
+                    "same_data": {name: same.get(name) for name in CONFIGS},
+                    "_times": times,
+                }
+            )
     ratios = _ratios(rows)
     for row in rows:
         del row["_times"]
@@ -464,8 +509,12 @@ def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
         "repeat": repeat,
         "rows": rows,
         "ratios": ratios,
-        "threads_reference": {"threads": 2, "size": MiB, "decode_chunk_scaling": decode_scaling,
-                              "memcpy_scaling": copy_scaling},
+        "threads_reference": {
+            "threads": 2,
+            "size": MiB,
+            "decode_chunk_scaling": decode_scaling,
+            "memcpy_scaling": copy_scaling,
+        },
     }
 
 

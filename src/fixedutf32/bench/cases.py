@@ -13,8 +13,17 @@ import numpy as np
 
 from ..chunk import decode_chunk, encode_chunk, repad, str_lengths, validate
 
-__all__ = ["WIDTH", "NATIVE", "FOREIGN", "Case", "sample_units", "sample_chunk", "make_text", "store_strings",
-           "kernel_cases"]
+__all__ = [
+    "WIDTH",
+    "NATIVE",
+    "FOREIGN",
+    "Case",
+    "sample_units",
+    "sample_chunk",
+    "make_text",
+    "store_strings",
+    "kernel_cases",
+]
 
 WIDTH = 16  # code points per element (64 bytes), as in the targets
 NATIVE = sys.byteorder
@@ -80,7 +89,9 @@ def sample_units(n_elements, width=WIDTH, *, max_length=None, seed=0):
     pick = rng.random(shape)
     units = np.where(pick < 0.06, rng.integers(0x410, 0x450, size=shape, dtype=np.uint32), units)
     units = np.where(pick > 0.96, rng.integers(0x4E00, 0x9FA5, size=shape, dtype=np.uint32), units)
-    units = np.where(pick > 0.99, rng.integers(0x1F600, 0x1F650, size=shape, dtype=np.uint32), units)
+    units = np.where(
+        pick > 0.99, rng.integers(0x1F600, 0x1F650, size=shape, dtype=np.uint32), units
+    )
     lengths = rng.integers(max(max_length // 2, 0), max_length + 1, size=n_elements)
     units[np.arange(width)[None, :] >= lengths[:, None]] = 0
     return units
@@ -117,11 +128,80 @@ def sample_chunk(nbytes, endian, width=WIDTH, *, max_length=None, seed=0):
     return units.astype("<u4" if endian == "little" else ">u4").tobytes()
 
 
-_ASCII_WORDS = ["the", "of", "and", "to", "in", "is", "was", "for", "on", "that", "with", "as", "by", "at", "from", "his", "her", "which", "or", "an", "be", "this", "are", "had", "not", "but", "were", "all", "have", "one", "they", "their", "said", "has", "more", "time", "would", "been", "2024", "data", "chunk", "array", "value", "17", "zarr", "3.14", "store", "id_42", "key=value", "path/to/file"]
+_ASCII_WORDS = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "was",
+    "for",
+    "on",
+    "that",
+    "with",
+    "as",
+    "by",
+    "at",
+    "from",
+    "his",
+    "her",
+    "which",
+    "or",
+    "an",
+    "be",
+    "this",
+    "are",
+    "had",
+    "not",
+    "but",
+    "were",
+    "all",
+    "have",
+    "one",
+    "they",
+    "their",
+    "said",
+    "has",
+    "more",
+    "time",
+    "would",
+    "been",
+    "2024",
+    "data",
+    "chunk",
+    "array",
+    "value",
+    "17",
+    "zarr",
+    "3.14",
+    "store",
+    "id_42",
+    "key=value",
+    "path/to/file",
+]
 _ACCENTED_WORDS = ["café", "naïve", "résumé", "Zürich", "—", "“quoted”", "São", "Ångström", "½"]
 _MIXED_WORDS = [
-    "Привет", "мир", "данные", "你好", "世界", "数据", "東京", "こんにちは", "한국어",
-    "Καλημέρα", "مرحبا", "שלום", "🎉", "😀", "🚀", "👍🏽", "data", "ok", "42", "x",
+    "Привет",
+    "мир",
+    "данные",
+    "你好",
+    "世界",
+    "数据",
+    "東京",
+    "こんにちは",
+    "한국어",
+    "Καλημέρα",
+    "مرحبا",
+    "שלום",
+    "🎉",
+    "😀",
+    "🚀",
+    "👍🏽",
+    "data",
+    "ok",
+    "42",
+    "x",
 ]
 
 
@@ -266,7 +346,11 @@ def kernel_cases(nbytes):
     True
     """
     little = _on_a_cache_line(sample_chunk(nbytes, NATIVE))
-    foreign = np.frombuffer(little, f"=U{WIDTH}").astype(f"{'>' if FOREIGN == 'big' else '<'}U{WIDTH}").tobytes()
+    foreign = (
+        np.frombuffer(little, f"=U{WIDTH}")
+        .astype(f"{'>' if FOREIGN == 'big' else '<'}U{WIDTH}")
+        .tobytes()
+    )
     foreign = _on_a_cache_line(foreign)
     native_array = np.frombuffer(little, f"=U{WIDTH}")
     pristine = np.frombuffer(foreign, np.uint8)
@@ -274,7 +358,9 @@ def kernel_cases(nbytes):
     narrow = np.frombuffer(sample_chunk(nbytes // 2, NATIVE, 8, seed=1), "=U8")
     narrow_bytes = _on_a_cache_line(narrow.tobytes())
     # Repad rows count output bytes: narrowing to `nbytes` reads twice that.
-    fits = np.frombuffer(sample_chunk(2 * nbytes, NATIVE, WIDTH, max_length=8, seed=2), f"=U{WIDTH}")
+    fits = np.frombuffer(
+        sample_chunk(2 * nbytes, NATIVE, WIDTH, max_length=8, seed=2), f"=U{WIDTH}"
+    )
     fits_bytes = _on_a_cache_line(fits.tobytes())
     foreign_prefix = ">" if FOREIGN == "big" else "<"
 
@@ -287,25 +373,74 @@ def kernel_cases(nbytes):
 
     size = len(little)
     return [
-        Case("validate", size, lambda: validate(little, 4 * WIDTH, endian=NATIVE), numpy_validate, None),
-        Case("decode native (no copy)", size, lambda: decode_chunk(little, 4 * WIDTH, endian=NATIVE),
-             lambda: np.frombuffer(little, f"=U{WIDTH}").copy(), None),
-        Case("decode swap -> new", size, lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN),
-             lambda: np.frombuffer(foreign, f"{foreign_prefix}U{WIDTH}").astype(f"=U{WIDTH}"), None),
-        Case("decode swap -> new, validate=False", size,
-             lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN, validate=False),
-             lambda: np.frombuffer(foreign, f"{foreign_prefix}U{WIDTH}").astype(f"=U{WIDTH}"), None),
-        Case("decode swap in place", size, lambda: decode_chunk(in_place, 4 * WIDTH, endian=FOREIGN, out=in_place),
-             lambda: in_place.view(np.uint32).byteswap(inplace=True), restore),
-        Case("encode -> swapped", size, lambda: encode_chunk(native_array, endian=FOREIGN),
-             lambda: native_array.astype(f"{foreign_prefix}U{WIDTH}"), None),
-        Case("encode -> swapped, validate=False", size,
-             lambda: encode_chunk(native_array, endian=FOREIGN, validate=False),
-             lambda: native_array.astype(f"{foreign_prefix}U{WIDTH}"), None),
-        Case("repad widen U8->U16", 2 * len(narrow_bytes), lambda: repad(narrow_bytes, 32, 64, endian=NATIVE),
-             lambda: narrow.astype(f"=U{WIDTH}"), None),
-        Case("repad narrow U16->U8", len(fits_bytes) // 2, lambda: repad(fits_bytes, 64, 32, endian=NATIVE),
-             lambda: fits.astype("=U8"), None),
-        Case("str_lengths", size, lambda: str_lengths(little, 4 * WIDTH, endian=NATIVE),
-             lambda: np.strings.str_len(native_array), None),
+        Case(
+            "validate",
+            size,
+            lambda: validate(little, 4 * WIDTH, endian=NATIVE),
+            numpy_validate,
+            None,
+        ),
+        Case(
+            "decode native (no copy)",
+            size,
+            lambda: decode_chunk(little, 4 * WIDTH, endian=NATIVE),
+            lambda: np.frombuffer(little, f"=U{WIDTH}").copy(),
+            None,
+        ),
+        Case(
+            "decode swap -> new",
+            size,
+            lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN),
+            lambda: np.frombuffer(foreign, f"{foreign_prefix}U{WIDTH}").astype(f"=U{WIDTH}"),
+            None,
+        ),
+        Case(
+            "decode swap -> new, validate=False",
+            size,
+            lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN, validate=False),
+            lambda: np.frombuffer(foreign, f"{foreign_prefix}U{WIDTH}").astype(f"=U{WIDTH}"),
+            None,
+        ),
+        Case(
+            "decode swap in place",
+            size,
+            lambda: decode_chunk(in_place, 4 * WIDTH, endian=FOREIGN, out=in_place),
+            lambda: in_place.view(np.uint32).byteswap(inplace=True),
+            restore,
+        ),
+        Case(
+            "encode -> swapped",
+            size,
+            lambda: encode_chunk(native_array, endian=FOREIGN),
+            lambda: native_array.astype(f"{foreign_prefix}U{WIDTH}"),
+            None,
+        ),
+        Case(
+            "encode -> swapped, validate=False",
+            size,
+            lambda: encode_chunk(native_array, endian=FOREIGN, validate=False),
+            lambda: native_array.astype(f"{foreign_prefix}U{WIDTH}"),
+            None,
+        ),
+        Case(
+            "repad widen U8->U16",
+            2 * len(narrow_bytes),
+            lambda: repad(narrow_bytes, 32, 64, endian=NATIVE),
+            lambda: narrow.astype(f"=U{WIDTH}"),
+            None,
+        ),
+        Case(
+            "repad narrow U16->U8",
+            len(fits_bytes) // 2,
+            lambda: repad(fits_bytes, 64, 32, endian=NATIVE),
+            lambda: fits.astype("=U8"),
+            None,
+        ),
+        Case(
+            "str_lengths",
+            size,
+            lambda: str_lengths(little, 4 * WIDTH, endian=NATIVE),
+            lambda: np.strings.str_len(native_array),
+            None,
+        ),
     ]

@@ -61,8 +61,14 @@ class Problem:
 
     def sort_key(self) -> tuple[Any, ...]:
         order = {"metadata": 0, "incomplete": 0, "chunk": 1, "code_point": 1}[self.kind]
-        return (self.array, order, self.chunk or (), self.coordinates or (), self.position or 0,
-                self.message)
+        return (
+            self.array,
+            order,
+            self.chunk or (),
+            self.coordinates or (),
+            self.position or 0,
+            self.message,
+        )
 
     def __str__(self) -> str:
         where = f"{self.array or '/'}"
@@ -161,11 +167,15 @@ class CheckReport:
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready values (a new dict)."""
         return {
-            "store": self.store, "path": self.path, "ok": self.ok,
+            "store": self.store,
+            "path": self.path,
+            "ok": self.ok,
             "arrays": [a.to_dict() for a in self.arrays],
-            "skipped": list(self.skipped), "groups": list(self.groups),
+            "skipped": list(self.skipped),
+            "groups": list(self.groups),
             "problems": [asdict(p) for p in self.problems],
-            "max_errors": self.max_errors, "chunks_unchecked": self.chunks_unchecked,
+            "max_errors": self.max_errors,
+            "chunks_unchecked": self.chunks_unchecked,
         }
 
     def to_json(self, indent: int | str | None = None) -> str:
@@ -189,7 +199,8 @@ class CheckReport:
                 f"{a.length_bytes} {a.endian}: {a.chunks_present} chunks present, "
                 f"{a.chunks_missing} missing, {a.bytes_read} bytes read; longest string "
                 f"{a.longest} code points (length_bytes {a.min_length_bytes} would hold every "
-                f"string)")
+                f"string)"
+            )
         for s in self.skipped:
             lines.append(f"skipped {s['path'] or '/'}: {s['data_type']}, not fixed_length_utf32")
         lines.extend(str(p) for p in self.problems)
@@ -197,8 +208,10 @@ class CheckReport:
         verdict = "clean" if self.ok else f"{count} problem{'s' if count > 1 else ''}"
         if len(self.problems) >= self.max_errors:
             verdict += f" (stopped at --max-errors {self.max_errors})"
-        lines.append(f"{verdict}: {len(self.arrays)} arrays checked, {len(self.skipped)} skipped, "
-                     f"{self.chunks_unchecked} chunks left unchecked")
+        lines.append(
+            f"{verdict}: {len(self.arrays)} arrays checked, {len(self.skipped)} skipped, "
+            f"{self.chunks_unchecked} chunks left unchecked"
+        )
         return "\n".join(lines)
 
 
@@ -217,12 +230,20 @@ def _code_point_problems(
         coordinates = plan.coordinates(index, element)
         kind = "surrogate" if 0xD800 <= value <= 0xDFFF else "above U+10FFFF"
         outside = any(c >= s for c, s in zip(coordinates, meta.shape))
-        problems.append(Problem(
-            "code_point", plan.path,
-            f"invalid code point U+{value:04X} ({kind}) at element {list(coordinates)}, "
-            f"position {position}{' (edge chunk padding, outside the array)' if outside else ''}; "
-            f"expected a Unicode scalar value",
-            key, index, coordinates, position, value))
+        problems.append(
+            Problem(
+                "code_point",
+                plan.path,
+                f"invalid code point U+{value:04X} ({kind}) at element {list(coordinates)}, "
+                f"position {position}{' (edge chunk padding, outside the array)' if outside else ''}; "
+                f"expected a Unicode scalar value",
+                key,
+                index,
+                coordinates,
+                position,
+                value,
+            )
+        )
     return problems
 
 
@@ -246,10 +267,16 @@ def _check_chunk(
     view = np.frombuffer(data, np.uint8)
     expected = plan.chunk_nbytes()
     if view.nbytes != expected:
-        return [Problem("chunk", plan.path,
-                        f"decodes to {view.nbytes} bytes; expected {expected} "
-                        f"({math.prod(meta.chunk_shape)} elements of length_bytes {length_bytes})",
-                        key, index)], 0
+        return [
+            Problem(
+                "chunk",
+                plan.path,
+                f"decodes to {view.nbytes} bytes; expected {expected} "
+                f"({math.prod(meta.chunk_shape)} elements of length_bytes {length_bytes})",
+                key,
+                index,
+            )
+        ], 0
     try:
         lengths = str_lengths(view, length_bytes, endian=meta.endian)
         problems: list[Problem] = []
@@ -271,8 +298,15 @@ def check_key(ref: Any, plan: Any, key_index: Any, max_errors: int) -> dict[str,
     handle = resolve(ref)
     key = plan.key(key_index)
     chunks = len(plan.chunks_of_key(key_index))
-    result: dict[str, Any] = {"path": plan.path, "chunks": chunks, "present": 0, "missing": chunks,
-              "bytes_read": 0, "longest": 0, "problems": []}
+    result: dict[str, Any] = {
+        "path": plan.path,
+        "chunks": chunks,
+        "present": 0,
+        "missing": chunks,
+        "bytes_read": 0,
+        "longest": 0,
+        "problems": [],
+    }
     read = plan.read_key(handle, key_index)
     if read is None:
         return result
@@ -320,8 +354,9 @@ def open_scheduler(scheduler: str | None, threads: int | None) -> tuple[int, Any
     if scheduler in (None, "threads"):
         return threads, None, None
     if not isinstance(scheduler, str):
-        raise ValueError(f"scheduler must be None, 'threads', 'local' or a Dask address, "
-                         f"got {scheduler!r}")
+        raise ValueError(
+            f"scheduler must be None, 'threads', 'local' or a Dask address, got {scheduler!r}"
+        )
     client, cluster = dask_client(scheduler)
     return threads, client, cluster
 
@@ -414,10 +449,14 @@ def _plan(report: CheckReport, nodes: Sequence[Any]) -> list[Any]:
     plans = []
     for node in nodes:
         if node.kind == "incomplete":
-            report.problems.append(Problem(
-                "incomplete", node.path,
-                "keys but no zarr.json, .zarray or .zgroup: an array or group whose metadata "
-                "was never written (an interrupted write or conversion?)"))
+            report.problems.append(
+                Problem(
+                    "incomplete",
+                    node.path,
+                    "keys but no zarr.json, .zarray or .zgroup: an array or group whose metadata "
+                    "was never written (an interrupted write or conversion?)",
+                )
+            )
         elif node.kind == "group":
             report.groups.append(node.path)
             if node.error:
@@ -433,10 +472,19 @@ def _plan(report: CheckReport, nodes: Sequence[Any]) -> list[Any]:
                 continue
             meta = plan.meta
             plans.append(plan)
-            report.arrays.append(ArrayReport(
-                plan.path, plan.zarr_format, meta.shape, meta.chunk_shape,
-                meta.data_type.length_bytes, meta.endian, plan.shard is not None,
-                plan.chunk_count, longest=len(meta.fill_value)))
+            report.arrays.append(
+                ArrayReport(
+                    plan.path,
+                    plan.zarr_format,
+                    meta.shape,
+                    meta.chunk_shape,
+                    meta.data_type.length_bytes,
+                    meta.endian,
+                    plan.shard is not None,
+                    plan.chunk_count,
+                    longest=len(meta.fill_value),
+                )
+            )
     return plans
 
 
@@ -448,8 +496,14 @@ def _run_check(
     for plan in plans:
         for key_index in plan.key_indices:
             chunks = len(plan.chunks_of_key(key_index))
-            tasks.append((check_key, (ref, plan, key_index, report.max_errors), chunks,
-                          chunks * plan.chunk_nbytes()))
+            tasks.append(
+                (
+                    check_key,
+                    (ref, plan, key_index, report.max_errors),
+                    chunks,
+                    chunks * plan.chunk_nbytes(),
+                )
+            )
     total_chunks = sum(t[2] for t in tasks)
     checked = 0
 
@@ -462,7 +516,7 @@ def _run_check(
         array.bytes_read += result["bytes_read"]
         array.longest = max(array.longest, result["longest"])
         room = report.max_errors - len(report.problems)
-        found = result["problems"][:max(room, 0)]
+        found = result["problems"][: max(room, 0)]
         array.problems += len(found)
         report.problems.extend(found)
         return len(report.problems) < report.max_errors

@@ -79,7 +79,8 @@ class InvalidChunkError(FixedUTF32Error):
         super().__init__(
             f"{problem}; the conversion stopped before writing this array's metadata, so the "
             f"destination reads as incomplete: fix the source, or convert with skip_invalid=True "
-            f"(--skip-invalid) and resume=True (--resume)")
+            f"(--skip-invalid) and resume=True (--resume)"
+        )
 
     def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
         return type(self), (self.problem,)
@@ -139,17 +140,24 @@ class ConvertReport:
         lines: list[str] = []
         for a in self.arrays:
             width = f" length_bytes {a['length_bytes']}" if a["length_bytes"] else ""
-            lines.append(f"array {a['path'] or '/'}: {a['from']} -> {a['to']}{width}: "
-                         f"{a['chunks_written']} chunks written, {a['chunks_kept']} kept, "
-                         f"{a['chunks_missing']} missing (fill value)")
+            lines.append(
+                f"array {a['path'] or '/'}: {a['from']} -> {a['to']}{width}: "
+                f"{a['chunks_written']} chunks written, {a['chunks_kept']} kept, "
+                f"{a['chunks_missing']} missing (fill value)"
+            )
         lines.extend(f"copied {p or '/'} as it is" for p in self.copied)
         lines.extend(f"skipped (fill value written): {p}" for p in self.skipped)
         lines.extend(f"verify: {m}" for m in self.mismatches)
-        check = {None: "", True: "; verified element by element",
-                 False: "; VERIFY FOUND DIFFERENCES"}[self.verified]
-        lines.append(f"converted {len(self.arrays)} arrays, copied {len(self.copied)} and "
-                     f"{len(self.groups)} groups: {self.bytes_read} bytes read, "
-                     f"{self.bytes_written} written{check}")
+        check = {
+            None: "",
+            True: "; verified element by element",
+            False: "; VERIFY FOUND DIFFERENCES",
+        }[self.verified]
+        lines.append(
+            f"converted {len(self.arrays)} arrays, copied {len(self.copied)} and "
+            f"{len(self.groups)} groups: {self.bytes_read} bytes read, "
+            f"{self.bytes_written} written{check}"
+        )
         return "\n".join(lines)
 
 
@@ -162,8 +170,10 @@ def _check_to(to, zarr_format):
     if zarr_format not in (2, 3) or type(zarr_format) is not int:
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     if to == STRING and zarr_format != 3:
-        raise ValueError("to='string' writes Zarr V3 (the string data type has no V2 form here); "
-                         f"got zarr_format={zarr_format}")
+        raise ValueError(
+            "to='string' writes Zarr V3 (the string data type has no V2 form here); "
+            f"got zarr_format={zarr_format}"
+        )
 
 
 def _compressor_json(compressors, zarr_format):
@@ -172,8 +182,11 @@ def _compressor_json(compressors, zarr_format):
         return [dict(_ZSTD_V3) if zarr_format == 3 else dict(_ZSTD_V2)]
     if compressors is None:
         return []
-    if isinstance(compressors, (dict, str)) or hasattr(compressors, "to_dict") or hasattr(
-            compressors, "get_config"):
+    if (
+        isinstance(compressors, (dict, str))
+        or hasattr(compressors, "to_dict")
+        or hasattr(compressors, "get_config")
+    ):
         compressors = [compressors]
     out = []
     for codec in compressors:
@@ -181,8 +194,11 @@ def _compressor_json(compressors, zarr_format):
             codec = codec.to_dict()
         elif hasattr(codec, "get_config"):
             config = dict(codec.get_config())
-            codec = config if zarr_format == 2 else {
-                "name": f"numcodecs.{config.pop('id')}", "configuration": config}
+            codec = (
+                config
+                if zarr_format == 2
+                else {"name": f"numcodecs.{config.pop('id')}", "configuration": config}
+            )
         elif isinstance(codec, str):
             codec = {"name": codec} if zarr_format == 3 else {"id": codec}
         if not isinstance(codec, dict):
@@ -215,9 +231,9 @@ class Job:
 
     source: ArrayPlan
     to: str
-    meta: ArrayMetadata            # destination layout; the data type is a stand-in for string
-    codecs: tuple                  # destination bytes-to-bytes codecs (numcodecs objects)
-    doc_names: tuple               # metadata documents, written last
+    meta: ArrayMetadata  # destination layout; the data type is a stand-in for string
+    codecs: tuple  # destination bytes-to-bytes codecs (numcodecs objects)
+    doc_names: tuple  # metadata documents, written last
     same_grid: bool
     skip_invalid: bool
     resume: bool
@@ -240,8 +256,10 @@ def _dest_width(plan, length_bytes, longest):
     else:
         width = length_bytes
         if len(plan.fill) * 4 > width:
-            raise ValueError(f"length_bytes {width} cannot hold the fill value {plan.fill!r} of "
-                             f"array {plan.path!r}; expected at least {4 * len(plan.fill)}")
+            raise ValueError(
+                f"length_bytes {width} cannot hold the fill value {plan.fill!r} of "
+                f"array {plan.path!r}; expected at least {4 * len(plan.fill)}"
+            )
     return width
 
 
@@ -249,14 +267,26 @@ def _dest_documents(node, plan, to, meta, compressors):
     """The metadata documents of a converted array, by name (JSON bytes)."""
     attributes = node.attributes
     if to == FIXED:
-        doc = ArrayMetadata(meta.zarr_format, meta.shape, meta.chunk_shape, meta.data_type,
-                            meta.endian, plan.fill, meta.order, tuple(compressors)).to_json()
+        doc = ArrayMetadata(
+            meta.zarr_format,
+            meta.shape,
+            meta.chunk_shape,
+            meta.data_type,
+            meta.endian,
+            plan.fill,
+            meta.order,
+            tuple(compressors),
+        ).to_json()
     else:
         doc = {
-            "zarr_format": 3, "node_type": "array", "shape": list(meta.shape),
+            "zarr_format": 3,
+            "node_type": "array",
+            "shape": list(meta.shape),
             "data_type": "string",
-            "chunk_grid": {"name": "regular",
-                           "configuration": {"chunk_shape": list(meta.chunk_shape)}},
+            "chunk_grid": {
+                "name": "regular",
+                "configuration": {"chunk_shape": list(meta.chunk_shape)},
+            },
             "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
             "fill_value": plan.fill,
             "codecs": [{"name": "vlen-utf8", "configuration": {}}, *compressors],
@@ -288,13 +318,24 @@ def _chunk_problem(plan, key, index, exc):
         # The chunk-relative index of the error becomes array coordinates.
         coordinates = plan.coordinates(index, exc.index)
         if isinstance(exc, InvalidUTF8Error):
-            return Problem("code_point", plan.path,
-                           f"invalid UTF-8 at element {list(coordinates)}, byte "
-                           f"{exc.byte_offset}: {exc.reason}", key, index, coordinates)
-        return Problem("chunk", plan.path,
-                       f"string at element {list(coordinates)} has {exc.length} code points; "
-                       f"expected at most {exc.capacity} (length_bytes {4 * exc.capacity})",
-                       key, index, coordinates)
+            return Problem(
+                "code_point",
+                plan.path,
+                f"invalid UTF-8 at element {list(coordinates)}, byte "
+                f"{exc.byte_offset}: {exc.reason}",
+                key,
+                index,
+                coordinates,
+            )
+        return Problem(
+            "chunk",
+            plan.path,
+            f"string at element {list(coordinates)} has {exc.length} code points; "
+            f"expected at most {exc.capacity} (length_bytes {4 * exc.capacity})",
+            key,
+            index,
+            coordinates,
+        )
     return Problem("chunk", plan.path, str(exc), key, index)
 
 
@@ -306,8 +347,9 @@ def _string_chunk(plan, key, index, data, width, endian):
     except (FixedUTF32Error, ValueError) as exc:
         return _chunk_problem(plan, key, index, exc)
     if strings.size != count:
-        return Problem("chunk", plan.path, f"holds {strings.size} strings; expected {count}",
-                       key, index)
+        return Problem(
+            "chunk", plan.path, f"holds {strings.size} strings; expected {count}", key, index
+        )
     return strings
 
 
@@ -317,9 +359,11 @@ def _fixed_to_dest(job, view):
     src_width, endian = src.data_type.length_bytes, src.endian
     if job.to == STRING:
         if src.order == "F" and len(src.chunk_shape) > 1:
-            view = np.ascontiguousarray(decode_chunk(view, src_width, endian=endian,
-                                                     shape=src.chunk_shape, order="F",
-                                                     validate=False))
+            view = np.ascontiguousarray(
+                decode_chunk(
+                    view, src_width, endian=endian, shape=src.chunk_shape, order="F", validate=False
+                )
+            )
             return encode_vlen_utf8(view, validate=False)
         return encode_vlen_utf8(view, src_width, endian=endian, validate=False)
     dst = job.meta
@@ -355,8 +399,9 @@ def _write(dst, job, key, payload, result):
         old = dst.get(key)
         if old is not None:
             try:
-                same = np.array_equal(np.frombuffer(undo(job.codecs, old), np.uint8),
-                                      np.frombuffer(payload, np.uint8))
+                same = np.array_equal(
+                    np.frombuffer(undo(job.codecs, old), np.uint8), np.frombuffer(payload, np.uint8)
+                )
             except Exception:  # noqa: BLE001 - a torn or foreign chunk is rewritten
                 same = False
             if same:
@@ -371,8 +416,17 @@ def _write(dst, job, key, payload, result):
 
 
 def _new_result(job, chunks):
-    return {"path": job.path, "chunks": chunks, "written": 0, "kept": 0, "missing": 0,
-            "bytes_read": 0, "bytes_written": 0, "problems": [], "fatal": None}
+    return {
+        "path": job.path,
+        "chunks": chunks,
+        "written": 0,
+        "kept": 0,
+        "missing": 0,
+        "bytes_read": 0,
+        "bytes_written": 0,
+        "problems": [],
+        "fatal": None,
+    }
 
 
 def convert_key(src_ref, dst_ref, job, key_index):
@@ -389,8 +443,11 @@ def convert_key(src_ref, dst_ref, job, key_index):
     result["bytes_read"], parts = read
     result["missing"] = len(chunks) - len(parts)
     for index, data, error in parts:
-        payload = _source_strings(job, key, index, data) if error is None else Problem(
-            "chunk", plan.path, error, key, index)
+        payload = (
+            _source_strings(job, key, index, data)
+            if error is None
+            else Problem("chunk", plan.path, error, key, index)
+        )
         if isinstance(payload, Problem):
             result["problems"].append(payload)
             if not job.skip_invalid:
@@ -407,8 +464,9 @@ def _source_region_strings(job, src, index, result):
     target, _ = meta.chunk_region(index)
     # Wide enough for every source string: a string too long for the
     # destination must fail in encode_chunk, not be cut short by NumPy.
-    width = max(meta.data_type.length_bytes,
-                plan.meta.data_type.length_bytes if plan.kind == FIXED else 0)
+    width = max(
+        meta.data_type.length_bytes, plan.meta.data_type.length_bytes if plan.kind == FIXED else 0
+    )
     out = np.full(meta.chunk_shape, plan.fill, dtype=f"U{width // 4}")
     present = False
     first = [t.start // c for t, c in zip(target, plan.meta.chunk_shape)]
@@ -417,8 +475,11 @@ def _source_region_strings(job, src, index, result):
     wanted = {tuple(a + i for a, i in zip(first, w)) for w in wanted}
     keys: dict[Any, Any] = {}
     for chunk in wanted:
-        key_index = chunk if plan.shard is None else tuple(
-            c // n for c, n in zip(chunk, plan.shard.per_shard))
+        key_index = (
+            chunk
+            if plan.shard is None
+            else tuple(c // n for c, n in zip(chunk, plan.shard.per_shard))
+        )
         keys.setdefault(key_index, set()).add(chunk)
     for key_index, chunks in sorted(keys.items()):
         read = plan.read_key(src, key_index)
@@ -438,13 +499,18 @@ def _source_region_strings(job, src, index, result):
                 continue
             present = True
             src_target, _ = plan.meta.chunk_region(chunk)
-            overlap = tuple(slice(max(a.start, b.start), min(a.stop, b.stop))
-                            for a, b in zip(src_target, target))
+            overlap = tuple(
+                slice(max(a.start, b.start), min(a.stop, b.stop))
+                for a, b in zip(src_target, target)
+            )
             if any(s.start >= s.stop for s in overlap):
                 continue
-            into = tuple(slice(s.start - t.start, s.stop - t.start) for s, t in zip(overlap, target))
-            frm = tuple(slice(s.start - t.start, s.stop - t.start)
-                        for s, t in zip(overlap, src_target))
+            into = tuple(
+                slice(s.start - t.start, s.stop - t.start) for s, t in zip(overlap, target)
+            )
+            frm = tuple(
+                slice(s.start - t.start, s.stop - t.start) for s, t in zip(overlap, src_target)
+            )
             out[into] = strings[frm]
     return out, present
 
@@ -460,8 +526,14 @@ def _region_chunk(job, key, chunk, data, error):
     if problems:
         return problems[0]
     src = plan.meta
-    return decode_chunk(np.frombuffer(data, np.uint8), src.data_type.length_bytes,
-                        endian=src.endian, shape=src.chunk_shape, order=src.order, validate=False)
+    return decode_chunk(
+        np.frombuffer(data, np.uint8),
+        src.data_type.length_bytes,
+        endian=src.endian,
+        shape=src.chunk_shape,
+        order=src.order,
+        validate=False,
+    )
 
 
 def convert_region(src_ref, dst_ref, job, index):
@@ -479,11 +551,17 @@ def convert_region(src_ref, dst_ref, job, index):
         if job.to == STRING:
             payload = encode_vlen_utf8(strings, validate=False)
         else:
-            payload = encode_chunk(strings, meta.data_type.length_bytes, endian=meta.endian,
-                                   order=meta.order, validate=False)
+            payload = encode_chunk(
+                strings,
+                meta.data_type.length_bytes,
+                endian=meta.endian,
+                order=meta.order,
+                validate=False,
+            )
     except StringTooLongError as exc:
-        problem = Problem("chunk", job.path, f"{exc} (destination chunk {list(index)})",
-                          job.key(index), index)
+        problem = Problem(
+            "chunk", job.path, f"{exc} (destination chunk {list(index)})", job.key(index), index
+        )
         result["problems"].append(problem)
         result["fatal"] = None if job.skip_invalid else problem
         return result
@@ -495,8 +573,18 @@ def copy_key(src_ref, dst_ref, key, resume):
     """Copy one key's bytes as they are; with resume, keep an equal copy. A task."""
     src, dst = resolve(src_ref), resolve(dst_ref, "w")
     data = src.get(key)
-    result: dict[str, Any] = {"path": None, "chunks": 1, "written": 0, "kept": 0, "missing": 0,
-              "bytes_read": 0, "bytes_written": 0, "problems": [], "fatal": None, "copy": True}
+    result: dict[str, Any] = {
+        "path": None,
+        "chunks": 1,
+        "written": 0,
+        "kept": 0,
+        "missing": 0,
+        "bytes_read": 0,
+        "bytes_written": 0,
+        "problems": [],
+        "fatal": None,
+        "copy": True,
+    }
     if data is None:
         return result
     result["bytes_read"] = data.nbytes
@@ -516,17 +604,24 @@ def longest_key(src_ref, plan, key_index):
     import numcodecs
 
     src = resolve(src_ref)
-    result = {"path": plan.path, "chunks": len(plan.chunks_of_key(key_index)), "longest": 0,
-              "problems": []}
+    result = {
+        "path": plan.path,
+        "chunks": len(plan.chunks_of_key(key_index)),
+        "longest": 0,
+        "problems": [],
+    }
     read = plan.read_key(src, key_index)
-    for index, data, error in (read[1] if read else ()):
+    for index, data, error in read[1] if read else ():
         try:
             if error is not None:
                 raise ValueError(error)
             strings = numcodecs.VLenUTF8().decode(data)
         except Exception as exc:  # noqa: BLE001 - a codec's error is data, reported
-            result["problems"].append(Problem("chunk", plan.path, f"not a vlen-utf8 chunk: {exc}",
-                                              plan.key(key_index), index))
+            result["problems"].append(
+                Problem(
+                    "chunk", plan.path, f"not a vlen-utf8 chunk: {exc}", plan.key(key_index), index
+                )
+            )
             continue
         result["longest"] = max([result["longest"], *map(len, strings)])
     return result
@@ -559,24 +654,30 @@ def _open_dest(dest, overwrite, resume):
     spec = os.fspath(dest) if isinstance(dest, os.PathLike) else dest
     local = isinstance(spec, str) and ("://" not in spec or spec.startswith("file://"))
     if local:
-        path = pathlib.Path(spec[len("file://"):] if spec.startswith("file://") else spec)
+        path = pathlib.Path(spec[len("file://") :] if spec.startswith("file://") else spec)
         is_zip = path.suffix.lower() == ".zip"
         exists = path.exists() and (is_zip or not path.is_dir() or any(path.iterdir()))
         if exists and not (overwrite or resume):
-            raise StoreError(f"the destination {spec!r} exists; pass overwrite=True (--overwrite) "
-                             f"to replace it or resume=True (--resume) to continue a conversion")
+            raise StoreError(
+                f"the destination {spec!r} exists; pass overwrite=True (--overwrite) "
+                f"to replace it or resume=True (--resume) to continue a conversion"
+            )
         if is_zip and exists:
             if resume:
-                raise StoreError(f"a .zip destination cannot be resumed (zip entries are written "
-                                 f"once); convert to a directory, or overwrite {spec!r}")
+                raise StoreError(
+                    f"a .zip destination cannot be resumed (zip entries are written "
+                    f"once); convert to a directory, or overwrite {spec!r}"
+                )
             path.unlink()
         handle = open_handle(spec, "w")
     else:
         handle = open_handle(spec, "w")
         if not (overwrite or resume) and not handle.is_empty():
             handle.close()
-            raise StoreError(f"the destination {spec!r} holds keys; pass overwrite=True "
-                             f"(--overwrite) or resume=True (--resume)")
+            raise StoreError(
+                f"the destination {spec!r} holds keys; pass overwrite=True "
+                f"(--overwrite) or resume=True (--resume)"
+            )
     if overwrite and not handle.is_empty():
         handle.clear()
     return handle
@@ -690,21 +791,31 @@ def convert(
     try:
         src = open_handle(source, "r")
         nodes = _source_nodes(src, "", strings_only=False)
-        options = dict(to=to, zarr_format=zarr_format, endian=endian, length_bytes=length_bytes,
-                       compressors=compressor_json, chunks=chunks, resume=resume,
-                       skip_invalid=skip_invalid)
+        options = dict(
+            to=to,
+            zarr_format=zarr_format,
+            endian=endian,
+            length_bytes=length_bytes,
+            compressors=compressor_json,
+            chunks=chunks,
+            resume=resume,
+            skip_invalid=skip_invalid,
+        )
         converter = _Conversion(src, nodes, options, threads, client, progress)
         converter.plan()  # every refusal before the destination is touched
         if client is not None:
             dask_spec(dest, "destination")
         if _overlaps(src, dest):
-            raise StoreError(f"the destination {dest!r} is, holds or lies inside the source "
-                             f"{src.name!r}; the source is never written")
+            raise StoreError(
+                f"the destination {dest!r} is, holds or lies inside the source "
+                f"{src.name!r}; the source is never written"
+            )
         dst = _open_dest(dest, overwrite, resume)
         converter.dst = dst
         converter.report.dest = dst.name
-        converter.refs = (spec_of(src, "source"), spec_of(dst, "destination")) if client else (
-            src, dst)
+        converter.refs = (
+            (spec_of(src, "source"), spec_of(dst, "destination")) if client else (src, dst)
+        )
         report: ConvertReport = converter.run()
         if verify:
             if dst.spec is not None:
@@ -731,8 +842,8 @@ class _Conversion:
         self.threads, self.client, self.progress = threads, client, progress
         self.report = ConvertReport(src.name, "", options["to"])  # dest: set when opened
         self.jobs = []
-        self.copies = []      # (node, keys)
-        self.groups = []      # nodes
+        self.copies = []  # (node, keys)
+        self.groups = []  # nodes
 
     # planning
 
@@ -740,8 +851,10 @@ class _Conversion:
         scratch = CheckReport(self.src.name, "")
         plans = _plan(scratch, self.nodes)
         if scratch.problems:
-            raise StoreError(f"the source has metadata problems, the first: {scratch.problems[0]}; "
-                             f"run 'fixedutf32 check' on it")
+            raise StoreError(
+                f"the source has metadata problems, the first: {scratch.problems[0]}; "
+                f"run 'fixedutf32 check' on it"
+            )
         return plans
 
     def _longest(self, plans):
@@ -761,8 +874,9 @@ class _Conversion:
             problems.extend(result["problems"])
             return self.options["skip_invalid"] or not problems
 
-        run_with_progress(tasks, consume, "measure", threads=self.threads, client=self.client,
-                          show=self.progress)
+        run_with_progress(
+            tasks, consume, "measure", threads=self.threads, client=self.client, show=self.progress
+        )
         if problems and not self.options["skip_invalid"]:
             raise InvalidChunkError(min(problems, key=Problem.sort_key))
         return longest
@@ -783,8 +897,12 @@ class _Conversion:
                 converting.append((node, plan))
             else:
                 self.copies.append(node)
-        needs_lengths = [plan for _, plan in converting if opts["length_bytes"] == "auto"
-                         or (plan.kind == STRING and opts["length_bytes"] is None)]
+        needs_lengths = [
+            plan
+            for _, plan in converting
+            if opts["length_bytes"] == "auto"
+            or (plan.kind == STRING and opts["length_bytes"] is None)
+        ]
         longest = self._longest(needs_lengths) if needs_lengths else {}
         for node, plan in converting:
             self.jobs.append(self._job(node, plan, longest.get(plan.path, 0)))
@@ -798,18 +916,36 @@ class _Conversion:
         src = plan.meta
         chunk_shape = opts["chunks"] or src.chunk_shape
         if len(chunk_shape) != len(src.shape):
-            raise ValueError(f"chunks {list(chunk_shape)} has {len(chunk_shape)} dimensions; "
-                             f"array {plan.path!r} has {len(src.shape)}")
+            raise ValueError(
+                f"chunks {list(chunk_shape)} has {len(chunk_shape)} dimensions; "
+                f"array {plan.path!r} has {len(src.shape)}"
+            )
         width = _dest_width(plan, opts["length_bytes"], longest) if to == FIXED else 4
         same_grid = tuple(chunk_shape) == tuple(src.chunk_shape)
         order = src.order if same_grid and to == FIXED and plan.kind == FIXED else "C"
-        meta = ArrayMetadata(opts["zarr_format"], src.shape, chunk_shape, FixedLengthUTF32(width),
-                             opts["endian"], plan.fill if to == FIXED else "", order)  # type: ignore[arg-type]
+        meta = ArrayMetadata(
+            opts["zarr_format"],
+            src.shape,
+            chunk_shape,
+            FixedLengthUTF32(width),
+            opts["endian"],
+            plan.fill if to == FIXED else "",
+            order,
+        )  # type: ignore[arg-type]
         docs = _dest_documents(node, plan, to, meta, opts["compressors"])
-        codecs = tuple(make_codec(c, opts["zarr_format"], "compressors")
-                       for c in opts["compressors"])
-        return Job(plan, to, meta, codecs, tuple(sorted(docs.items())), same_grid,
-                   opts["skip_invalid"], opts["resume"])
+        codecs = tuple(
+            make_codec(c, opts["zarr_format"], "compressors") for c in opts["compressors"]
+        )
+        return Job(
+            plan,
+            to,
+            meta,
+            codecs,
+            tuple(sorted(docs.items())),
+            same_grid,
+            opts["skip_invalid"],
+            opts["resume"],
+        )
 
     def _migrate(self, node, dry_run):
         """Write V3 metadata for a copied V2 array with zarr-python's own migration.
@@ -827,8 +963,9 @@ class _Conversion:
             target = MemoryStore() if dry_run else self.dst.store
             migrate_to_v3(array, StorePath(target, node.path), dry_run=dry_run)
         except Exception as exc:  # noqa: BLE001 - zarr's own reasons, in one line
-            raise StoreError(f"cannot give the V2 array {node.path!r} ({data_type_of(node)}) V3 "
-                             f"metadata: {exc}") from None
+            raise StoreError(
+                f"cannot give the V2 array {node.path!r} ({data_type_of(node)}) V3 metadata: {exc}"
+            ) from None
 
     # running
 
@@ -851,7 +988,7 @@ class _Conversion:
         for node in self.copies:
             prefix = f"{node.path}/" if node.path else ""
             for key in self.src.list_prefix(prefix):
-                if key[len(prefix):] in METADATA_NAMES:
+                if key[len(prefix) :] in METADATA_NAMES:
                     continue
                 tasks.append((copy_key, (src_ref, dst_ref, key, self.options["resume"]), 1, 0))
         return tasks
@@ -863,19 +1000,29 @@ class _Conversion:
         written = {name: self.dst.get(join(job.path, name)) for name, _ in job.doc_names}
         if all(v is None for v in written.values()):
             return False
-        if all(v is not None and bytes(v) == doc for (name, doc), v in
-               zip(job.doc_names, written.values())):
+        if all(
+            v is not None and bytes(v) == doc
+            for (name, doc), v in zip(job.doc_names, written.values())
+        ):
             self.report.arrays.append(self._array_entry(job, kept_all=True))
             return True
-        raise StoreError(f"resume: the destination's metadata of {job.path!r} differs from this "
-                         f"conversion's; it was written with other options (use overwrite)")
+        raise StoreError(
+            f"resume: the destination's metadata of {job.path!r} differs from this "
+            f"conversion's; it was written with other options (use overwrite)"
+        )
 
     def _array_entry(self, job, kept_all=False):
         src_type = FIXED if job.source.kind == FIXED else STRING
-        return {"path": job.path, "from": src_type, "to": job.to,
-                "length_bytes": job.meta.data_type.length_bytes if job.to == FIXED else None,
-                "chunks_written": 0, "chunks_kept": 0, "chunks_missing": 0,
-                "already_complete": kept_all}
+        return {
+            "path": job.path,
+            "from": src_type,
+            "to": job.to,
+            "length_bytes": job.meta.data_type.length_bytes if job.to == FIXED else None,
+            "chunks_written": 0,
+            "chunks_kept": 0,
+            "chunks_missing": 0,
+            "already_complete": kept_all,
+        }
 
     def run(self):
         if self.options["resume"]:
@@ -901,8 +1048,9 @@ class _Conversion:
                 return False
             return True
 
-        run_with_progress(tasks, consume, "convert", threads=self.threads, client=self.client,
-                          show=self.progress)
+        run_with_progress(
+            tasks, consume, "convert", threads=self.threads, client=self.client, show=self.progress
+        )
         if fatal:
             raise InvalidChunkError(fatal[0])
         report.skipped.sort(key=Problem.sort_key)
@@ -973,7 +1121,9 @@ def _verify(src, dst, conversion, report):
             continue
         step = b.chunks if b.ndim else ()
         for index in np.ndindex(*[math.ceil(s / c) for s, c in zip(a.shape, step)]):
-            region = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, step, a.shape))
+            region = tuple(
+                slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, step, a.shape)
+            )
             x, y = np.asarray(a[region]), np.asarray(b[region])
             mask = _skipped_mask(plans.get(path), skipped.get(path, ()), region, x.shape)
             if not _equal(x, y, mask, plans.get(path)):
@@ -986,8 +1136,10 @@ def _skipped_mask(plan, chunks, region, shape):
     mask = np.zeros(shape, bool)
     for chunk in chunks:
         target, _ = plan.meta.chunk_region(chunk)
-        inner = tuple(slice(max(t.start, r.start) - r.start, max(min(t.stop, r.stop) - r.start, 0))
-                      for t, r in zip(target, region))
+        inner = tuple(
+            slice(max(t.start, r.start) - r.start, max(min(t.stop, r.stop) - r.start, 0))
+            for t, r in zip(target, region)
+        )
         mask[inner] = True
     return mask
 

@@ -69,7 +69,9 @@ def _load_json(data, where):
     try:
         value = json.loads(bytes(data))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise MetadataError(f"{where}: expected a JSON document, got invalid JSON ({exc})") from None
+        raise MetadataError(
+            f"{where}: expected a JSON document, got invalid JSON ({exc})"
+        ) from None
     if not isinstance(value, dict):
         raise MetadataError(f"{where}: expected a JSON object, got {type(value).__name__}")
     return value
@@ -93,16 +95,18 @@ def read_node(handle, path):
             node.kind = "array" if node.doc.get("node_type") == "array" else "group"
             if node.doc.get("node_type") not in ("array", "group"):
                 raise MetadataError(
-                    f"{prefix}{V3_DOC}: node_type: expected \"array\" or \"group\", "
-                    f"got {node.doc.get('node_type')!r}")
+                    f'{prefix}{V3_DOC}: node_type: expected "array" or "group", '
+                    f"got {node.doc.get('node_type')!r}"
+                )
             attributes = node.doc.get("attributes", {})
         else:
             node.zarr_format = 2
             name = V2_ARRAY if V2_ARRAY in documents else V2_GROUP
             node.kind = "array" if name == V2_ARRAY else "group"
             node.doc = _load_json(documents[name], prefix + name)
-            attributes = (_load_json(documents[V2_ATTRS], prefix + V2_ATTRS)
-                          if V2_ATTRS in documents else {})
+            attributes = (
+                _load_json(documents[V2_ATTRS], prefix + V2_ATTRS) if V2_ATTRS in documents else {}
+            )
         node.attributes = attributes if isinstance(attributes, dict) else {}
     except MetadataError as exc:
         node.error = str(exc)
@@ -172,21 +176,26 @@ def make_codec(codec, zarr_format, where="codecs"):
         if name == "gzip":
             return numcodecs.GZip(level=config.get("level", 1))
         if name == "zstd":
-            return numcodecs.Zstd(level=config.get("level", 0), checksum=config.get("checksum", False))
+            return numcodecs.Zstd(
+                level=config.get("level", 0), checksum=config.get("checksum", False)
+            )
         if name == "blosc":
             return numcodecs.Blosc(
-                cname=config.get("cname", "zstd"), clevel=config.get("clevel", 5),
+                cname=config.get("cname", "zstd"),
+                clevel=config.get("clevel", 5),
                 shuffle=_BLOSC_SHUFFLE[config.get("shuffle", "noshuffle")],
-                blocksize=config.get("blocksize", 0))
+                blocksize=config.get("blocksize", 0),
+            )
         if name == "crc32c":
             return numcodecs.CRC32C(location="end")
         if name.startswith("numcodecs."):
-            return numcodecs.get_codec({"id": name[len("numcodecs."):], **config})
+            return numcodecs.get_codec({"id": name[len("numcodecs.") :], **config})
     except (KeyError, TypeError, ValueError) as exc:
         raise MetadataError(f"{where}: cannot build the codec {codec!r}: {exc}") from None
     raise MetadataError(
         f"{where}: expected a codec this tool can run (gzip, zstd, blosc, crc32c, "
-        f"numcodecs.*), got {name!r}")
+        f"numcodecs.*), got {name!r}"
+    )
 
 
 def undo(codecs, data):
@@ -210,7 +219,7 @@ def redo(codecs, data):
 class Shard:
     """How the chunks of a ``sharding_indexed`` array sit in one shard key."""
 
-    per_shard: tuple          # chunks along each axis of a shard
+    per_shard: tuple  # chunks along each axis of a shard
     index_endian: str
     index_crc: bool
     index_at_start: bool
@@ -286,9 +295,11 @@ class ArrayPlan:
         if self.shard is None:
             return [tuple(key_index)]
         base = [k * n for k, n in zip(key_index, self.shard.per_shard)]
-        return [tuple(b + i for b, i in zip(base, local))
-                for local in np.ndindex(*self.shard.per_shard)
-                if all(b + i < g for b, i, g in zip(base, local, self.grid_shape))]
+        return [
+            tuple(b + i for b, i in zip(base, local))
+            for local in np.ndindex(*self.shard.per_shard)
+            if all(b + i < g for b, i, g in zip(base, local, self.grid_shape))
+        ]
 
     def coordinates(self, chunk_index, element):
         """Array coordinates of flat ``element`` (in the chunk's order) of a chunk."""
@@ -329,10 +340,16 @@ class ArrayPlan:
             if any(i >= g for i, g in zip(index, grid)):
                 continue
             if offset + nbytes > data.nbytes:
-                out.append((index, None, f"shard index points at bytes {offset}..{offset + nbytes} "
-                                         f"of a shard of {data.nbytes} bytes"))
+                out.append(
+                    (
+                        index,
+                        None,
+                        f"shard index points at bytes {offset}..{offset + nbytes} "
+                        f"of a shard of {data.nbytes} bytes",
+                    )
+                )
                 continue
-            out.append(_decoded(index, self.codecs, data[offset:offset + nbytes]))
+            out.append(_decoded(index, self.codecs, data[offset : offset + nbytes]))
         return raw.nbytes, out
 
 
@@ -353,7 +370,7 @@ def _shard_index(shard, data):
     size = shard.index_nbytes
     if data.nbytes < size:
         raise ValueError(f"a shard of {data.nbytes} bytes cannot hold its {size}-byte index")
-    index = data[:size] if shard.index_at_start else data[data.nbytes - size:]
+    index = data[:size] if shard.index_at_start else data[data.nbytes - size :]
     if shard.index_crc:
         import numcodecs
 
@@ -363,8 +380,10 @@ def _shard_index(shard, data):
 
 
 def _regular(doc, chunk_shape):
-    return {**doc, "chunk_grid": {"name": "regular",
-                                  "configuration": {"chunk_shape": list(chunk_shape)}}}
+    return {
+        **doc,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunk_shape)}},
+    }
 
 
 def plan_array(node):
@@ -398,38 +417,58 @@ def _plan_fixed(node):
         codecs += tuple(make_codec(c, 2, "compressor") for c in meta.codecs)
         return ArrayPlan(node.path, FIXED, 2, meta, meta, codecs, fill=str(meta.fill_value))
     codecs = doc.get("codecs")
-    sharded = [i for i, c in enumerate(codecs if isinstance(codecs, list) else [])
-               if isinstance(c, dict) and c.get("name") == "sharding_indexed"]
+    sharded = [
+        i
+        for i, c in enumerate(codecs if isinstance(codecs, list) else [])
+        if isinstance(c, dict) and c.get("name") == "sharding_indexed"
+    ]
     if not sharded:
         meta = parse_array_metadata(doc)
-        return ArrayPlan(node.path, FIXED, 3, meta, meta, _v3_codecs(meta.codecs),
-                         fill=str(meta.fill_value))
+        return ArrayPlan(
+            node.path, FIXED, 3, meta, meta, _v3_codecs(meta.codecs), fill=str(meta.fill_value)
+        )
     where = sharded[0]
     if where != 0 or len(sharded) > 1:
         raise MetadataError(
-            f"codecs[{where}]: expected \"sharding_indexed\" first and once; this tool reads "
-            f"shards with no codec before them")
+            f'codecs[{where}]: expected "sharding_indexed" first and once; this tool reads '
+            f"shards with no codec before them"
+        )
     config = codecs[0].get("configuration")
     key = "codecs[0].configuration"
     if not isinstance(config, dict) or not {"chunk_shape", "codecs"} <= set(config):
-        raise MetadataError(f"{key}: expected an object with chunk_shape and codecs, got {config!r}")
-    inner = parse_array_metadata({**_regular(doc, config["chunk_shape"]), "codecs": config["codecs"]})
+        raise MetadataError(
+            f"{key}: expected an object with chunk_shape and codecs, got {config!r}"
+        )
+    inner = parse_array_metadata(
+        {**_regular(doc, config["chunk_shape"]), "codecs": config["codecs"]}
+    )
     outer = parse_array_metadata(
-        {**doc, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, *codecs[1:]]})
+        {**doc, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, *codecs[1:]]}
+    )
     per_shard = []
     for axis, (s, c) in enumerate(zip(outer.chunk_shape, inner.chunk_shape)):
         if s % c:
             raise MetadataError(
                 f"{key}.chunk_shape[{axis}]: expected a divisor of the shard shape {list(outer.chunk_shape)}, "
-                f"got {c}")
+                f"got {c}"
+            )
         per_shard.append(s // c)
     location = config.get("index_location", "end")
     if location not in ("start", "end"):
-        raise MetadataError(f"{key}.index_location: expected \"start\" or \"end\", got {location!r}")
+        raise MetadataError(f'{key}.index_location: expected "start" or "end", got {location!r}')
     index_endian, index_crc = _index_codecs(config.get("index_codecs"), f"{key}.index_codecs")
     shard = Shard(tuple(per_shard), index_endian, index_crc, location == "start")
-    return ArrayPlan(node.path, FIXED, 3, inner, outer, _v3_codecs(inner.codecs),
-                     _v3_codecs(outer.codecs), shard, str(inner.fill_value))
+    return ArrayPlan(
+        node.path,
+        FIXED,
+        3,
+        inner,
+        outer,
+        _v3_codecs(inner.codecs),
+        _v3_codecs(outer.codecs),
+        shard,
+        str(inner.fill_value),
+    )
 
 
 def _index_codecs(codecs, key):
@@ -437,11 +476,14 @@ def _index_codecs(codecs, key):
     if names not in (["bytes"], ["bytes", "crc32c"]):
         raise MetadataError(
             f"{key}: expected [bytes] or [bytes, crc32c] (the index codecs this tool reads), "
-            f"got {names}")
+            f"got {names}"
+        )
     config = codecs[0].get("configuration") if isinstance(codecs[0], dict) else None
     endian = (config or {}).get("endian", "little")
     if endian not in ("little", "big"):
-        raise MetadataError(f"{key}[0].configuration.endian: expected \"little\" or \"big\", got {endian!r}")
+        raise MetadataError(
+            f'{key}[0].configuration.endian: expected "little" or "big", got {endian!r}'
+        )
     return endian, len(names) == 2
 
 
@@ -456,13 +498,20 @@ def _plan_string(node):
     names = [c.get("name") if isinstance(c, dict) else c for c in codecs or []]
     if not names or names[0] != "vlen-utf8":
         raise MetadataError(
-            f"codecs: expected \"vlen-utf8\" first for the string data type (the layout this "
-            f"tool reads), got {names}")
+            f'codecs: expected "vlen-utf8" first for the string data type (the layout this '
+            f"tool reads), got {names}"
+        )
     chunks = doc.get("chunk_grid", {}).get("configuration", {}).get("chunk_shape")
     fill = doc.get("fill_value") or ""
     encoding = doc.get("chunk_key_encoding") or {}
     separator = (encoding.get("configuration") or {}).get("separator")
     # ArrayMetadata names keys and walks the grid; its data type is a stand-in.
-    meta = ArrayMetadata(3, tuple(doc.get("shape", ())), tuple(chunks or ()), FixedLengthUTF32(4),
-                         chunk_key_encoding=encoding.get("name", "default"), separator=separator)
+    meta = ArrayMetadata(
+        3,
+        tuple(doc.get("shape", ())),
+        tuple(chunks or ()),
+        FixedLengthUTF32(4),
+        chunk_key_encoding=encoding.get("name", "default"),
+        separator=separator,
+    )
     return ArrayPlan(node.path, STRING, 3, meta, meta, _v3_codecs(codecs[1:]), fill=str(fill))

@@ -46,11 +46,22 @@ class Progress:
         try:
             from tqdm import tqdm
         except ImportError:
-            print(f"fixedutf32 {what}: tqdm is not installed (pip install \"fixedutf32[progress]\"); "
-                  f"plain progress lines follow", file=sys.stderr)
+            print(
+                f'fixedutf32 {what}: tqdm is not installed (pip install "fixedutf32[progress]"); '
+                f"plain progress lines follow",
+                file=sys.stderr,
+            )
             return
-        self.bar = tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024,
-                        desc=what, file=sys.stderr, dynamic_ncols=True, leave=True)
+        self.bar = tqdm(
+            total=total_bytes,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            desc=what,
+            file=sys.stderr,
+            dynamic_ncols=True,
+            leave=True,
+        )
         self.bar.set_postfix_str(f"0/{total_chunks} chunks", refresh=False)
 
     def update(self, chunks, nbytes):
@@ -71,9 +82,12 @@ class Progress:
         elapsed = max(now - self.started, 1e-9)
         rate = self.nbytes / elapsed
         left = (self.total_bytes - self.nbytes) / rate if rate else float("nan")
-        print(f"fixedutf32 {self.what}: {self.chunks}/{self.total_chunks} chunks, "
-              f"{self.nbytes / 2**20:.1f}/{self.total_bytes / 2**20:.1f} MiB, "
-              f"{rate / 2**20:.1f} MiB/s, {left:.0f} s left", file=sys.stderr)
+        print(
+            f"fixedutf32 {self.what}: {self.chunks}/{self.total_chunks} chunks, "
+            f"{self.nbytes / 2**20:.1f}/{self.total_bytes / 2**20:.1f} MiB, "
+            f"{rate / 2**20:.1f} MiB/s, {left:.0f} s left",
+            file=sys.stderr,
+        )
 
     def close(self):
         if self.bar is not None:
@@ -102,10 +116,12 @@ def dask_client(scheduler):
         from distributed import Client, LocalCluster
     except ImportError:
         raise StoreError(
-            'Dask runs need the "dask" extra: pip install "fixedutf32[dask]"') from None
+            'Dask runs need the "dask" extra: pip install "fixedutf32[dask]"'
+        ) from None
     if scheduler == "local":
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
         return Client(cluster), cluster
     try:
         return Client(scheduler, timeout="10s"), None
@@ -187,9 +203,10 @@ def _run_dask(tasks, consume, client, progress):
     size = max(1, -(-len(tasks) // (4 * workers)))
     batches = {}
     for start in range(0, len(tasks), size):
-        group = tasks[start:start + size]
-        future = client.submit(_batch, [(function, args) for function, args, _, _ in group],
-                               pure=False)
+        group = tasks[start : start + size]
+        future = client.submit(
+            _batch, [(function, args) for function, args, _, _ in group], pure=False
+        )
         batches[future] = (len(group), sum(t[2] for t in group), sum(t[3] for t in group))
     done = 0
     running = as_completed(list(batches))

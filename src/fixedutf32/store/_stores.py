@@ -39,8 +39,9 @@ def _run(coroutine):
     with _loop_lock:
         if _loop is None:
             loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="fixedutf32-store-io",
-                             daemon=True).start()
+            threading.Thread(
+                target=loop.run_forever, name="fixedutf32-store-io", daemon=True
+            ).start()
             _loop = loop
     return asyncio.run_coroutine_threadsafe(coroutine, _loop).result()
 
@@ -131,7 +132,7 @@ def _is_url(text):
 
 
 def _local_path(text):
-    return pathlib.Path(text[len("file://"):] if text.startswith("file://") else text)
+    return pathlib.Path(text[len("file://") :] if text.startswith("file://") else text)
 
 
 def open_handle(spec, mode="r"):
@@ -172,8 +173,7 @@ def open_handle(spec, mode="r"):
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
     if not isinstance(spec, str):
-        raise StoreError(
-            f"store must be a path, a URL or a zarr store, got {type(spec).__name__}")
+        raise StoreError(f"store must be a path, a URL or a zarr store, got {type(spec).__name__}")
     if _is_url(spec):
         return _open_url(spec, mode)
     path = _local_path(spec)
@@ -227,7 +227,8 @@ def _open_directory(spec, path, mode):
             raise StoreError(f"no such directory: {spec!r}; expected a Zarr store")
         if not path.is_dir():
             raise StoreError(
-                f"{spec!r} is a file; expected a directory, a .zip file or a URL holding a Zarr store")
+                f"{spec!r} is a file; expected a directory, a .zip file or a URL holding a Zarr store"
+            )
         return StoreHandle(LocalStore(path, read_only=True), spec, owned=True)
     if path.exists() and not path.is_dir():
         raise StoreError(f"{spec!r} is a file; expected a directory to write the store to")
@@ -259,12 +260,13 @@ def dask_spec(spec, role):
     if not isinstance(spec, str):
         raise StoreError(
             f"the {role} store was passed as an object; Dask tasks open stores themselves, "
-            f"so pass its path or URL")
+            f"so pass its path or URL"
+        )
     if spec.lower().endswith(".zip") and role == "destination":
         raise StoreError(
             f"a .zip destination is written by one process; convert to a directory or a URL "
-            f"to use Dask, got {spec!r}")
+            f"to use Dask, got {spec!r}"
+        )
     if spec.startswith("memory://"):
-        raise StoreError(
-            f"memory:// stores live in one process; Dask workers cannot see {spec!r}")
+        raise StoreError(f"memory:// stores live in one process; Dask workers cannot see {spec!r}")
     return spec

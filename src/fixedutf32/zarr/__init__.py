@@ -55,7 +55,10 @@ _ZARR_PIPELINE_PATH = "zarr.core.codec_pipeline.BatchedCodecPipeline"
 # Switching it on and off
 
 _CONFIG_KEYS = ("codecs.bytes", "codec_pipeline.path")
-_ZARR_DEFAULTS = {"codecs.bytes": _ZARR_BYTES_CODEC_PATH, "codec_pipeline.path": _ZARR_PIPELINE_PATH}
+_ZARR_DEFAULTS = {
+    "codecs.bytes": _ZARR_BYTES_CODEC_PATH,
+    "codec_pipeline.path": _ZARR_PIPELINE_PATH,
+}
 _OURS = {"codecs.bytes": BYTES_CODEC_PATH, "codec_pipeline.path": PIPELINE_PATH}
 # What enable() replaced, for disable() to put back.
 _replaced: dict[str, Any] = {}

@@ -196,9 +196,7 @@ class BytesCodec(zarr.codecs.BytesCodec):
             return self._encode_utf32(chunk_array, chunk_spec)
         return super()._encode_sync(chunk_array, chunk_spec)
 
-    async def _encode_single(
-        self, chunk_array: NDBuffer, chunk_spec: ArraySpec
-    ) -> Buffer | None:
+    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         if _is_fixed_utf32(chunk_spec.dtype):
             return self._encode_utf32(chunk_array, chunk_spec)
         return await super()._encode_single(chunk_array, chunk_spec)
@@ -350,5 +348,9 @@ class InvalidChunkCodePointError(InvalidCodePointError):
 
     def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
         return type(self), (
-            self.index, self.position, self.code_point, self.chunk_key, self.array_index
+            self.index,
+            self.position,
+            self.code_point,
+            self.chunk_key,
+            self.array_index,
         )

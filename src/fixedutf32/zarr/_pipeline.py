@@ -71,7 +71,7 @@ def _numcodecs_decoder(codec):
         return numcodecs.Blosc()  # decoding reads everything from the frame header
     if name.startswith("numcodecs."):
         try:
-            return numcodecs.get_codec({"id": name[len("numcodecs."):], **conf})
+            return numcodecs.get_codec({"id": name[len("numcodecs.") :], **conf})
         except (KeyError, ValueError, TypeError):
             return None
     return None
@@ -88,14 +88,16 @@ def _zstd_size(data):
     width = (single_segment, 2, 4, 8)[flags >> 6]
     if not width or len(head) < start + width:
         return None
-    return int.from_bytes(head[start:start + width], "little") + (256 if width == 2 else 0)
+    return int.from_bytes(head[start : start + width], "little") + (256 if width == 2 else 0)
 
 
 def _prefix_size(offset):
     """The size a compressor writes as a little-endian uint32 at ``offset``."""
+
     def size(data):
-        head = bytes(memoryview(data)[offset:offset + 4])
+        head = bytes(memoryview(data)[offset : offset + 4])
         return int.from_bytes(head, "little") if len(head) == 4 else None
+
     return size
 
 
@@ -202,8 +204,12 @@ def _plain_slices(selection):
 
 def _whole_chunk(chunk_selection, out_selection, is_complete, drop_axes):
     """Whether a chunk maps whole, in order, onto a block of the result (or value)."""
-    return (is_complete and not drop_axes and _plain_slices(chunk_selection)
-            and _plain_slices(out_selection))
+    return (
+        is_complete
+        and not drop_axes
+        and _plain_slices(chunk_selection)
+        and _plain_slices(out_selection)
+    )
 
 
 def _block(array, selection):
@@ -245,8 +251,11 @@ def _decode_into(src, target, length_bytes, stored, wanted):
     """
     if src is not target:
         src, nbytes = byte_view(src, "chunk")
-        check_out_size(target.nbytes, nbytes, f"a chunk of {target.nbytes // length_bytes} "
-                       f"elements of length_bytes {length_bytes}")
+        check_out_size(
+            target.nbytes,
+            nbytes,
+            f"a chunk of {target.nbytes // length_bytes} elements of length_bytes {length_bytes}",
+        )
     if wanted == NATIVE_ENDIAN:
         decode_chunk(src, length_bytes, endian=stored, out=target)
     elif stored == wanted:
@@ -265,7 +274,7 @@ def _shares(items, limit):
     workers = config.get("threading.max_workers", None) or os.cpu_count() or 1
     n = max(1, min(len(items), limit or len(items), workers))
     size = -(-len(items) // n)
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _read_file_into(path, target, length_bytes, stored, wanted):
@@ -289,7 +298,7 @@ def _read_file_into(path, target, length_bytes, stored, wanted):
         step = max(1, _BLOCK_BYTES // length_bytes) * length_bytes
         view = memoryview(target)
         for start in range(0, size, step):
-            block = view[start:start + step]
+            block = view[start : start + step]
             done = 0
             while done < len(block):
                 n = f.readinto(block[done:])
@@ -680,16 +689,27 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         async def read_one(getter, spec, chunk_selection, out_selection, is_complete):
             layout = plan.chunk_layout(spec)
-            target = _direct_target(out_np, spec, chunk_selection, out_selection, is_complete,
-                                    drop_axes, layout[2])
+            target = _direct_target(
+                out_np, spec, chunk_selection, out_selection, is_complete, drop_axes, layout[2]
+            )
             data = await getter.get(prototype=spec.prototype)
             if data is None:
                 out_np[out_selection] = _fill_value(spec)
                 return
             if plan.bb_codecs and plan.decoders is None:
                 data = await _zarr_decompress(plan, data, spec)
-            args = (plan, data.as_numpy_array(), target, getter, spec, layout, chunk_selection,
-                    out_selection, out_np, drop_axes)
+            args = (
+                plan,
+                data.as_numpy_array(),
+                target,
+                getter,
+                spec,
+                layout,
+                chunk_selection,
+                out_selection,
+                out_np,
+                drop_axes,
+            )
             if plan.decompresses_in_thread or len(data) > _INLINE_BYTES:
                 await asyncio.to_thread(self._decode_chunk, *args)
             else:
@@ -709,8 +729,9 @@ class CodecPipeline(_ZarrCodecPipeline):
         wanted = dtype_endian(out_np.dtype)
         for getter, spec, chunk_selection, out_selection, is_complete in items:
             layout = plan.chunk_layout(spec)
-            target = _direct_target(out_np, spec, chunk_selection, out_selection, is_complete,
-                                    drop_axes, layout[2])
+            target = _direct_target(
+                out_np, spec, chunk_selection, out_selection, is_complete, drop_axes, layout[2]
+            )
             path = _local_file(getter)
             if target is not None and plan.raw:
                 length_bytes, endian, _ = layout
@@ -726,11 +747,32 @@ class CodecPipeline(_ZarrCodecPipeline):
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 out_np[out_selection] = _fill_value(spec)
                 continue
-            self._decode_chunk(plan, np.frombuffer(data, _UINT8), target, getter, spec, layout,
-                               chunk_selection, out_selection, out_np, drop_axes)
+            self._decode_chunk(
+                plan,
+                np.frombuffer(data, _UINT8),
+                target,
+                getter,
+                spec,
+                layout,
+                chunk_selection,
+                out_selection,
+                out_np,
+                drop_axes,
+            )
 
-    def _decode_chunk(self, plan, data, target, getter, spec, layout, chunk_selection,
-                      out_selection, out_np, drop_axes):
+    def _decode_chunk(
+        self,
+        plan,
+        data,
+        target,
+        getter,
+        spec,
+        layout,
+        chunk_selection,
+        out_selection,
+        out_np,
+        drop_axes,
+    ):
         """Decode the stored bytes of one chunk into the result (runs on a thread)."""
         length_bytes, endian, order = layout
         with self._naming_chunk(getter, spec, layout):
@@ -799,8 +841,9 @@ class CodecPipeline(_ZarrCodecPipeline):
         async def write_one(setter, spec, chunk_selection, out_selection, is_complete):
             layout = plan.chunk_layout(spec)
             chunk = None
-            if (_whole_chunk(chunk_selection, out_selection, is_complete, drop_axes)
-                    and value_np.ndim == len(spec.shape)):
+            if _whole_chunk(
+                chunk_selection, out_selection, is_complete, drop_axes
+            ) and value_np.ndim == len(spec.shape):
                 part = _block(value_np, out_selection)
                 if part.shape == spec.shape:
                     chunk = part  # the whole chunk is in the value: encode it from there
@@ -811,16 +854,25 @@ class CodecPipeline(_ZarrCodecPipeline):
                     if existing is not None and plan.bb_codecs and plan.decoders is None:
                         existing = await _zarr_decompress(plan, existing, spec)
                 chunk = await asyncio.to_thread(
-                    self._merge, plan, existing, value_np, spec, layout, setter, chunk_selection,
-                    out_selection, drop_axes,
+                    self._merge,
+                    plan,
+                    existing,
+                    value_np,
+                    spec,
+                    layout,
+                    setter,
+                    chunk_selection,
+                    out_selection,
+                    drop_axes,
                 )
             skip_fill = not spec.config.write_empty_chunks
             with self._naming_chunk(setter, spec, layout):
                 if chunk.nbytes <= _INLINE_BYTES:  # type: ignore[union-attr]
                     encoded = _encode_unless_fill(chunk, spec, layout, skip_fill)
                 else:
-                    encoded = await asyncio.to_thread(_encode_unless_fill, chunk, spec, layout,
-                                                      skip_fill)
+                    encoded = await asyncio.to_thread(
+                        _encode_unless_fill, chunk, spec, layout, skip_fill
+                    )
             if encoded is None:
                 await setter.delete()
                 return
@@ -829,8 +881,18 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         await concurrent_map(batch_info, write_one, config.get("async.concurrency"))
 
-    def _merge(self, plan, existing, value_np, spec, layout, setter, chunk_selection,
-               out_selection, drop_axes):
+    def _merge(
+        self,
+        plan,
+        existing,
+        value_np,
+        spec,
+        layout,
+        setter,
+        chunk_selection,
+        out_selection,
+        drop_axes,
+    ):
         """The chunk after the write: the stored one (or fill) with ``value`` put in."""
         length_bytes, endian, order = layout
         dtype = spec.dtype.to_native_dtype()
@@ -841,16 +903,18 @@ class CodecPipeline(_ZarrCodecPipeline):
             with self._naming_chunk(setter, spec, layout):
                 if plan.decompresses_in_thread:
                     data = plan.decompress(data)
-                chunk = decode_chunk(data, length_bytes, endian=endian, shape=spec.shape,
-                                     order=order)
+                chunk = decode_chunk(
+                    data, length_bytes, endian=endian, shape=spec.shape, order=order
+                )
             chunk = np.array(chunk, dtype=dtype, order=order)  # writable, own memory
         if chunk_selection == () or is_scalar(value_np, dtype):
             part = value_np
         else:
             part = value_np[out_selection]
             if drop_axes:
-                part = part[tuple(None if i in drop_axes else slice(None)
-                                  for i in range(len(spec.shape)))]
+                part = part[
+                    tuple(None if i in drop_axes else slice(None) for i in range(len(spec.shape)))
+                ]
         chunk[chunk_selection] = part
         return chunk
 
@@ -881,15 +945,12 @@ class CodecPipeline(_ZarrCodecPipeline):
                 coords = _chunk_coords(self.array_metadata, key)
                 index = None
                 if coords is not None and exc.array_index is not None:
-                    index = tuple(
-                        c * n + i for c, n, i in zip(coords, spec.shape, exc.array_index)
-                    )
+                    index = tuple(c * n + i for c, n, i in zip(coords, spec.shape, exc.array_index))
                 raise InvalidChunkCodePointError(
                     exc.index, exc.position, exc.code_point, key, index
                 ) from None
 
-        await concurrent_map([(item,) for item in batch_info], one,
-                             config.get("async.concurrency"))
+        await concurrent_map([(item,) for item in batch_info], one, config.get("async.concurrency"))
 
     def _naming_chunk(self, getter, spec, layout):
         return _ChunkErrors(self, getter, spec, layout)
@@ -950,7 +1011,7 @@ def _chunk_coords(array_metadata, key):
         separator = array_metadata.dimension_separator
     parts = key.split("/")
     if separator == "/":
-        parts = parts[len(parts) - ndim - prefix:] if ndim + prefix else parts[-1:]
+        parts = parts[len(parts) - ndim - prefix :] if ndim + prefix else parts[-1:]
     else:
         parts = parts[-1].split(separator)
     if prefix:
@@ -995,7 +1056,7 @@ def _equals_fill(chunk, fill):
         chunk = np.ascontiguousarray(chunk)
     units = np.array(fill, dtype=chunk.dtype).reshape(1).view(np.uint32)
     flat = chunk.reshape(-1, order="A").view(np.uint32)
-    if flat.size and (flat[:units.size] != units).any():
+    if flat.size and (flat[: units.size] != units).any():
         return False  # the usual answer, from the first element
     if not units.any():
         return not flat.any()
