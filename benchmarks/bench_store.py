@@ -1,4 +1,4 @@
-"""pytest-benchmark groups: ``fixedutf32 check`` and ``convert`` of a whole store beside their baselines.
+"""pytest-benchmark groups: ``fixedutf32 check`` and ``convert`` of a whole store, with baselines.
 
 The rows of ``fixedutf32 bench --store`` (a 64 MiB store in 2 MiB chunks here,
 to keep the rounds short), grouped so that each group is read as a ratio:

@@ -309,9 +309,9 @@ def vlen(data):
         else:
             encoded += d.bytes(d.int(1, 4))
     to_cap = d.int(1, 8)
-    call = lambda: fixedutf32.decode_vlen_utf8(
+    call = lambda: fixedutf32.decode_vlen_utf8(  # noqa: E731
         bytes(encoded),
-        4 * to_cap,  # noqa: E731
+        4 * to_cap,
         endian=endian,
     )
     items, structure_ok, pos = [], len(encoded) >= 4, 4

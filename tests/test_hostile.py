@@ -208,7 +208,10 @@ def test_repad_writes_exactly_its_output(simd_level, to_width):
 
 # --- 3. arrays whose items are not plain bytes ---------------------------------
 
-REFUSED = "must hold plain bytes (an integer, 'U' or 'S' array, or a byte buffer), got a NumPy array of dtype"
+REFUSED = (
+    "must hold plain bytes (an integer, 'U' or 'S' array, or a byte buffer), "
+    "got a NumPy array of dtype"
+)
 
 
 @pytest.mark.parametrize(
@@ -371,7 +374,8 @@ def test_u_out_of_the_written_byte_order_is_taken():
 def test_vlen_chunk_with_bytes_after_zero_items():
     with pytest.raises(
         ChunkSizeError,
-        match="vlen-utf8 chunk of 5 bytes has 1 bytes left over: its header announces 0 items, which end at byte 4",
+        match="vlen-utf8 chunk of 5 bytes has 1 bytes left over: its header announces 0 items, "
+        "which end at byte 4",
     ):
         fixedutf32.decode_vlen_utf8(b"\0\0\0\0x", 4)
 

@@ -796,7 +796,8 @@ def test_vlen_utf8_malformed_chunks(simd_level):
         decode_vlen_utf8(good[:-1], 12)
     with pytest.raises(
         ChunkSizeError,
-        match=f"chunk of {len(good) + 1} bytes has 1 bytes left over: its header announces 2 items, "
+        match=f"chunk of {len(good) + 1} bytes has 1 bytes left over: "
+        "its header announces 2 items, "
         f"which end at byte {len(good)}",
     ):
         decode_vlen_utf8(good + b"\x00", 12)

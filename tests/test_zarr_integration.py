@@ -720,7 +720,8 @@ def test_environment_variables_select_codec_and_pipeline(tmp_path):
         f"""
         import zarr
         arr = zarr.open_array({str(path)!r})
-        print(type(arr.metadata.codecs[0]).__module__, type(arr._async_array.codec_pipeline).__name__)
+        pipeline = arr._async_array.codec_pipeline
+        print(type(arr.metadata.codecs[0]).__module__, type(pipeline).__name__)
         print(arr[:4, 0].tolist() == zarr.open_array({str(path)!r})[:4, 0].tolist())
         try:
             arr[:]

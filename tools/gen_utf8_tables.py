@@ -122,7 +122,8 @@ def render():
     )
     lines += table(
         [
-            "/* two_byte_len[k]: 8 + the number of bits set in k (a load: cheaper here than popcnt). */"
+            "/* two_byte_len[k]: 8 + the number of bits set in k (a load: cheaper here than "
+            "popcnt). */"
         ],
         "static const uint8_t fu32_utf8_two_byte_len[256]",
         flat_rows([two_byte_len(k) for k in ks]),

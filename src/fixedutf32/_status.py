@@ -23,7 +23,9 @@ _UTF8_REASONS = {
     _kernels.UTF8_TOO_LARGE: "the sequence encodes a value above U+10FFFF",
     _kernels.UTF8_SURROGATE: "the sequence encodes a surrogate (U+D800..U+DFFF)",
     _kernels.UTF8_HEADER_BITS: "this byte never occurs in UTF-8",
-    _kernels.UTF8_TOO_SHORT: "truncated sequence: the lead byte is not followed by enough continuation bytes",
+    _kernels.UTF8_TOO_SHORT: (
+        "truncated sequence: the lead byte is not followed by enough continuation bytes"
+    ),
     _kernels.UTF8_STRAY_CONTINUATION: "continuation byte without a lead byte",
     _kernels.UTF8_OVERLONG: "overlong encoding (the value needs fewer bytes)",
 }

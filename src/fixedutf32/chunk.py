@@ -156,7 +156,7 @@ def validate(data: Buffer, length_bytes: int, *, endian: str = "little") -> None
     >>> fixedutf32.validate(b"\\x00\\xd8\\x00\\x00", 4)
     Traceback (most recent call last):
     ...
-    fixedutf32.errors.InvalidCodePointError: invalid code point U+D800 (surrogate) at element 0, position 0; ...
+    fixedutf32.errors.InvalidCodePointError: invalid code point U+D800 (surrogate) at element 0, ...
     """
     length_bytes = check_length_bytes(length_bytes)
     swapped = check_endian(endian)
@@ -664,7 +664,7 @@ def repad(
     >>> fixedutf32.repad(wide, 16, 4)
     Traceback (most recent call last):
     ...
-    fixedutf32.errors.StringTooLongError: string at element 0 has 2 code points; expected at most 1 (length_bytes 4)
+    fixedutf32.errors.StringTooLongError: string at element 0 has 2 code points; expected ...
     """
     from_length_bytes = check_length_bytes(from_length_bytes, "from_length_bytes")
     to_length_bytes = check_length_bytes(to_length_bytes, "to_length_bytes")

@@ -653,7 +653,8 @@ def decode_vlen_utf8(
     Examples
     --------
     >>> from fixedutf32.transcode import decode_vlen_utf8
-    >>> decode_vlen_utf8(b"\\x02\\x00\\x00\\x00\\x02\\x00\\x00\\x00ab\\x02\\x00\\x00\\x00\\xd0\\xaf", 8)
+    >>> chunk = b"\\x02\\x00\\x00\\x00" b"\\x02\\x00\\x00\\x00ab" b"\\x02\\x00\\x00\\x00\\xd0\\xaf"
+    >>> decode_vlen_utf8(chunk, 8)
     array(['ab', 'Я'], dtype='<U2')
     """
     length_bytes = check_length_bytes(length_bytes)
@@ -685,7 +686,8 @@ def _string_dtype_class(what: str) -> Any:
         from numpy.dtypes import StringDType
     except ImportError:
         raise ImportError(
-            f"{what} needs NumPy >= 2.0 (numpy.dtypes.StringDType); NumPy {np.__version__} is installed"
+            f"{what} needs NumPy >= 2.0 (numpy.dtypes.StringDType); NumPy {np.__version__} is "
+            "installed"
         ) from None
     return StringDType
 

@@ -56,7 +56,7 @@ format_table = _report.format_table
 
 
 def run(sizes=DEFAULT_SIZES, threads=2, repeat=9, progress=None):
-    """Measure every kernel and the transcoding on each chunk size; the report ``fixedutf32 bench`` prints.
+    """Measure the kernels and the transcoding at each chunk size (``fixedutf32 bench``).
 
     Parameters
     ----------

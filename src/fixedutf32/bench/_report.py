@@ -12,7 +12,10 @@ def to_json(report):
 
 
 def verdict(entry):
-    """``">= 0.80 met"``, ``"... MISSED"`` or ``"... n/a"`` for a row or ratio with a target, else ``""``."""
+    """``">= 0.80 met"``, ``"... MISSED"`` or ``"... n/a"`` for a row or ratio with a target.
+
+    ``""`` for one without.
+    """
     if entry["target"] is None:
         return ""
     met = "n/a" if entry["met"] is None else "met" if entry["met"] else "MISSED"
@@ -22,7 +25,8 @@ def verdict(entry):
 def format_table(report):
     """The kernel and transcoding report as the text table ``fixedutf32 bench`` prints."""
     lines = [
-        f"fixedutf32 bench: SIMD level {report['simd_level']}, {report['native_byteorder']}-endian host; "
+        f"fixedutf32 bench: SIMD level {report['simd_level']}, "
+        f"{report['native_byteorder']}-endian host; "
         f"text of {WIDTH}-code-point elements, mostly ASCII",
         "",
         "size and GB/s count the bytes of the chunk read (repad: written); x memcpy is the",
@@ -60,7 +64,7 @@ def _ratio_lines(ratios):
 
 
 def mismatches(zarr_report):
-    """(case, configuration) pairs of a ``--zarr`` report whose data differed from what was written."""
+    """(case, configuration) pairs of a ``--zarr`` report that read back other data."""
     return [
         (row["case"], name)
         for row in zarr_report["rows"]
@@ -74,14 +78,21 @@ def format_zarr_table(report):
     configs = list(report["rows"][0]["gbps"]) if report["rows"] else []
     threads = {None: "zarr's defaults", 1: "1 thread", 2: "2 threads"}
     lines = [
-        f"fixedutf32 bench --zarr: zarr-python {report['zarr_version']}, a {format_size(report['size'])} "
-        f"{report['dtype']} array in {format_size(report['chunk_size'])} chunks on a local directory",
+        f"fixedutf32 bench --zarr: zarr-python {report['zarr_version']}, a "
+        f"{format_size(report['size'])} "
+        f"{report['dtype']} array in {format_size(report['chunk_size'])} chunks on a local "
+        "directory",
         "",
-        f"GB/s of array data, median of {report['repeat']} rounds, each configuration timed in turn within a round.",
-        "codec = zarr + fixedutf32.zarr.BytesCodec; pipeline = zarr + fixedutf32.zarr.CodecPipeline;",
-        "reader = the standalone reader with decode_chunk(out=...); floor = the chunk files read into one new array.",
-        "The zstd rows set async.concurrency and threading.max_workers to the threads shown. A ratio is the",
-        "median over rounds of that round's ratio, so it can differ from the ratio of the GB/s columns.",
+        f"GB/s of array data, median of {report['repeat']} rounds, each configuration timed in "
+        "turn within a round.",
+        "codec = zarr + fixedutf32.zarr.BytesCodec; pipeline = zarr + "
+        "fixedutf32.zarr.CodecPipeline;",
+        "reader = the standalone reader with decode_chunk(out=...); floor = the chunk files "
+        "read into one new array.",
+        "The zstd rows set async.concurrency and threading.max_workers to the threads shown. A "
+        "ratio is the",
+        "median over rounds of that round's ratio, so it can differ from the ratio of the GB/s "
+        "columns.",
         "",
         f"{'case':22} " + " ".join(f"{name:>8}" for name in configs) + "   threads",
         "-" * 86,
@@ -99,7 +110,8 @@ def format_zarr_table(report):
     t = report["threads_reference"]
     lines.append("")
     lines.append(
-        f"{t['threads']} threads on {format_size(t['size'])} chunks, measured after the rows: decode_chunk "
+        f"{t['threads']} threads on {format_size(t['size'])} chunks, measured after the rows: "
+        "decode_chunk "
         f"{t['decode_chunk_scaling']:.2f}x one thread, numpy.copyto {t['memcpy_scaling']:.2f}x "
         "(the machine's own limit on scaling)"
     )
@@ -111,7 +123,8 @@ def format_zarr_table(report):
         )
     else:
         lines.append(
-            "every configuration read back (or wrote) the same data, checked once each outside the timing"
+            "every configuration read back (or wrote) the same data, checked once each outside "
+            "the timing"
         )
     return "\n".join(lines)
 
@@ -121,7 +134,8 @@ def format_store_table(report):
     size = report["size"]
     lines = [
         f"fixedutf32 bench --store: {format_size(size)} of fixed_length_utf32 chunks "
-        f"({format_size(report['chunk_size'])} each), {report['threads']} threads, best of {report['repeat']}",
+        f"({format_size(report['chunk_size'])} each), {report['threads']} threads, best of "
+        f"{report['repeat']}",
         "",
         f"| {'row':<32} | {'seconds':>8} | {'MiB/s':>8} |",
         f"|{'-' * 34}|{'-' * 9}:|{'-' * 9}:|",

@@ -1,4 +1,4 @@
-"""Whole stores: ``fixedutf32 check`` and ``convert`` beside their baselines: ``fixedutf32 bench --store``.
+"""Whole stores (``fixedutf32 bench --store``): ``check`` and ``convert`` beside baselines.
 
 A local Zarr V3 ``fixed_length_utf32`` store (256 MiB of chunk data by
 default, 2 MiB chunks) is written with zarr-python, once raw and once zstd;

@@ -89,7 +89,8 @@ def measure(size_bytes, repeat=5, progress=None):
     --------
     >>> rows = measure(1 << 16, repeat=1)
     >>> sorted(rows[0])
-    ['baseline', 'gbps', 'kernel', 'memcpy_gbps', 'met', 'ratio_memcpy', 'ratio_numpy', 'size', 'target']
+    ['baseline', 'gbps', 'kernel', 'memcpy_gbps', 'met', 'ratio_memcpy', 'ratio_numpy', 'size',
+     'target']
     """
     rows = []
     slow_repeat = max(1, min(repeat, 3))

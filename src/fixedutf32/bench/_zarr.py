@@ -203,7 +203,8 @@ def read_floor(store):
     --------
     >>> import tempfile, zarr
     >>> with tempfile.TemporaryDirectory() as path:
-    ...     _ = zarr.create_array(path, data=np.array(["ab", "c", "d"]), chunks=(2,), compressors=None)
+    ...     data = np.array(["ab", "c", "d"])
+    ...     _ = zarr.create_array(path, data=data, chunks=(2,), compressors=None)
     ...     read_floor(path).tolist()
     ['ab', 'c', 'd']
     """

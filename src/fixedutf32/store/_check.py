@@ -235,7 +235,8 @@ def _code_point_problems(
                 "code_point",
                 plan.path,
                 f"invalid code point U+{value:04X} ({kind}) at element {list(coordinates)}, "
-                f"position {position}{' (edge chunk padding, outside the array)' if outside else ''}; "
+                "position "
+                f"{position}{' (edge chunk padding, outside the array)' if outside else ''}; "
                 f"expected a Unicode scalar value",
                 key,
                 index,

@@ -929,9 +929,9 @@ class _Conversion:
             chunk_shape,
             FixedLengthUTF32(width),
             opts["endian"],
-            plan.fill if to == FIXED else "",
+            plan.fill if to == FIXED else "",  # type: ignore[arg-type]
             order,
-        )  # type: ignore[arg-type]
+        )
         docs = _dest_documents(node, plan, to, meta, opts["compressors"])
         codecs = tuple(
             make_codec(c, opts["zarr_format"], "compressors") for c in opts["compressors"]

@@ -449,7 +449,8 @@ def _plan_fixed(node):
     for axis, (s, c) in enumerate(zip(outer.chunk_shape, inner.chunk_shape)):
         if s % c:
             raise MetadataError(
-                f"{key}.chunk_shape[{axis}]: expected a divisor of the shard shape {list(outer.chunk_shape)}, "
+                f"{key}.chunk_shape[{axis}]: expected a divisor of the shard shape "
+                f"{list(outer.chunk_shape)}, "
                 f"got {c}"
             )
         per_shard.append(s // c)

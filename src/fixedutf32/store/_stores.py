@@ -227,7 +227,8 @@ def _open_directory(spec, path, mode):
             raise StoreError(f"no such directory: {spec!r}; expected a Zarr store")
         if not path.is_dir():
             raise StoreError(
-                f"{spec!r} is a file; expected a directory, a .zip file or a URL holding a Zarr store"
+                f"{spec!r} is a file; expected a directory, a .zip file or a URL holding a "
+                "Zarr store"
             )
         return StoreHandle(LocalStore(path, read_only=True), spec, owned=True)
     if path.exists() and not path.is_dir():
