@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from collections.abc import Awaitable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import numcodecs
 import numpy as np
@@ -40,6 +41,16 @@ from ..chunk import decode_chunk, encode_chunk, validate
 from ..errors import InvalidCodePointError
 from ._codec import InvalidChunkCodePointError
 
+if TYPE_CHECKING:
+    from zarr.abc.codec import Codec
+    from zarr.abc.store import ByteGetter, ByteSetter, Store
+    from zarr.core.array_spec import ArraySpec
+    from zarr.core.buffer import Buffer, NDBuffer
+    from zarr.core.chunk_grids import ChunkGrid
+    from zarr.core.dtype.wrapper import ZDType
+    from zarr.core.indexing import SelectorTuple
+    from zarr.core.metadata import ArrayMetadata
+
 try:  # zarr's V2 codec wrapper moved between releases; only its type is needed
     from zarr.codecs._v2 import V2Codec
 except ImportError:  # pragma: no cover
@@ -54,7 +65,7 @@ _BLOCK_BYTES = 256 * 1024
 _INLINE_BYTES = 4 * 1024 * 1024
 
 
-def _numcodecs_decoder(codec):
+def _numcodecs_decoder(codec: Any) -> Any:
     """The numcodecs codec that undoes a zarr bytes-to-bytes codec, or None.
 
     numcodecs' ``decode(buf, out=...)`` writes into the result's memory;
@@ -77,7 +88,7 @@ def _numcodecs_decoder(codec):
     return None
 
 
-def _zstd_size(data):
+def _zstd_size(data: Any) -> Any:
     """The content size a zstd frame header declares, or None."""
     head = bytes(memoryview(data)[:18])
     if len(head) < 6 or head[:4] != b"\x28\xb5\x2f\xfd":
@@ -91,10 +102,10 @@ def _zstd_size(data):
     return int.from_bytes(head[start : start + width], "little") + (256 if width == 2 else 0)
 
 
-def _prefix_size(offset):
+def _prefix_size(offset: Any) -> Any:
     """The size a compressor writes as a little-endian uint32 at ``offset``."""
 
-    def size(data):
+    def size(data: Any) -> Any:
         head = bytes(memoryview(data)[offset : offset + 4])
         return int.from_bytes(head, "little") if len(head) == 4 else None
 
@@ -117,7 +128,15 @@ class _Plan:
 
     __slots__ = ("bb_codecs", "compressor", "decoders", "endian", "order", "zarr_format")
 
-    def __init__(self, zarr_format, order, endian, bb_codecs, decoders, compressor):
+    def __init__(
+        self,
+        zarr_format: Any,
+        order: Any,
+        endian: Any,
+        bb_codecs: Any,
+        decoders: Any,
+        compressor: Any,
+    ) -> None:
         self.zarr_format = zarr_format
         self.order = order  # element order of the stored chunk, or None: the spec's (V2)
         self.endian = endian  # None: the data type's (V2)
@@ -126,7 +145,7 @@ class _Plan:
         self.compressor = compressor  # numcodecs codec (V2) or None
 
     @classmethod
-    def from_pipeline(cls, fallback):
+    def from_pipeline(cls, fallback: BatchedCodecPipeline) -> _Plan | None:
         aa = fallback.array_array_codecs
         ab = fallback.array_bytes_codec
         bb = fallback.bytes_bytes_codecs
@@ -150,7 +169,7 @@ class _Plan:
             decoders = None  # type: ignore[assignment]
         return cls(3, order, ab.endian.value, tuple(bb), decoders, None)
 
-    def chunk_layout(self, spec):
+    def chunk_layout(self, spec: Any) -> tuple[int, str, str]:
         """(length_bytes, endian, order) of the stored chunks of ``spec``."""
         dtype = spec.dtype
         if self.zarr_format == 2:
@@ -158,14 +177,14 @@ class _Plan:
         return dtype.item_size, self.endian, self.order
 
     @property
-    def raw(self):
+    def raw(self) -> bool:
         return not self.bb_codecs and self.compressor is None
 
     @property
-    def decompresses_in_thread(self):
+    def decompresses_in_thread(self) -> bool:
         return self.compressor is not None or (self.bb_codecs and self.decoders is not None)
 
-    def decompress(self, data, out=None):
+    def decompress(self, data: Any, out: Any = None) -> Any:
         """Undo the compression of ``data``: into ``out`` when the frame declares
         exactly its size (then ``out`` is returned), else into a new buffer."""
         decoders = (self.compressor,) if self.compressor is not None else self.decoders[::-1]
@@ -180,29 +199,29 @@ class _Plan:
         return last.decode(data)
 
 
-def _fill_value(spec):
+def _fill_value(spec: Any) -> Any:
     # zarr V2 metadata may hold a null fill value; zarr reads it as the default
     return spec.dtype.default_scalar() if spec.fill_value is None else spec.fill_value
 
 
-def _store_key(getter):
+def _store_key(getter: object) -> str | None:
     return getattr(getter, "path", None)
 
 
-def _local_file(getter):
+def _local_file(getter: object) -> str | None:
     """The path of a chunk in a LocalStore, or None for any other store."""
     if type(getter) is StorePath and isinstance(getter.store, LocalStore):
         return os.path.join(getter.store.root, getter.path)
     return None
 
 
-def _plain_slices(selection):
+def _plain_slices(selection: object) -> bool:
     return type(selection) is tuple and all(
         type(s) is slice and s.step in (None, 1) for s in selection
     )
 
 
-def _whole_chunk(chunk_selection, out_selection, is_complete, drop_axes):
+def _whole_chunk(chunk_selection: Any, out_selection: Any, is_complete: Any, drop_axes: Any) -> Any:
     """Whether a chunk maps whole, in order, onto a block of the result (or value)."""
     return (
         is_complete
@@ -212,7 +231,7 @@ def _whole_chunk(chunk_selection, out_selection, is_complete, drop_axes):
     )
 
 
-def _block(array, selection):
+def _block(array: Any, selection: Any) -> Any:
     """``array[selection]`` for a tuple of slices, always a view.
 
     Indexing a 0-d array with ``()`` gives a NumPy scalar, a copy; the
@@ -221,7 +240,15 @@ def _block(array, selection):
     return array[(*selection, Ellipsis)]
 
 
-def _direct_target(out_np, spec, chunk_selection, out_selection, is_complete, drop_axes, order):
+def _direct_target(
+    out_np: Any,
+    spec: Any,
+    chunk_selection: Any,
+    out_selection: Any,
+    is_complete: Any,
+    drop_axes: Any,
+    order: Any,
+) -> Any:
     """The flat bytes of ``out`` where a whole chunk goes, if they are one block laid out
     like the stored chunk; else None."""
     if not _whole_chunk(chunk_selection, out_selection, is_complete, drop_axes):
@@ -242,7 +269,7 @@ def _direct_target(out_np, spec, chunk_selection, out_selection, is_complete, dr
     return flat.view(_UINT8)
 
 
-def _decode_into(src, target, length_bytes, stored, wanted):
+def _decode_into(src: Any, target: Any, length_bytes: Any, stored: Any, wanted: Any) -> None:
     """Check the elements of ``src`` and write them to ``target`` in ``wanted`` byte order.
 
     ``src`` holds them in ``stored`` byte order and may be ``target`` itself
@@ -267,7 +294,7 @@ def _decode_into(src, target, length_bytes, stored, wanted):
         encode_chunk(units, length_bytes, endian=wanted, out=target)
 
 
-def _shares(items, limit):
+def _shares(items: Any, limit: Any) -> Any:
     """Split ``items`` into at most as many runs as zarr lets run at once."""
     if not items:
         return []
@@ -277,7 +304,7 @@ def _shares(items, limit):
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
-def _read_file_into(path, target, length_bytes, stored, wanted):
+def _read_file_into(path: Any, target: Any, length_bytes: Any, stored: Any, wanted: Any) -> Any:
     """Read a raw chunk file into ``target`` and decode it there, block by block.
 
     Each block is decoded while it is still in the cache, so the chunk's
@@ -362,34 +389,36 @@ class CodecPipeline(_ZarrCodecPipeline):
 
     __module__ = "fixedutf32.zarr"
 
-    def __init__(self, fallback, array_metadata=None):
+    def __init__(
+        self, fallback: BatchedCodecPipeline, array_metadata: ArrayMetadata | None = None
+    ) -> None:
         self.fallback = fallback
         self.array_metadata = array_metadata
         self._plan = _Plan.from_pipeline(fallback)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"fixedutf32.zarr.CodecPipeline({self.fallback!r})"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.fallback == self.fallback
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         # as __eq__: the class and zarr's pipeline (a frozen dataclass) decide
         return hash((type(self), self.fallback))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Codec]:
         return iter(self.fallback)
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return {"fallback": self.fallback, "array_metadata": self.array_metadata}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["fallback"], state["array_metadata"])  # type: ignore[misc]
 
     # ---- construction --------------------------------------------------
 
     @classmethod
-    def from_codecs(cls, codecs):
+    def from_codecs(cls, codecs: Iterable[Codec]) -> Self:
         """Build the pipeline for a list of codec objects.
 
         Parameters
@@ -409,7 +438,7 @@ class CodecPipeline(_ZarrCodecPipeline):
         return cls(BatchedCodecPipeline.from_codecs(codecs))
 
     @classmethod
-    def from_array_metadata_and_store(cls, array_metadata, store):
+    def from_array_metadata_and_store(cls, array_metadata: ArrayMetadata, store: Store) -> Self:
         """Build the pipeline of an array; check its codecs against the specification.
 
         zarr calls this when it opens or creates an array.  For a
@@ -455,7 +484,7 @@ class CodecPipeline(_ZarrCodecPipeline):
             raise NotImplementedError
         return cls(fallback, array_metadata)
 
-    def evolve_from_array_spec(self, array_spec):
+    def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
         """The pipeline with each codec evolved for ``array_spec`` (as zarr's).
 
         Parameters
@@ -487,7 +516,7 @@ class CodecPipeline(_ZarrCodecPipeline):
     # ---- what zarr asks of every pipeline ------------------------------
 
     @property
-    def supports_partial_decode(self):
+    def supports_partial_decode(self) -> bool:
         """Whether zarr's pipeline for these codecs decodes parts of chunks.
 
         Examples
@@ -499,7 +528,7 @@ class CodecPipeline(_ZarrCodecPipeline):
         return self.fallback.supports_partial_decode
 
     @property
-    def supports_partial_encode(self):
+    def supports_partial_encode(self) -> bool:
         """Whether zarr's pipeline for these codecs encodes parts of chunks.
 
         Examples
@@ -510,7 +539,9 @@ class CodecPipeline(_ZarrCodecPipeline):
         """
         return self.fallback.supports_partial_encode
 
-    def validate(self, *, shape, dtype, chunk_grid):
+    def validate(
+        self, *, shape: tuple[int, ...], dtype: ZDType[Any, Any], chunk_grid: ChunkGrid
+    ) -> None:
         """Validate every codec against the array, as zarr's pipeline does.
 
         Parameters
@@ -538,7 +569,7 @@ class CodecPipeline(_ZarrCodecPipeline):
         """
         self.fallback.validate(shape=shape, dtype=dtype, chunk_grid=chunk_grid)
 
-    def compute_encoded_size(self, byte_length, array_spec):
+    def compute_encoded_size(self, byte_length: int, array_spec: ArraySpec) -> int:
         """The encoded size of ``byte_length`` bytes, as zarr's pipeline computes it.
 
         Parameters
@@ -563,7 +594,9 @@ class CodecPipeline(_ZarrCodecPipeline):
         """
         return self.fallback.compute_encoded_size(byte_length, array_spec)
 
-    async def decode(self, chunk_bytes_and_specs):
+    async def decode(
+        self, chunk_bytes_and_specs: Iterable[tuple[Buffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
         """Decode a batch of chunks into chunk arrays (zarr's pipeline does it).
 
         Parameters
@@ -593,7 +626,9 @@ class CodecPipeline(_ZarrCodecPipeline):
         """
         return await self.fallback.decode(chunk_bytes_and_specs)
 
-    async def encode(self, chunk_arrays_and_specs):
+    async def encode(
+        self, chunk_arrays_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[Buffer | None]:
         """Encode a batch of chunk arrays (zarr's pipeline does it).
 
         Parameters
@@ -624,7 +659,7 @@ class CodecPipeline(_ZarrCodecPipeline):
 
     # ---- reading -------------------------------------------------------
 
-    def _plan_for(self, batch_info, array):
+    def _plan_for(self, batch_info: Any, array: Any) -> Any:
         plan = self._plan
         if plan is None or not batch_info or type(array) is not np.ndarray:
             return None
@@ -632,7 +667,12 @@ class CodecPipeline(_ZarrCodecPipeline):
             return None
         return plan
 
-    async def read(self, batch_info, out, drop_axes=()):
+    async def read(
+        self,
+        batch_info: Iterable[tuple[ByteGetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
+        out: NDBuffer,
+        drop_axes: tuple[int, ...] = (),
+    ) -> None:
         """Read chunks from the store and decode them into ``out``.
 
         Parameters
@@ -687,7 +727,9 @@ class CodecPipeline(_ZarrCodecPipeline):
         for item in batch_info:
             (local if in_thread and _local_file(item[0]) else other).append(item)
 
-        async def read_one(getter, spec, chunk_selection, out_selection, is_complete):
+        async def read_one(
+            getter: Any, spec: Any, chunk_selection: Any, out_selection: Any, is_complete: Any
+        ) -> None:
             layout = plan.chunk_layout(spec)
             target = _direct_target(
                 out_np, spec, chunk_selection, out_selection, is_complete, drop_axes, layout[2]
@@ -716,7 +758,7 @@ class CodecPipeline(_ZarrCodecPipeline):
                 self._decode_chunk(*args)
 
         limit = config.get("async.concurrency")
-        jobs = [
+        jobs: list[Awaitable[Any]] = [
             asyncio.to_thread(self._read_local_chunks, plan, share, out_np, drop_axes)
             for share in _shares(local, limit)
         ]
@@ -724,7 +766,7 @@ class CodecPipeline(_ZarrCodecPipeline):
             jobs.append(concurrent_map(other, read_one, limit))
         await asyncio.gather(*jobs)
 
-    def _read_local_chunks(self, plan, items, out_np, drop_axes):
+    def _read_local_chunks(self, plan: Any, items: Any, out_np: Any, drop_axes: Any) -> None:
         """Read chunks from local files into the result (runs on a thread)."""
         wanted = dtype_endian(out_np.dtype)
         for getter, spec, chunk_selection, out_selection, is_complete in items:
@@ -742,7 +784,7 @@ class CodecPipeline(_ZarrCodecPipeline):
                         out_np[out_selection] = _fill_value(spec)
                     continue
             try:
-                with open(path, "rb") as f:
+                with open(path, "rb") as f:  # type: ignore[arg-type]  # local items only
                     data = f.read()
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 out_np[out_selection] = _fill_value(spec)
@@ -762,17 +804,17 @@ class CodecPipeline(_ZarrCodecPipeline):
 
     def _decode_chunk(
         self,
-        plan,
-        data,
-        target,
-        getter,
-        spec,
-        layout,
-        chunk_selection,
-        out_selection,
-        out_np,
-        drop_axes,
-    ):
+        plan: Any,
+        data: Any,
+        target: Any,
+        getter: Any,
+        spec: Any,
+        layout: Any,
+        chunk_selection: Any,
+        out_selection: Any,
+        out_np: Any,
+        drop_axes: Any,
+    ) -> None:
         """Decode the stored bytes of one chunk into the result (runs on a thread)."""
         length_bytes, endian, order = layout
         with self._naming_chunk(getter, spec, layout):
@@ -792,7 +834,12 @@ class CodecPipeline(_ZarrCodecPipeline):
 
     # ---- writing -------------------------------------------------------
 
-    async def write(self, batch_info, value, drop_axes=()):
+    async def write(
+        self,
+        batch_info: Iterable[tuple[ByteSetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
+        value: NDBuffer,
+        drop_axes: tuple[int, ...] = (),
+    ) -> None:
         """Encode the chunks ``value`` covers and write them to the store.
 
         Partial chunks are read, merged and written back; chunks that end up
@@ -838,7 +885,9 @@ class CodecPipeline(_ZarrCodecPipeline):
                 await self.fallback.write(batch_info, value, drop_axes)
             return
 
-        async def write_one(setter, spec, chunk_selection, out_selection, is_complete):
+        async def write_one(
+            setter: Any, spec: Any, chunk_selection: Any, out_selection: Any, is_complete: Any
+        ) -> None:
             layout = plan.chunk_layout(spec)
             chunk = None
             if _whole_chunk(
@@ -883,16 +932,16 @@ class CodecPipeline(_ZarrCodecPipeline):
 
     def _merge(
         self,
-        plan,
-        existing,
-        value_np,
-        spec,
-        layout,
-        setter,
-        chunk_selection,
-        out_selection,
-        drop_axes,
-    ):
+        plan: Any,
+        existing: Any,
+        value_np: Any,
+        spec: Any,
+        layout: Any,
+        setter: Any,
+        chunk_selection: Any,
+        out_selection: Any,
+        drop_axes: Any,
+    ) -> Any:
         """The chunk after the write: the stored one (or fill) with ``value`` put in."""
         length_bytes, endian, order = layout
         dtype = spec.dtype.to_native_dtype()
@@ -920,21 +969,21 @@ class CodecPipeline(_ZarrCodecPipeline):
 
     # ---- errors --------------------------------------------------------
 
-    def _is_sharded_utf32(self, batch_info):
+    def _is_sharded_utf32(self, batch_info: Any) -> bool:
         return (
             bool(batch_info)
             and isinstance(self.fallback.array_bytes_codec, ShardingCodec)
             and isinstance(batch_info[0][1].dtype, _ZarrFixedLengthUTF32)
         )
 
-    async def _by_shard(self, method, batch_info, array, drop_axes):
+    async def _by_shard(self, method: Any, batch_info: Any, array: Any, drop_axes: Any) -> None:
         """zarr's pipeline one shard at a time, so that an error can name its shard.
 
         The chunks inside a shard come to a pipeline of this class, which
         knows where in the shard a bad element is but not the shard's key.
         """
 
-        async def one(item):
+        async def one(item: Any) -> None:
             try:
                 await method([item], array, drop_axes)
             except InvalidChunkCodePointError as exc:
@@ -952,10 +1001,10 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         await concurrent_map([(item,) for item in batch_info], one, config.get("async.concurrency"))
 
-    def _naming_chunk(self, getter, spec, layout):
+    def _naming_chunk(self, getter: Any, spec: Any, layout: Any) -> Any:
         return _ChunkErrors(self, getter, spec, layout)
 
-    def _array_index(self, getter, spec, layout, element):
+    def _array_index(self, getter: Any, spec: Any, layout: Any, element: Any) -> Any:
         """The array coordinates of flat ``element`` of the chunk ``getter`` reads.
 
         Inside a shard (no store key) they are relative to the shard.
@@ -976,16 +1025,16 @@ class _ChunkErrors:
 
     __slots__ = ("getter", "layout", "pipeline", "spec")
 
-    def __init__(self, pipeline, getter, spec, layout):
+    def __init__(self, pipeline: Any, getter: Any, spec: Any, layout: Any) -> None:
         self.pipeline = pipeline
         self.getter = getter
         self.spec = spec
         self.layout = layout
 
-    def __enter__(self):
+    def __enter__(self) -> _ChunkErrors:
         return self
 
-    def __exit__(self, kind, exc, tb):
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> Literal[False]:
         if kind is None or not issubclass(kind, InvalidCodePointError):
             return False
         if isinstance(exc, InvalidChunkCodePointError):
@@ -997,7 +1046,7 @@ class _ChunkErrors:
         ) from None
 
 
-def _chunk_coords(array_metadata, key):
+def _chunk_coords(array_metadata: Any, key: Any) -> Any:
     """The grid coordinates of the chunk stored at ``key``, or None."""
     if array_metadata is None or key is None:
         return None
@@ -1024,7 +1073,7 @@ def _chunk_coords(array_metadata, key):
         return None
 
 
-def _check_v3_codecs(array_metadata):
+def _check_v3_codecs(array_metadata: Any) -> None:
     """check_codecs on a V3 array's codecs, and on those inside its shards."""
     dtype = _rules.FixedLengthUTF32(array_metadata.data_type.item_size)
     codecs = [c.to_dict() for c in array_metadata.codecs]
@@ -1038,7 +1087,7 @@ def _check_v3_codecs(array_metadata):
     _rules.check_codecs(codecs, dtype)
 
 
-def _encode_unless_fill(chunk, spec, layout, skip_fill):
+def _encode_unless_fill(chunk: Any, spec: Any, layout: Any, skip_fill: Any) -> Any:
     """The chunk's bytes, or None when ``skip_fill`` and every element is the fill value.
 
     zarr's pipeline compares the elements with the fill value
@@ -1051,7 +1100,7 @@ def _encode_unless_fill(chunk, spec, layout, skip_fill):
     return encode_chunk(chunk, length_bytes, endian=endian, order=order)
 
 
-def _equals_fill(chunk, fill):
+def _equals_fill(chunk: Any, fill: Any) -> Any:
     if chunk.ndim == 0 or not (chunk.flags.c_contiguous or chunk.flags.f_contiguous):
         chunk = np.ascontiguousarray(chunk)
     units = np.array(fill, dtype=chunk.dtype).reshape(1).view(np.uint32)
@@ -1063,14 +1112,14 @@ def _equals_fill(chunk, fill):
     return bool((flat.reshape(-1, units.size) == units).all())
 
 
-async def _zarr_decompress(plan, data, spec):
+async def _zarr_decompress(plan: Any, data: Any, spec: Any) -> Any:
     """Undo bytes-to-bytes codecs that have no numcodecs equivalent, with zarr's objects."""
     for codec in reversed(plan.bb_codecs):
         (data,) = await codec.decode([(data, spec)])
     return data
 
 
-async def _compress(plan, encoded, spec, layout):
+async def _compress(plan: Any, encoded: Any, spec: Any, layout: Any) -> Any:
     """The stored bytes of an encoded chunk: compressed as zarr would."""
     if plan.compressor is not None:
         length_bytes, endian, _ = layout
