@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True, embedsignature=True
+# Cython directives live in setup.py; a "# cython:" header here would override them.
 """Whole-chunk kernels for fixed_length_utf32 data.
 
 Every loop here is ``noexcept nogil`` and returns a status; the ``def``
