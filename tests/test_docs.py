@@ -79,3 +79,13 @@ def test_readme_starts_with_the_two_commands():
     assert "fixedutf32 bench" in head and "python -m pytest" in head
     ci = (ROOT / ".ci" / "run").read_text()
     assert re.search(r"^\s*python -m pytest$", ci, re.M), "CI must run the README's test command"
+
+
+@pytest.mark.parametrize("name", ["README.md", "docs/spec.md"])
+def test_relative_links_resolve_inside_the_project(name):
+    page = ROOT / name
+    for target in re.findall(r"\]\(([^)#\s]+)", page.read_text(encoding="utf-8")):
+        if "://" in target:
+            continue
+        path = (page.parent / target).resolve()
+        assert path.is_relative_to(ROOT) and path.exists(), f"{name} links to {target}, not a file of the project"
