@@ -589,7 +589,7 @@ def test_parse_v2_rejects_other_data_types_naming_them(dtype, found):
     ({"fill_value": 0}, ["fill_value", "a JSON string", "0"]),
     ({"order": "K"}, ["order", '"K"']),
     ({"compressor": "zstd"}, ["compressor", '"zstd"']),
-    ({"filters": [1]}, ["filters", "[1]"]),
+    ({"filters": [1]}, ["filters[0]", 'a string "id"', "got 1"]),
     ({"chunks": [2]}, ["chunks", "2 dimensions", "[2]"]),
     ({"dimension_separator": ":"}, ["dimension_separator", '":"']),
     ({"extra": 1}, ["zarr_format 2 metadata", "unexpected key 'extra'"]),
@@ -652,6 +652,25 @@ def test_hand_built_defaults_and_normalization():
     ({"separator": "-"}, ["separator", '"-"']),
     ({"zarr_format": 2, "chunk_key_encoding": "default"}, ["chunk_key_encoding", '"default"']),
     ({"zarr_format": 2, "codecs": ({"id": "zstd"}, {"id": "gzip"})}, ["codecs", "at most one"]),
+    # wrong types, each named (issue 8)
+    ({"shape": 5}, ["shape", "a sequence", "5"]),
+    ({"shape": "ab"}, ["shape", "a sequence", '"ab"']),
+    ({"chunk_shape": 5}, ["chunk_shape", "a sequence", "5"]),
+    ({"shape": (True, 4)}, ["shape[0]", "true"]),
+    ({"shape": (numpy.bool_(True), 4)}, ["shape[0]"]),
+    ({"chunk_shape": (2, False)}, ["chunk_shape[1]", "false"]),
+    ({"shape": (2.0, 4)}, ["shape[0]", "2.0"]),
+    ({"shape": (2**63, 4)}, ["shape[0]", "int64"]),
+    ({"codecs": 5}, ["codecs", "a sequence", "5"]),
+    ({"codecs": {"name": "gzip"}}, ["codecs", "a sequence"]),
+    ({"codecs": (5,)}, ["codecs[0]", "a JSON object", "5"]),
+    ({"filters": ("delta",)}, ["filters[0]", "a JSON object", '"delta"']),
+    ({"zarr_format": 2, "codecs": ({"id": 5},)}, ["codecs[0]", 'a string "id"']),
+    ({"zarr_format": 2, "filters": ({"name": "delta"},)}, ["filters[0]", 'a string "id"']),
+    ({"chunk_key_encoding": ["default"]}, ["chunk_key_encoding", '["default"]']),
+    ({"separator": ["/"]}, ["separator", '["/"]']),
+    ({"endian": ["little"]}, ["endian", '["little"]']),
+    ({"order": ["C"]}, ["order", '["C"]']),
 ])
 def test_hand_built_rejects(kwargs, patterns):
     args = {"zarr_format": 3, "shape": (2, 3), "chunk_shape": (2, 2),
@@ -696,3 +715,248 @@ def test_pickle_round_trips():
     assert pickle.loads(pickle.dumps(meta)) == meta
     error = pickle.loads(pickle.dumps(MetadataError("fill_value: expected a JSON string, got 0")))
     assert isinstance(error, MetadataError) and str(error).startswith("fill_value")
+
+
+# --- hostile documents: every one a MetadataError at parse time (issue 8) ---
+
+from fixedutf32.metadata import MAX_LENGTH_BYTES, MAX_NESTING_DEPTH  # noqa: E402
+
+
+def nested_list(depth):
+    value = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 100000,
+    "[" * 100000 + "]" * 100000,
+    '{"a":' * 100000 + "1" + "}" * 100000,
+])
+def test_parse_rejects_json_nested_too_deep_for_the_parser(text):
+    with rejects("metadata", f"at most {MAX_NESTING_DEPTH} levels", "deeper"):
+        parse_array_metadata(text)
+
+
+def test_parse_rejects_deep_attributes_in_text_and_in_dicts():
+    inner = "[" * 100000 + "]" * 100000
+    text = json.dumps(v3_doc())[:-1] + ', "attributes": {"deep": ' + inner + "}}"
+    with rejects("metadata", f"at most {MAX_NESTING_DEPTH} levels"):
+        parse_array_metadata(text)
+    # Deep enough to pass json.loads but beyond the limit: the walk names where.
+    doc = v3_doc(attributes={"deep": nested_list(MAX_NESTING_DEPTH)})
+    with rejects("metadata", f"at most {MAX_NESTING_DEPTH} levels", 'at metadata["attributes"]'
+                 '["deep"][0][0]'):
+        parse_array_metadata(json.dumps(doc))
+    # A parsed dict far deeper than Python's recursion limit.
+    with rejects("metadata", f"at most {MAX_NESTING_DEPTH} levels"):
+        parse_array_metadata(v3_doc(attributes={"deep": nested_list(100000)}))
+
+
+def test_nesting_at_the_limit_is_accepted():
+    # the document is level 1, attributes level 2: 126 more lists reach the limit
+    doc = v3_doc(attributes={"deep": nested_list(MAX_NESTING_DEPTH - 2)})
+    assert parse_array_metadata(json.dumps(doc)) == parse_array_metadata(v3_doc())
+    with rejects("metadata", f"at most {MAX_NESTING_DEPTH} levels"):
+        parse_array_metadata(v3_doc(attributes={"deep": nested_list(MAX_NESTING_DEPTH - 1)}))
+
+
+def test_self_referencing_dicts_are_rejected_not_looped_over():
+    attributes = {}
+    attributes["self"] = attributes
+    attributes["again"] = attributes
+    with rejects("metadata", f"at most {MAX_NESTING_DEPTH} levels"):
+        parse_array_metadata(v3_doc(attributes=attributes))
+    codec = {"name": "gzip", "configuration": {}}
+    codec["configuration"]["loop"] = codec
+    with rejects("codecs", f"at most {MAX_NESTING_DEPTH} levels"):
+        ArrayMetadata(3, (2,), (2,), FixedLengthUTF32(8), codecs=(codec,))
+
+
+def test_deep_codec_configuration_is_rejected_everywhere_it_enters():
+    deep = {"name": "gzip", "configuration": {"x": nested_list(10000)}}
+    with rejects("metadata", f"at most {MAX_NESTING_DEPTH} levels"):
+        parse_array_metadata(v3_doc(codecs=[LE, deep]))
+    with rejects("codecs", f"at most {MAX_NESTING_DEPTH} levels"):
+        check_codecs([LE, deep], FixedLengthUTF32(8))
+    with rejects("codecs", f"at most {MAX_NESTING_DEPTH} levels"):
+        ArrayMetadata(3, (2,), (2,), FixedLengthUTF32(8), codecs=(deep,))
+    with rejects("data_type", f"at most {MAX_NESTING_DEPTH} levels"):
+        FixedLengthUTF32.from_json(dt_json(8, extra=nested_list(10000)))
+    with rejects("data_type", f"at most {MAX_NESTING_DEPTH} levels"):
+        FixedLengthUTF32.from_json("[" * 100000)
+
+
+def test_max_length_bytes_is_numpys_largest_unicode_item():
+    assert numpy.dtype(f"U{MAX_LENGTH_BYTES // 4}").itemsize == MAX_LENGTH_BYTES
+    with pytest.raises(TypeError):
+        numpy.dtype(f"U{MAX_LENGTH_BYTES // 4 + 1}")
+    assert FixedLengthUTF32(MAX_LENGTH_BYTES).capacity == MAX_LENGTH_BYTES // 4
+    assert parse_v2_dtype(f">U{MAX_LENGTH_BYTES // 4}")[0].length_bytes == MAX_LENGTH_BYTES
+
+
+@pytest.mark.parametrize("make, patterns", [
+    (lambda: FixedLengthUTF32(2**40), ["length_bytes", "at most 2147483644", "1099511627776"]),
+    (lambda: FixedLengthUTF32(MAX_LENGTH_BYTES + 4), ["length_bytes", "2147483648"]),
+    (lambda: FixedLengthUTF32(10**5000), ["length_bytes", "an integer of 16610 bits"]),
+    (lambda: FixedLengthUTF32.from_json(dt_json(2**40)),
+     ["data_type.configuration.length_bytes", "at most 2147483644", "1099511627776"]),
+    (lambda: parse_v2_dtype("<U999999999999"),
+     ["dtype", "n <= 536870911", '"<U999999999999"']),
+    (lambda: parse_v2_dtype("<U536870912"), ["dtype", "n <= 536870911"]),
+    (lambda: parse_v2_dtype("<U" + "9" * 5000), ["dtype", "n <= 536870911"]),
+    (lambda: parse_array_metadata(v3_doc(data_type=dt_json(2**40))),
+     ["data_type.configuration.length_bytes", "at most 2147483644"]),
+    (lambda: parse_array_metadata(v2_doc(dtype="<U999999999999")),
+     ["dtype", "n <= 536870911", '"<U999999999999"']),
+    (lambda: parse_array_metadata(v3_doc(shape=[2**63, 3])),
+     ["shape[0]", "int64", "9223372036854775808"]),
+    (lambda: parse_array_metadata(v2_doc(shape=[5, 2**64])), ["shape[1]", "int64"]),
+    (lambda: parse_array_metadata(v3_doc(
+        chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2, 2**63]}})),
+     ["chunk_grid.configuration.chunk_shape[1]", "int64"]),
+    (lambda: parse_array_metadata(v3_doc(
+        chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2**31, 2**31]}})),
+     ["chunk_grid.configuration.chunk_shape", "bytes", "[2147483648, 2147483648]",
+      "length_bytes 12"]),
+    (lambda: parse_array_metadata(v2_doc(chunks=[2**40, 2**40])), ["chunks", "bytes"]),
+    (lambda: ArrayMetadata(3, (2**62,), (2**62,), FixedLengthUTF32(8)),
+     ["chunk_shape", "bytes", "length_bytes 8"]),
+])
+def test_sizes_nothing_could_hold_are_rejected_at_parse_time(make, patterns):
+    with rejects(*patterns):
+        make()
+
+
+def test_largest_extents_parse_and_give_exact_grids():
+    meta = parse_array_metadata(v3_doc(
+        shape=[2**63 - 1, 3],
+        chunk_grid={"name": "regular", "configuration": {"chunk_shape": [3, 2]}}))
+    # floating-point ceil(s / c) is off by dozens at this size
+    assert meta.grid_shape == ((2**63 - 1 + 2) // 3, 2)
+    # 2**63 - 1 = 3k + 1: the last chunk along axis 0 holds one element
+    assert meta.chunk_region((meta.grid_shape[0] - 1, 1)) == (
+        (slice(2**63 - 2, 2**63 - 1), slice(2, 3)), (slice(0, 1), slice(0, 1)))
+
+
+def test_chunk_indices_are_lazy_on_a_huge_grid():
+    meta = ArrayMetadata(3, (10**12,), (10,), FixedLengthUTF32(8))
+    indices = meta.chunk_indices()
+    assert next(indices) == (0,)
+    assert next(indices) == (1,)
+    meta = ArrayMetadata(3, (2**63 - 1, 2**63 - 1), (1, 1), FixedLengthUTF32(4))
+    indices = meta.chunk_indices()
+    assert [next(indices) for _ in range(2)] == [(0, 0), (0, 1)]
+
+
+@pytest.mark.parametrize("shape, chunks, expected", [
+    ((3, 4), (2, 2), [(0, 0), (0, 1), (1, 0), (1, 1)]),
+    ((), (), [()]),
+    ((0, 4), (2, 2), []),
+    ((5,), (5,), [(0,)]),
+])
+def test_chunk_indices_in_c_order(shape, chunks, expected):
+    assert list(ArrayMetadata(3, shape, chunks, FixedLengthUTF32(8)).chunk_indices()) == expected
+
+
+@pytest.mark.parametrize("changes, patterns", [
+    ({"chunk_key_encoding": {"name": "default", "configuration": False}},
+     ["chunk_key_encoding.configuration", "a JSON object", "false"]),
+    ({"chunk_key_encoding": {"name": "default", "configuration": None}},
+     ["chunk_key_encoding.configuration", "a JSON object", "null"]),
+    ({"chunk_key_encoding": {"name": "v2", "configuration": []}},
+     ["chunk_key_encoding.configuration", "a JSON object", "[]"]),
+    ({"storage_transformers": {}}, ["storage_transformers", "a JSON array", "{}"]),
+    ({"storage_transformers": 0}, ["storage_transformers", "a JSON array", "0"]),
+    ({"storage_transformers": None}, ["storage_transformers", "a JSON array", "null"]),
+    ({"storage_transformers": [{"name": "x"}]},
+     ["storage_transformers", "an empty array", "no storage transformer", '"x"']),
+    ({"dimension_names": 5}, ["dimension_names", "2 strings or nulls", "5"]),
+    ({"dimension_names": "xy"}, ["dimension_names", '"xy"']),
+    ({"dimension_names": ["x"]}, ["dimension_names", "2 strings or nulls", '["x"]']),
+    ({"dimension_names": ["x", "y", "z"]}, ["dimension_names", "2 strings or nulls"]),
+    ({"dimension_names": ["x", 1]}, ["dimension_names", '["x", 1]']),
+    ({"attributes": 5}, ["attributes", "a JSON object", "5"]),
+    ({"attributes": []}, ["attributes", "a JSON object", "[]"]),
+    ({"attributes": None}, ["attributes", "a JSON object", "null"]),
+])
+def test_parse_v3_rejects_optional_keys_of_the_wrong_shape(changes, patterns):
+    with rejects(*patterns):
+        parse_array_metadata(v3_doc(**changes))
+
+
+@pytest.mark.parametrize("changes", [
+    {"dimension_names": ["x", None]},
+    {"dimension_names": [None, None]},
+    {"dimension_names": None},  # not the spec's, but written by zarrita and icechunk
+    {"storage_transformers": []},
+    {"attributes": {"a": [1, {"b": None}]}},
+    {"chunk_key_encoding": {"name": "default", "configuration": {}}},
+    {"chunk_key_encoding": {"name": "default"}},
+])
+def test_parse_v3_accepts_valid_optional_keys(changes):
+    assert parse_array_metadata(v3_doc(**changes)) == parse_array_metadata(v3_doc())
+
+
+@pytest.mark.parametrize("changes, patterns", [
+    ({"compressor": {"id": 5}}, ["compressor", 'a string "id"', '{"id": 5}']),
+    ({"compressor": {"level": 1}}, ["compressor", 'a string "id"']),
+    ({"compressor": []}, ["compressor", 'a string "id"', "[]"]),
+    ({"filters": [{"id": "delta"}, {"id": None}]}, ["filters[1]", 'a string "id"']),
+    ({"filters": {"id": "delta"}}, ["filters", "null or an array"]),
+])
+def test_parse_v2_rejects_codec_ids_that_are_not_strings(changes, patterns):
+    with rejects(*patterns):
+        parse_array_metadata(v2_doc(**changes))
+
+
+def test_positional_ints_for_shapes_say_which_argument():
+    with rejects("shape: expected a sequence (tuple or list) of integers >= 0, got 5"):
+        ArrayMetadata(3, 5, 5, FixedLengthUTF32(8))
+
+
+def test_hand_built_accepts_numpy_integers_and_arrays_as_shapes():
+    meta = ArrayMetadata(3, numpy.array([4, 6]), (numpy.int64(2), numpy.uint8(3)),
+                         FixedLengthUTF32(8))
+    assert meta.shape == (4, 6) and meta.chunk_shape == (2, 3)
+    assert all(type(n) is int for n in meta.shape + meta.chunk_shape)
+
+
+@pytest.mark.parametrize("call, patterns", [
+    (lambda dt: dt.fill_array((True, 2)), ["shape[0]", "true"]),
+    (lambda dt: dt.fill_array(True), ["shape", "true"]),
+    (lambda dt: dt.fill_array((2, -1)), ["shape[1]", "-1"]),
+    (lambda dt: dt.fill_array("ab"), ["shape", '"ab"']),
+    (lambda dt: dt.fill_array((2,), order="A"), ["order", '"A"']),
+    (lambda dt: dt.fill_array((2,), 5), ["fill_value", "a str"]),
+    (lambda dt: dt.to_v2(["little"]), ["endian", '["little"]']),
+    (lambda dt: dt.to_numpy(numpy.array(["little"])), ["endian"]),
+    (lambda dt: FixedLengthUTF32.from_numpy((str, -1)), ["dtype", "numpy.dtype()"]),
+    (lambda dt: FixedLengthUTF32.from_json({"name": ["fixed_length_utf32"],
+                                            "configuration": {"length_bytes": 8}}),
+     ["data_type.name", '["fixed_length_utf32"]']),
+    (lambda dt: FixedLengthUTF32(numpy.bool_(True)), ["length_bytes"]),
+    (lambda dt: check_codecs([LE], {"name": "fixed_length_utf32",
+                                    "configuration": {"length_bytes": 2**40}}),
+     ["data_type.configuration.length_bytes", "at most"]),
+    (lambda dt: check_codecs(5, dt), ["codecs", "a JSON array", "5"]),
+    (lambda dt: parse_v2_dtype(["<U2"]), ["dtype", '["<U2"]']),
+])
+def test_other_public_helpers_reject_wrong_types_clearly(call, patterns):
+    with rejects(*patterns):
+        call(FixedLengthUTF32(8))
+
+
+def test_fill_array_accepts_ints_and_numpy_integers():
+    dt = FixedLengthUTF32(8)
+    assert dt.fill_array(3, "a").shape == (3,)
+    assert dt.fill_array((numpy.int32(2), 2)).shape == (2, 2)
+
+
+@given(st.lists(st.integers(0, 4), max_size=4), st.data())
+def test_chunk_indices_match_numpy_ndindex(grid, data):
+    chunks = tuple(data.draw(st.integers(1, 3)) for _ in grid)
+    shape = tuple(g * c for g, c in zip(grid, chunks))
+    meta = ArrayMetadata(3, shape, chunks, FixedLengthUTF32(4))
+    assert list(meta.chunk_indices()) == list(numpy.ndindex(*grid))

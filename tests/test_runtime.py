@@ -2,8 +2,11 @@
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,8 +34,83 @@ def test_environment_variable_forces_a_level(level):
 
 def test_environment_variable_best_is_the_default():
     best = fixedutf32.available_simd_levels()[-1]
-    result = run_python("import fixedutf32; print(fixedutf32.get_simd_level())", FIXEDUTF32_SIMD="best")
-    assert result.stdout.strip() == best
+    code = "import fixedutf32; print(fixedutf32.get_simd_level())"
+    env = {key: value for key, value in os.environ.items() if key != "FIXEDUTF32_SIMD"}
+    unset = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert unset.returncode == 0, unset.stderr
+    assert unset.stdout.strip() == best
+    for value, expected in (("best", best), ("", best), ("scalar", "scalar")):
+        result = run_python(code, FIXEDUTF32_SIMD=value)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == expected, value
+
+
+# --- the level chooser ---------------------------------------------------------
+
+FEATURES = _kernels.CPU_FEATURES
+ALL_FEATURES = 0
+for _bit in FEATURES.values():
+    ALL_FEATURES |= _bit
+# What the chooser gives a CPU and OS with every feature the AVX2 code needs.
+AVX2_IF_BUILT = "avx2" if _kernels.AVX2_COMPILED else "scalar"
+
+
+def features(*names):
+    mask = 0
+    for name in names:
+        mask |= FEATURES[name]
+    return mask
+
+
+@pytest.mark.parametrize(
+    "mask, expected",
+    [
+        (ALL_FEATURES, AVX2_IF_BUILT),
+        (0, "scalar"),
+        (features("avx2"), "scalar"),
+        (ALL_FEATURES & ~features("bmi2"), "scalar"),  # a VM that hides BMI2
+        (ALL_FEATURES & ~features("os_ymm"), "scalar"),  # the OS does not save YMM
+        (ALL_FEATURES & ~features("osxsave"), "scalar"),  # XGETBV may not run
+        (ALL_FEATURES & ~features("lzcnt"), "scalar"),  # lzcnt would run as bsr
+        (ALL_FEATURES & ~features("avx2"), "scalar"),  # an AVX-only CPU
+        (features("avx2", "bmi1", "bmi2", "lzcnt", "popcnt"), "scalar"),  # no OS state
+        (ALL_FEATURES | 0x10000, AVX2_IF_BUILT),  # unknown bits do not matter
+    ],
+)
+def test_level_chooser_table(mask, expected):
+    assert _kernels._level_for_features(mask) == expected
+
+
+@pytest.mark.parametrize("missing", sorted(FEATURES))
+def test_each_required_feature_alone_decides(missing):
+    assert _kernels._level_for_features(ALL_FEATURES & ~FEATURES[missing]) == "scalar"
+
+
+def test_required_features_match_the_compiled_target_flags():
+    # Every instruction set the AVX2 functions are compiled for is required.
+    flag_bits = {"avx2": "avx2", "bmi": "bmi1", "bmi2": "bmi2", "lzcnt": "lzcnt", "popcnt": "popcnt"}
+    flags = _kernels.AVX2_TARGET_FLAGS.split(",")
+    assert set(flags) == set(flag_bits)
+    for flag in flags:
+        assert _kernels.AVX2_NEEDS & FEATURES[flag_bits[flag]]
+    assert _kernels.AVX2_NEEDS == ALL_FEATURES
+
+
+def test_this_cpu_level_comes_from_the_chooser():
+    mask = _kernels._cpu_features()
+    assert fixedutf32.available_simd_levels()[-1] == _kernels._level_for_features(mask)
+
+
+def test_cpu_features_agree_with_the_kernel_flags():
+    cpuinfo = Path("/proc/cpuinfo")
+    if not _kernels.AVX2_COMPILED or not cpuinfo.exists():
+        pytest.skip("reads /proc/cpuinfo of an x86-64 Linux build")
+    line = next(line for line in cpuinfo.read_text().splitlines() if line.startswith("flags"))
+    flags = set(line.split(":", 1)[1].split())
+    mask = _kernels._cpu_features()
+    for flag, name in (("avx2", "avx2"), ("bmi1", "bmi1"), ("bmi2", "bmi2"), ("abm", "lzcnt"),
+                       ("popcnt", "popcnt"), ("avx", "avx")):
+        assert bool(mask & FEATURES[name]) == (flag in flags), flag
 
 
 def test_unknown_level_is_refused():
@@ -89,8 +167,12 @@ def test_pool_limit_zero_frees_everything():
         assert fixedutf32.buffer_pool_bytes() == 0
     finally:
         fixedutf32.set_buffer_pool_limit(previous)
-    with pytest.raises(ValueError, match="must not be negative"):
-        fixedutf32.set_buffer_pool_limit(-1)
+    for bad in (-1, 2**63):
+        with pytest.raises(ValueError, match=rf"must be between 0 and {sys.maxsize} bytes, got {bad}"):
+            fixedutf32.set_buffer_pool_limit(bad)
+    with pytest.raises(TypeError, match="the pool limit must be an int"):
+        fixedutf32.set_buffer_pool_limit(1.5)
+    assert fixedutf32.set_buffer_pool_limit(previous) == previous  # nothing changed
 
 
 def test_pooled_results_are_ordinary_writable_arrays():
@@ -149,3 +231,40 @@ def test_version_and_usage():
     assert usage.returncode == 0 and "bench" in usage.stdout
     bare = subprocess.run([sys.executable, "-m", "fixedutf32"], capture_output=True, text=True)
     assert bare.returncode == 2 and "usage:" in bare.stderr
+
+
+GCC_ONLY = re.compile(r"__attribute__|__builtin_\w+|__asm__|__restrict__|__typeof__|__cpuid_count")
+
+
+@pytest.mark.parametrize(
+    "defines",
+    [
+        ["-D_MSC_VER=1930", "-D_M_X64", "-D_WIN32", "-D_WIN64"],  # MSVC on x86-64
+        ["-D_MSC_VER=1930", "-D_M_ARM64", "-D_WIN32", "-D_WIN64"],  # MSVC on arm64
+        [],  # a C99 compiler that is none of GCC, Clang, MSVC
+    ],
+    ids=["msvc-x64", "msvc-arm64", "plain-c99"],
+)
+def test_headers_have_a_fallback_for_every_gcc_only_construct(defines, tmp_path):
+    # Preprocess the kernels' headers as another compiler would see them
+    # (no predefined macros, system headers stubbed) and look for what only
+    # GCC and Clang understand.
+    compiler = shutil.which("gcc") or shutil.which("clang")
+    headers = Path(fixedutf32.__file__).parent
+    if compiler is None or not (headers / "_utf8.h").exists():
+        pytest.skip("needs gcc or clang and the kernels' headers next to the package")
+    stubs = tmp_path / "include"
+    stubs.mkdir()
+    for name in ("stddef.h", "stdint.h", "string.h", "stdlib.h", "malloc.h", "intrin.h",
+                 "immintrin.h", "emmintrin.h", "arm_neon.h", "cpuid.h", "sys/mman.h"):
+        (stubs / name).parent.mkdir(exist_ok=True)
+        (stubs / name).write_text("/* stub */\n")
+    source = tmp_path / "t.c"
+    source.write_text('#include "_simd.h"\n#include "_utf8.h"\n')
+    result = subprocess.run(
+        [compiler, "-E", "-P", "-undef", "-nostdinc", f"-I{stubs}", f"-I{headers}", *defines, str(source)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "fu32_cpu_level" in result.stdout
+    assert sorted(set(GCC_ONLY.findall(result.stdout))) == []

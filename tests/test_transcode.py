@@ -768,7 +768,11 @@ def test_vlen_utf8_malformed_chunks(level):
         decode_vlen_utf8(b"\x01\x00", 8)
     with pytest.raises(ChunkSizeError, match="truncated"):
         decode_vlen_utf8(good[:-1], 12)
-    with pytest.raises(ChunkSizeError, match="after its last item"):
+    with pytest.raises(
+        ChunkSizeError,
+        match=f"chunk of {len(good) + 1} bytes has 1 bytes left over: its header announces 2 items, "
+        f"which end at byte {len(good)}",
+    ):
         decode_vlen_utf8(good + b"\x00", 12)
     with pytest.raises(ChunkSizeError, match="cannot hold"):
         decode_vlen_utf8(b"\xff\xff\xff\x00" + good[4:], 12)

@@ -17,10 +17,21 @@ _SWAPPED = {"little": NATIVE_ENDIAN != "little", "big": NATIVE_ENDIAN != "big"}
 _ORDERS = ("C", "F")
 _native_dtypes = {}
 
+# NumPy keeps a dtype's itemsize in a C int: the widest 'U' item is
+# U536870911, 2**31 - 4 bytes.  No element can be wider than that.
+MAX_LENGTH_BYTES = 4 * ((2**31 - 1) // 4)
+
+# Array kinds whose items are plain bytes: unsigned and signed integers,
+# 'U' and 'S' strings (and 'V' without fields, checked apart).
+_PLAIN_KINDS = frozenset("uiUS")
+
 
 def check_length_bytes(value, name="length_bytes"):
-    """Return ``value`` as an int if it is a positive multiple of 4, else raise ValueError."""
-    if type(value) is int and value > 0 and not value & 3:
+    """Return ``value`` as an int if it is a positive multiple of 4 that a NumPy 'U' item can hold.
+
+    Raises ValueError otherwise.
+    """
+    if type(value) is int and 0 < value <= MAX_LENGTH_BYTES and not value & 3:
         return value  # the common case, first: this runs on every call
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ValueError(
@@ -32,6 +43,30 @@ def check_length_bytes(value, name="length_bytes"):
         raise ValueError(
             f"{name} must be a positive multiple of 4 (4 bytes per UTF-32 code unit), got {value}"
         )
+    if value > MAX_LENGTH_BYTES:
+        raise ValueError(
+            f"{name} must be at most {MAX_LENGTH_BYTES} (the widest NumPy 'U' item, "
+            f"U{MAX_LENGTH_BYTES // 4}), got {value}"
+        )
+    return value
+
+
+def check_bool(value, name):
+    """Return ``value`` as a bool if it is True, False or a NumPy bool, else raise TypeError."""
+    if value is True or value is False:
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {value!r} of type {type(value).__name__}")
+
+
+def check_byte_count(value, name):
+    """Return ``value`` as an int in 0..sys.maxsize (a size in bytes), else raise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}")
+    value = operator.index(value)
+    if not 0 <= value <= sys.maxsize:
+        raise ValueError(f"{name} must be between 0 and {sys.maxsize} bytes, got {value}")
     return value
 
 
@@ -49,6 +84,50 @@ def check_order(order):
     return order
 
 
+def dtype_endian(dtype):
+    """'little' or 'big': the byte order of a NumPy dtype's items."""
+    byteorder = dtype.byteorder
+    if byteorder == "=" or byteorder == "|":
+        return NATIVE_ENDIAN
+    return "little" if byteorder == "<" else "big"
+
+
+def check_out_endian(out, endian, name="out"):
+    """Refuse an ``out`` that is a NumPy 'U' array whose byte order is not ``endian``.
+
+    Code units written in one byte order into a 'U' array of the other would
+    give an array that NumPy cannot read.  Other buffers carry no byte order.
+    """
+    if isinstance(out, np.ndarray) and out.dtype.kind == "U":
+        own = dtype_endian(out.dtype)
+        if own != endian:
+            expected = ("<U" if endian == "little" else ">U") + str(out.dtype.itemsize // 4)
+            raise ValueError(
+                f"{name} is a NumPy array of dtype {out.dtype.str} ({own} endian), but the code "
+                f"units written are {endian} endian: pass an out of dtype {expected} or a "
+                f"plain byte buffer"
+            )
+
+
+def check_plain_dtype(dtype, name):
+    """Raise TypeError unless arrays of ``dtype`` are plain bytes the kernels may read and write.
+
+    Object and StringDType arrays hold references (their bytes are pointers),
+    bool, float and datetime items have rules of their own: only integers,
+    'U' and 'S' strings and 'V' items without fields are taken as raw bytes.
+    """
+    kind = dtype.kind
+    if kind in _PLAIN_KINDS or (
+        kind == "V" and not dtype.hasobject and dtype.names is None and dtype.subdtype is None
+    ):
+        return
+    what = "references to Python objects" if kind in "OT" or dtype.hasobject else "typed values"
+    raise TypeError(
+        f"{name} must hold plain bytes (an integer, 'U' or 'S' array, or a byte buffer), "
+        f"got a NumPy array of dtype {dtype}, whose items are {what}, not raw bytes"
+    )
+
+
 def native_dtype(capacity):
     """The native-byte-order ``U{capacity}`` dtype (cached: this is on the hot path)."""
     dtype = _native_dtypes.get(capacity)
@@ -62,14 +141,20 @@ def byte_view(obj, name):
 
     The buffer is ``obj`` itself when it is bytes, a bytearray or a
     C-contiguous ndarray (the kernels read any of them as raw bytes), else a
-    flat ``uint8`` memoryview.  Raises TypeError when ``obj`` has no buffer,
-    BufferError when its buffer is not C-contiguous.
+    flat ``uint8`` memoryview.  Raises TypeError when ``obj`` has no buffer
+    or is an array whose items are not plain bytes (see
+    :func:`check_plain_dtype`), BufferError when its buffer is not
+    C-contiguous.
     """
     cls = type(obj)
     if cls is bytes or cls is bytearray:
         return obj, len(obj)
     if cls is np.ndarray and obj.flags.c_contiguous:
+        if obj.dtype.kind not in _PLAIN_KINDS:
+            check_plain_dtype(obj.dtype, name)
         return obj, obj.nbytes
+    if isinstance(obj, np.ndarray):
+        check_plain_dtype(obj.dtype, name)
     try:
         view = memoryview(obj)
     except TypeError:
@@ -90,6 +175,8 @@ def byte_view(obj, name):
 def writable_byte_view(obj, name):
     """Like :func:`byte_view`, and raise TypeError if the buffer is read-only."""
     if type(obj) is np.ndarray and obj.flags.c_contiguous:
+        if obj.dtype.kind not in _PLAIN_KINDS:
+            check_plain_dtype(obj.dtype, name)
         if not obj.flags.writeable:
             raise TypeError(f"{name} must be a writable buffer, got a read-only numpy.ndarray")
         return obj, obj.nbytes
@@ -107,6 +194,13 @@ def as_bytes(buffer):
     return view if view.format == "B" and view.ndim == 1 else view.cast("B")
 
 
+def _extent(value):
+    # operator.index takes True as 1; a bool as an extent is a mistake.
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("a bool is not an extent")
+    return operator.index(value)
+
+
 def element_count(nbytes, length_bytes, shape, name="data"):
     """Number of elements in a chunk of ``nbytes``; check it against ``shape``.
 
@@ -122,13 +216,13 @@ def element_count(nbytes, length_bytes, shape, name="data"):
             f"length_bytes {length_bytes} ({remainder} bytes left over)"
         )
     try:
-        shape = (operator.index(shape),)
+        shape = (_extent(shape),)
     except TypeError:
         try:
-            shape = tuple(operator.index(extent) for extent in shape)
+            shape = tuple(_extent(extent) for extent in shape)
         except TypeError:
             raise TypeError(
-                f"shape must be an int or a sequence of ints, got {shape!r}"
+                f"shape must be an int or a sequence of ints (not bools), got {shape!r}"
             ) from None
     if any(extent < 0 for extent in shape):
         raise ValueError(f"shape must not have negative extents, got {shape}")

@@ -14,6 +14,8 @@ there, so that an error is always pinned down by the same code.
 
 import os
 
+from fixedutf32._checks import check_byte_count as _check_byte_count
+
 from cpython.buffer cimport (
     PyBUF_SIMPLE,
     PyBUF_WRITABLE,
@@ -21,7 +23,7 @@ from cpython.buffer cimport (
     PyBuffer_Release,
     PyObject_GetBuffer,
 )
-from libc.stdint cimport uint8_t, uint32_t, uintptr_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uintptr_t
 from libc.string cimport memcpy, memset
 
 cdef extern from "_simd.h" nogil:
@@ -33,7 +35,21 @@ cdef extern from "_simd.h" nogil:
     const int FU32_SWAP
     const int FU32_STREAM
     const int FU32_HAVE_AVX2
-    int fu32_cpu_has_avx2()
+    const int FU32_LEVEL_PORTABLE
+    const int FU32_LEVEL_AVX2
+    const unsigned FU32_CPU_AVX2
+    const unsigned FU32_CPU_BMI1
+    const unsigned FU32_CPU_BMI2
+    const unsigned FU32_CPU_LZCNT
+    const unsigned FU32_CPU_POPCNT
+    const unsigned FU32_CPU_AVX
+    const unsigned FU32_CPU_OSXSAVE
+    const unsigned FU32_CPU_OS_YMM
+    const unsigned FU32_AVX2_NEEDS
+    const char *FU32_AVX2_TARGET_FLAGS
+    unsigned fu32_cpu_features()
+    int fu32_level_for_features(unsigned features)
+    int fu32_cpu_level()
     void *fu32_buffer_alloc(size_t size)
     void fu32_buffer_free(void *p)
     Py_ssize_t fu32_portable_validate(const uint8_t *src, Py_ssize_t n, int swapped)
@@ -68,13 +84,37 @@ TOO_LONG = KIND_TOO_LONG
 # Runtime dispatch
 # ---------------------------------------------------------------------------
 
-cdef enum SimdLevel:
-    LEVEL_SCALAR = 0
-    LEVEL_AVX2 = 1
+# The levels are chosen in one place, fu32_cpu_level() in _simd.h, from one
+# list of required CPU and OS features (FU32_AVX2_NEEDS) that matches the
+# target flags every AVX2 function is compiled with.
+_LEVEL_NAMES = ("scalar", "avx2")  # indexed by FU32_LEVEL_*
 
-_LEVEL_NAMES = ("scalar", "avx2")
+cdef int _simd_level = FU32_LEVEL_PORTABLE
 
-cdef int _simd_level = LEVEL_SCALAR
+# Feature bits of _cpu_features() and _level_for_features(), for tests.
+AVX2_COMPILED = bool(FU32_HAVE_AVX2)
+AVX2_TARGET_FLAGS = FU32_AVX2_TARGET_FLAGS.decode("ascii")  # what the AVX2 code is built for
+AVX2_NEEDS = FU32_AVX2_NEEDS
+CPU_FEATURES = {
+    "avx2": FU32_CPU_AVX2,
+    "bmi1": FU32_CPU_BMI1,
+    "bmi2": FU32_CPU_BMI2,
+    "lzcnt": FU32_CPU_LZCNT,
+    "popcnt": FU32_CPU_POPCNT,
+    "avx": FU32_CPU_AVX,
+    "osxsave": FU32_CPU_OSXSAVE,
+    "os_ymm": FU32_CPU_OS_YMM,
+}
+
+
+def _cpu_features():
+    """The CPU and OS features the chooser reads, as a bit mask of CPU_FEATURES."""
+    return fu32_cpu_features()
+
+
+def _level_for_features(unsigned features):
+    """The name of the level the chooser picks for a feature mask (a pure function)."""
+    return _LEVEL_NAMES[fu32_level_for_features(features)]
 
 
 def available_simd_levels():
@@ -84,9 +124,10 @@ def available_simd_levels():
     -------
     tuple of str
         Always starts with ``"scalar"``; ``"avx2"`` follows on x86-64 CPUs
-        that have it.
+        and systems that have AVX2, BMI1, BMI2, LZCNT and POPCNT and save
+        the YMM registers (every instruction the AVX2 code is built with).
     """
-    if FU32_HAVE_AVX2 and fu32_cpu_has_avx2():
+    if fu32_cpu_level() == FU32_LEVEL_AVX2:
         return ("scalar", "avx2")
     return ("scalar",)
 
@@ -245,7 +286,7 @@ cdef Py_ssize_t str_lengths_scalar(const uint8_t *src, Py_ssize_t n_elems, Py_ss
 
 cdef Py_ssize_t validate_units(const uint8_t *src, Py_ssize_t n, bint swapped, int level) noexcept nogil:
     cdef Py_ssize_t resume, bad
-    if level == LEVEL_AVX2:
+    if level == FU32_LEVEL_AVX2:
         resume = fu32_avx2_validate(src, n, swapped)
     else:
         resume = fu32_portable_validate(src, n, swapped)
@@ -257,7 +298,7 @@ cdef Py_ssize_t validate_units(const uint8_t *src, Py_ssize_t n, bint swapped, i
 
 cdef Py_ssize_t convert_units(const uint8_t *src, uint8_t *dst, Py_ssize_t n, int flags, int level) noexcept nogil:
     cdef Py_ssize_t resume, bad
-    if level == LEVEL_AVX2:
+    if level == FU32_LEVEL_AVX2:
         resume = fu32_avx2_convert(src, dst, n, flags)
     else:
         resume = fu32_portable_convert(src, dst, n, flags)
@@ -279,7 +320,7 @@ cdef RepadStatus repad_elements(const uint8_t *src, uint8_t *dst, Py_ssize_t n_e
                                 int level) noexcept nogil:
     cdef Py_ssize_t resume
     cdef RepadStatus status
-    if level == LEVEL_AVX2:
+    if level == FU32_LEVEL_AVX2:
         resume = fu32_avx2_repad(src, dst, n_elems, from_units, to_units, flags)
     else:
         resume = fu32_portable_repad(src, dst, n_elems, from_units, to_units, flags)
@@ -294,7 +335,7 @@ cdef RepadStatus repad_elements(const uint8_t *src, uint8_t *dst, Py_ssize_t n_e
 cdef Py_ssize_t str_lengths_elements(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
                                      Py_ssize_t *lengths, int flags, int level) noexcept nogil:
     cdef Py_ssize_t resume, bad
-    if level == LEVEL_AVX2:
+    if level == FU32_LEVEL_AVX2:
         resume = fu32_avx2_str_lengths(src, n_elems, width, lengths, flags)
     else:
         resume = fu32_portable_str_lengths(src, n_elems, width, lengths, flags)
@@ -307,6 +348,28 @@ cdef Py_ssize_t str_lengths_elements(const uint8_t *src, Py_ssize_t n_elems, Py_
 # ---------------------------------------------------------------------------
 # Python entry points (argument checks and messages live in chunk.py)
 # ---------------------------------------------------------------------------
+# Each wrapper checks what keeps memory safe whatever it is given: widths in
+# range, so that no product like 4 * width (plus a vector of units) wraps,
+# and buffers large enough for what the loop writes.  The messages are terse:
+# the public functions check their arguments before and word the errors.
+
+cdef extern from *:
+    Py_ssize_t PY_SSIZE_T_MAX
+
+# The widest element, in code units, any wrapper takes.
+MAX_UNITS = PY_SSIZE_T_MAX // 8
+
+
+cdef int check_units(Py_ssize_t units, str name) except -1:
+    if units <= 0 or units > PY_SSIZE_T_MAX // 8:
+        raise ValueError(f"{name} {units} out of range 1..{PY_SSIZE_T_MAX // 8}")
+    return 0
+
+
+cdef inline bint fits(Py_ssize_t have, Py_ssize_t count, Py_ssize_t size) noexcept nogil:
+    """count * size <= have, without computing the product (count, size >= 0)."""
+    return count == 0 or size <= have // count
+
 
 cdef int acquire(object obj, Py_buffer *view, bint writable) except -1:
     # PyBUF_SIMPLE: contiguous bytes, whatever the format (so NumPy U arrays
@@ -361,8 +424,8 @@ def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int f
     (position is the unit inside the element) or ``TOO_LONG`` (position is
     the first non-zero unit past the new width).
     """
-    if from_units <= 0 or to_units <= 0:
-        raise ValueError("element widths must be positive")
+    check_units(from_units, "from_units")
+    check_units(to_units, "to_units")
     cdef Py_buffer src, dst
     cdef uint8_t *d = NULL
     cdef int level = _simd_level
@@ -375,8 +438,9 @@ def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int f
             acquire(destination, &dst, True)
         try:
             if destination is not None:
-                if dst.len < 4 * n_elems * to_units:
-                    raise ValueError(f"destination holds {dst.len} bytes, need {4 * n_elems * to_units}")
+                if not fits(dst.len, n_elems, 4 * to_units):
+                    raise ValueError(f"destination holds {dst.len} bytes, too few for {n_elems} "
+                                     f"elements of {to_units} units")
                 d = <uint8_t *>dst.buf
             with nogil:
                 status = repad_elements(<const uint8_t *>src.buf, d, n_elems, from_units, to_units,
@@ -391,8 +455,7 @@ def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int f
 
 def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
     """Fill ``lengths`` with code points per element; -1 or the first invalid unit."""
-    if width <= 0:
-        raise ValueError("element width must be positive")
+    check_units(width, "width")
     cdef Py_buffer src
     cdef int level = _simd_level
     cdef Py_ssize_t bad, n_elems
@@ -519,7 +582,7 @@ def new_buffer(Py_ssize_t nbytes):
     return buffer
 
 
-def set_buffer_pool_limit(Py_ssize_t nbytes):
+def set_buffer_pool_limit(nbytes):
     """Keep at most ``nbytes`` of freed output buffers for reuse (0 turns the pool off).
 
     A chunk of at least 32 KiB decoded or encoded into a new array takes its
@@ -540,13 +603,23 @@ def set_buffer_pool_limit(Py_ssize_t nbytes):
     Raises
     ------
     ValueError
-        If ``nbytes`` is negative.
+        If ``nbytes`` is negative or above ``sys.maxsize``.
+    TypeError
+        If ``nbytes`` is not an int.
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> previous = fixedutf32.set_buffer_pool_limit(0)  # free the pool
+    >>> fixedutf32.buffer_pool_bytes()
+    0
+    >>> fixedutf32.set_buffer_pool_limit(previous)
+    0
     """
     global _pool_limit, _pool_bytes, _pool_count
-    if nbytes < 0:
-        raise ValueError(f"the pool limit must not be negative, got {nbytes}")
+    cdef Py_ssize_t limit = _check_byte_count(nbytes, "the pool limit")
     previous = _pool_limit
-    _pool_limit = nbytes
+    _pool_limit = limit
     for capacity in sorted(_pool, reverse=True):
         addresses = _pool[capacity]
         while addresses and _pool_bytes > _pool_limit:

@@ -9,8 +9,10 @@
  * been written.  The scalar kernel then pins down the exact error, so every
  * error is reported by one piece of code, whatever the instruction set.
  *
- * The AVX2 functions carry __attribute__((target("avx2"))): they compile in
- * the default (portable) build and are only called after the CPU check.
+ * The AVX2 functions (here and in _utf8.h) are all compiled for one set of
+ * instructions, FU32_AVX2_TARGET_FLAGS, and are only called when
+ * fu32_cpu_level() says the CPU and the OS support every one of them: they
+ * compile in the default (portable) build, without -march flags.
  */
 #ifndef FIXEDUTF32_SIMD_H
 #define FIXEDUTF32_SIMD_H
@@ -24,11 +26,15 @@
 #include <arm_neon.h>
 #endif
 
-#if defined(_MSC_VER)
+#if defined(_MSC_VER) && !defined(__clang__)
 #include <stdlib.h>
 #define fu32_bswap32(x) _byteswap_ulong(x)
-#else
+#elif defined(__GNUC__) || defined(__clang__)
 #define fu32_bswap32(x) __builtin_bswap32(x)
+#else
+static inline uint32_t fu32_bswap32(uint32_t v) {
+    return (v >> 24) | ((v >> 8) & 0xFF00u) | ((v << 8) & 0xFF0000u) | (v << 24);
+}
 #endif
 
 /* Unaligned 4-byte access: inputs may start at any address. */
@@ -202,17 +208,116 @@ static ptrdiff_t fu32_portable_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t
     return n_elems;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define FU32_HAVE_AVX2 1
-#include <immintrin.h>
+/* ------------------------------------------------------------------------
+ * Choosing the level.  The AVX2 code uses BMI1/BMI2/LZCNT/POPCNT as well
+ * (andn, shlx, lzcnt), so the AVX2 level needs all of them, and the OS's
+ * saving of YMM registers (XGETBV): a CPU or a virtual machine that lacks
+ * one gets the portable level.  A CPU without LZCNT would run lzcnt as bsr
+ * and give wrong results without any fault.
+ * ------------------------------------------------------------------------ */
 
-static int fu32_cpu_has_avx2(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2");
+#define FU32_LEVEL_PORTABLE 0
+#define FU32_LEVEL_AVX2 1
+
+/* Feature bits of fu32_cpu_features(). */
+#define FU32_CPU_AVX2 0x01u
+#define FU32_CPU_BMI1 0x02u
+#define FU32_CPU_BMI2 0x04u
+#define FU32_CPU_LZCNT 0x08u
+#define FU32_CPU_POPCNT 0x10u
+#define FU32_CPU_AVX 0x20u
+#define FU32_CPU_OSXSAVE 0x40u  /* the OS uses XSAVE: XGETBV may be run */
+#define FU32_CPU_OS_YMM 0x80u   /* XCR0 has the XMM and YMM state bits */
+
+/* Everything the AVX2 functions are compiled for, and the OS state they need. */
+#define FU32_AVX2_TARGET_FLAGS "avx2,bmi,bmi2,lzcnt,popcnt"
+#define FU32_AVX2_NEEDS (FU32_CPU_AVX2 | FU32_CPU_BMI1 | FU32_CPU_BMI2 | FU32_CPU_LZCNT | \
+                         FU32_CPU_POPCNT | FU32_CPU_AVX | FU32_CPU_OSXSAVE | FU32_CPU_OS_YMM)
+
+#if (defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))) || \
+    (defined(_MSC_VER) && defined(_M_X64))
+#define FU32_HAVE_AVX2 1
+#else
+#define FU32_HAVE_AVX2 0
+#endif
+
+/* The level for a set of features: a pure function, tested on a table. */
+static int fu32_level_for_features(unsigned features) {
+    if (FU32_HAVE_AVX2 && (features & FU32_AVX2_NEEDS) == FU32_AVX2_NEEDS) return FU32_LEVEL_AVX2;
+    return FU32_LEVEL_PORTABLE;
 }
 
-#define FU32_AVX2_FN static __attribute__((target("avx2"), noinline))
-#define FU32_AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))
+#if FU32_HAVE_AVX2 && defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+static void fu32_cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+    int regs[4];
+    __cpuidex(regs, (int)leaf, (int)sub);
+    r[0] = (unsigned)regs[0]; r[1] = (unsigned)regs[1]; r[2] = (unsigned)regs[2]; r[3] = (unsigned)regs[3];
+}
+static unsigned fu32_xcr0(void) { return (unsigned)_xgetbv(0); }
+#elif FU32_HAVE_AVX2
+#include <cpuid.h>
+static void fu32_cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+    __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+static unsigned fu32_xcr0(void) {
+    unsigned eax, edx;
+    /* xgetbv, spelled as bytes for old assemblers; only run when OSXSAVE. */
+    __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(eax), "=d"(edx) : "c"(0));
+    return eax;
+}
+#endif
+
+/* The features of this CPU and OS (FU32_CPU_* bits); 0 off x86-64. */
+static unsigned fu32_cpu_features(void) {
+    unsigned features = 0;
+#if FU32_HAVE_AVX2
+    unsigned r[4];
+    fu32_cpuid(0, 0, r);
+    const unsigned max_leaf = r[0];
+    if (max_leaf >= 1) {
+        fu32_cpuid(1, 0, r);
+        if (r[2] & (1u << 23)) features |= FU32_CPU_POPCNT;
+        if (r[2] & (1u << 27)) features |= FU32_CPU_OSXSAVE;
+        if (r[2] & (1u << 28)) features |= FU32_CPU_AVX;
+    }
+    if (max_leaf >= 7) {
+        fu32_cpuid(7, 0, r);
+        if (r[1] & (1u << 3)) features |= FU32_CPU_BMI1;
+        if (r[1] & (1u << 5)) features |= FU32_CPU_AVX2;
+        if (r[1] & (1u << 8)) features |= FU32_CPU_BMI2;
+    }
+    fu32_cpuid(0x80000000u, 0, r);
+    if (r[0] >= 0x80000001u) {
+        fu32_cpuid(0x80000001u, 0, r);
+        if (r[2] & (1u << 5)) features |= FU32_CPU_LZCNT;  /* ABM */
+    }
+    if ((features & FU32_CPU_OSXSAVE) && (fu32_xcr0() & 6u) == 6u) features |= FU32_CPU_OS_YMM;
+#endif
+    return features;
+}
+
+/* The one place that picks the fastest level this CPU runs. */
+static int fu32_cpu_level(void) { return fu32_level_for_features(fu32_cpu_features()); }
+
+/* Attributes of the AVX2 functions.  GCC and Clang compile them for
+ * FU32_AVX2_TARGET_FLAGS whatever the build's flags; MSVC compiles AVX2
+ * intrinsics without any flag. */
+#if FU32_HAVE_AVX2 && (defined(__GNUC__) || defined(__clang__))
+#define FU32_AVX2_TARGET __attribute__((target(FU32_AVX2_TARGET_FLAGS)))
+#define FU32_FORCE_INLINE static inline __attribute__((always_inline))
+#define FU32_NOINLINE static __attribute__((noinline))
+#elif FU32_HAVE_AVX2
+#define FU32_AVX2_TARGET
+#define FU32_FORCE_INLINE static __forceinline
+#define FU32_NOINLINE static __declspec(noinline)
+#endif
+
+#if FU32_HAVE_AVX2
+#include <immintrin.h>
+
+#define FU32_AVX2_FN FU32_AVX2_TARGET FU32_NOINLINE
+#define FU32_AVX2_INLINE FU32_AVX2_TARGET FU32_FORCE_INLINE
 
 FU32_AVX2_INLINE __m256i fu32_v_bswap(__m256i v) {
     const __m256i order = _mm256_setr_epi8(
@@ -225,7 +330,9 @@ FU32_AVX2_INLINE __m256i fu32_v_bswap(__m256i v) {
  * per-element copy and zero-fill loops into calls to memcpy and memset, which
  * costs more than the loops for the 32..128 bytes of an element. */
 FU32_AVX2_INLINE __m256i fu32_v_opaque(__m256i v) {
+#if defined(__GNUC__) || defined(__clang__)
     __asm__("" : "+x"(v));
+#endif
     return v;
 }
 
@@ -409,8 +516,12 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_impl(const uint8_t *src, uint8_t *dst
     const ptrdiff_t to_round = (to_units + 7) & ~(ptrdiff_t)7;
     ptrdiff_t safe = n_elems;
     if (dst != NULL) {
-        /* Element e stores up to unit e * to_units + to_round of dst. */
-        ptrdiff_t tail = (to_round + to_units - 1) / to_units;
+        /* Element e stores up to unit e * to_units + to_round of dst, so
+         * the last ceil(to_round / to_units) elements are left to the
+         * scalar loop.  Written so that no sum can overflow, whatever the
+         * width (to_round - to_units is 0..7). */
+        const ptrdiff_t extra = to_round - to_units;
+        const ptrdiff_t tail = 1 + (extra > 0 ? (extra - 1) / to_units + 1 : 0);
         safe = n_elems - tail + 1;
         if (safe < 0) safe = 0;
     }
@@ -559,12 +670,12 @@ FU32_AVX2_INLINE ptrdiff_t fu32_v_element_length(const uint8_t *s, ptrdiff_t wid
     for (; j >= 0; j -= 8) {
         __m256i v = _mm256_loadu_si256((const __m256i *)(s + 4 * j));
         unsigned zeros = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)));
-        if (zeros != 0xFFu) return j + 32 - __builtin_clz(~zeros & 0xFFu);
+        if (zeros != 0xFFu) return j + 32 - _lzcnt_u32(~zeros & 0xFFu);
     }
     if (j > -8) {  /* the first width % 8 units */
         __m256i v = _mm256_maskload_epi32((const int *)s, fu32_v_lanes_below(j + 8));
         unsigned zeros = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)));
-        if (zeros != 0xFFu) return 32 - __builtin_clz(~zeros & 0xFFu);
+        if (zeros != 0xFFu) return 32 - _lzcnt_u32(~zeros & 0xFFu);
     }
     return 0;
 }
@@ -607,8 +718,8 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_str_lengths_impl(const uint8_t *src, ptrdif
                 __m256i flags = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(a, b), order);
                 uint32_t nonzero = ~(uint32_t)_mm256_movemask_epi8(flags);
                 /* 31 - clz(2x + 1) is x's bit length, and 0 for x == 0. */
-                lengths[k] = 31 - __builtin_clz(((nonzero & 0xFFFFu) << 1) | 1u);
-                lengths[k + 1] = 31 - __builtin_clz(((nonzero >> 16) << 1) | 1u);
+                lengths[k] = 31 - _lzcnt_u32(((nonzero & 0xFFFFu) << 1) | 1u);
+                lengths[k + 1] = 31 - _lzcnt_u32(((nonzero >> 16) << 1) | 1u);
             }
             if (k < group_end) {
                 if (validate && !fu32_v_range_valid(s, 16, src_swapped)) return e;
@@ -632,9 +743,6 @@ FU32_AVX2_FN ptrdiff_t fu32_avx2_str_lengths(const uint8_t *src, ptrdiff_t n_ele
 }
 
 #else /* no AVX2 path on this compiler / architecture */
-#define FU32_HAVE_AVX2 0
-
-static int fu32_cpu_has_avx2(void) { return 0; }
 
 /* Never called: the dispatcher only picks AVX2 when FU32_HAVE_AVX2. Each
  * returns 0 so that the scalar kernel would redo all of the work. */

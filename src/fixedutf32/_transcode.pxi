@@ -79,6 +79,7 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
     cdef fu32_utf8_result r
     cdef int level = _simd_level
     cdef bint have_offsets = offsets is not None
+    check_units(width, "width")
     acquire(source, &src, False)
     try:
         acquire(destination, &dst, True)
@@ -122,19 +123,23 @@ def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t
     cdef bint checking = destination is None
     cdef uint8_t *d = NULL
     cdef const int64_t *p
-    if n <= 0:
+    check_units(width, "width")
+    if stride <= 0 or n < 0:
+        raise ValueError(f"bad stride {stride} or count {n}")
+    if n == 0:
         return (FU32_UTF8_OK, 0, 0, 0)
     acquire(positions, &pos, False)
     try:
-        if pos.len < 8 * ((n - 1) * stride + 2):
+        # The loop reads entries up to (n - 1) * stride + 1.
+        if pos.len < 16 or n - 1 > (pos.len // 8 - 2) // stride:
             raise ValueError(f"positions hold {pos.len} bytes, too few for {n} strings")
         acquire(values, &val, False)
         try:
             if not checking:
                 acquire(destination, &dst, True)
-                if dst.len < 4 * n * width:
+                if not fits(dst.len, n, 4 * width):
                     PyBuffer_Release(&dst)
-                    raise ValueError(f"destination holds {dst.len} bytes, need {4 * n * width}")
+                    raise ValueError(f"destination holds {dst.len} bytes, too few for {n} elements")
                 d = <uint8_t *>dst.buf
             try:
                 p = <const int64_t *>pos.buf
@@ -158,12 +163,14 @@ def utf8_vlen_parse(chunk, Py_ssize_t n, positions):
     """
     cdef Py_buffer buf, pos
     cdef fu32_utf8_result r
+    if n < 0:
+        raise ValueError(f"bad count {n}")
     acquire(chunk, &buf, False)
     try:
         acquire(positions, &pos, True)
         try:
-            if pos.len < 16 * n:
-                raise ValueError(f"positions hold {pos.len} bytes, need {16 * n}")
+            if n > pos.len // 16:
+                raise ValueError(f"positions hold {pos.len} bytes, too few for {n} items")
             with nogil:
                 r = fu32_utf8_vlen_parse(<const uint8_t *>buf.buf, buf.len, n, <int64_t *>pos.buf)
         finally:
@@ -173,10 +180,25 @@ def utf8_vlen_parse(chunk, Py_ssize_t n, positions):
     return _utf8_status(r)
 
 
+cdef Py_ssize_t bad_fixed_offsets(const int64_t *offsets, Py_ssize_t n, Py_ssize_t values_len,
+                                  Py_ssize_t stride) noexcept nogil:
+    """The first string whose offsets leave ``values`` or whose length exceeds ``stride``, or -1."""
+    cdef Py_ssize_t i
+    cdef int64_t a, b
+    for i in range(n):
+        a = offsets[i]
+        b = offsets[i + 1]
+        if a < 0 or b < a or b > values_len or b - a > stride:
+            return i
+    return -1
+
+
 def utf8_scatter_fixed(offsets, values, destination, Py_ssize_t stride):
     """Copy string ``i`` (int64 ``offsets``) to ``destination[i * stride:(i + 1) * stride]``, zero padded."""
     cdef Py_buffer off, val, dst
-    cdef Py_ssize_t n
+    cdef Py_ssize_t n, bad = -1
+    if stride <= 0:
+        raise ValueError(f"bad stride {stride}")
     acquire(offsets, &off, False)
     try:
         n = off.len // 8 - 1
@@ -184,12 +206,16 @@ def utf8_scatter_fixed(offsets, values, destination, Py_ssize_t stride):
         try:
             acquire(destination, &dst, True)
             try:
-                if n > 0 and dst.len < n * stride:
-                    raise ValueError(f"destination holds {dst.len} bytes, need {n * stride}")
+                if n > 0 and not fits(dst.len, n, stride):
+                    raise ValueError(f"destination holds {dst.len} bytes, too few for {n} strings")
                 if n > 0:
                     with nogil:
-                        fu32_utf8_scatter_fixed(<const int64_t *>off.buf, n, <const uint8_t *>val.buf,
-                                                <uint8_t *>dst.buf, stride)
+                        bad = bad_fixed_offsets(<const int64_t *>off.buf, n, val.len, stride)
+                        if bad < 0:
+                            fu32_utf8_scatter_fixed(<const int64_t *>off.buf, n, <const uint8_t *>val.buf,
+                                                    <uint8_t *>dst.buf, stride)
+                if bad >= 0:
+                    raise ValueError(f"string {bad}: offsets outside values or longer than {stride}")
             finally:
                 PyBuffer_Release(&dst)
         finally:

@@ -14,18 +14,22 @@ import numpy as np
 from . import _kernels
 from ._checks import (
     _SWAPPED,
+    MAX_LENGTH_BYTES,
     NATIVE_ENDIAN,
     as_bytes,
     byte_view,
+    check_bool,
     check_endian,
     check_length_bytes,
     check_order,
+    check_out_endian,
     check_out_size,
+    dtype_endian,
     element_count,
     native_dtype,
     writable_byte_view,
 )
-from .errors import InvalidCodePointError, StringTooLongError
+from .errors import FixedUTF32Error, InvalidCodePointError, StringTooLongError
 
 __all__ = ["decode_chunk", "encode_chunk", "validate", "byteswap", "repad", "str_lengths"]
 
@@ -71,6 +75,8 @@ def _raise_repad_status(status, view, from_units, to_units, endian):
         raise _invalid_code_point(view, element * from_units + position, from_units, endian)
     if kind == _kernels.TOO_LONG:
         raise _too_long(view, element, from_units, to_units)
+    if kind != _kernels.OK:  # pragma: no cover
+        raise FixedUTF32Error(f"internal error: repad status {status}")
 
 
 def _new_array(count, dtype):
@@ -111,9 +117,12 @@ def validate(data, length_bytes, *, endian="little"):
     ChunkSizeError
         If the size of ``data`` is not a multiple of ``length_bytes``.
     ValueError
-        If ``length_bytes`` or ``endian`` is invalid.
+        If ``length_bytes`` or ``endian`` is invalid (``length_bytes`` above
+        2147483644, the widest NumPy ``U`` item, included).
     TypeError, BufferError
-        If ``data`` has no buffer, or a non-contiguous one.
+        If ``data`` has no buffer, or a non-contiguous one, or is an array
+        whose items are not plain bytes (object, ``StringDType``, bool,
+        float...).
 
     Examples
     --------
@@ -176,11 +185,15 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
         If ``data`` is not a whole number of elements, or does not match
         ``shape`` or the size of ``out``.
     ValueError
-        If ``length_bytes``, ``endian`` or ``order`` is invalid, or if
-        ``out`` partly overlaps ``data``.
+        If ``length_bytes``, ``endian`` or ``order`` is invalid
+        (``length_bytes`` above 2147483644, the widest NumPy ``U`` item,
+        included), if ``out`` partly overlaps ``data``, or if ``out`` is a
+        ``U`` array that is not in native byte order.
     TypeError, BufferError
-        If ``data`` or ``out`` has no buffer or a non-contiguous one, or if
-        ``out`` is read-only.
+        If ``data`` or ``out`` has no buffer or a non-contiguous one, is an
+        array whose items are not plain bytes (object, ``StringDType``,
+        bool, float...), or if ``out`` is read-only; if ``validate`` is not
+        a bool.
 
     Examples
     --------
@@ -192,8 +205,10 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
     array([['ab', 'cd', 'ef']], dtype='<U2')
     """
     # Each check is inlined for its common case; the helpers word the errors.
-    if type(length_bytes) is not int or length_bytes <= 0 or length_bytes & 3:
+    if type(length_bytes) is not int or not 0 < length_bytes <= MAX_LENGTH_BYTES or length_bytes & 3:
         length_bytes = check_length_bytes(length_bytes)
+    if validate is not True and validate is not False:
+        validate = check_bool(validate, "validate")
     swapped = _SWAPPED.get(endian) if type(endian) is str else None
     if swapped is None:
         swapped = check_endian(endian)
@@ -232,6 +247,7 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
             if bad >= 0:
                 raise _invalid_code_point(src, bad, length_bytes // 4, endian)
     else:
+        check_out_endian(out, NATIVE_ENDIAN)  # the result is native
         dst, out_nbytes = writable_byte_view(out, "out")
         check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {length_bytes}")
         _write_units(src, dst, flags, length_bytes // 4, endian)
@@ -262,7 +278,7 @@ def _write_units(src, dst, flags, units_per_element, endian):
         if flags & _VALIDATE:
             bad = _kernels.validate(src, bool(flags & _SRC_SWAPPED))
         if bad < 0:
-            _kernels.convert(src, dst, (flags & ~_VALIDATE) | _stream_flag(memoryview(dst).nbytes))
+            bad = _kernels.convert(src, dst, (flags & ~_VALIDATE) | _stream_flag(memoryview(dst).nbytes))
     if bad >= 0:
         raise _invalid_code_point(src, bad, units_per_element, endian)
 
@@ -283,7 +299,8 @@ def _repad_chunk(src, out, count, from_units, to_units, flags, endian):
     # leave ``out`` half written.
     status = _kernels.repad(src, None, from_units, to_units, flags)
     _raise_repad_status(status, src, from_units, to_units, endian)
-    _kernels.repad(src, dst, from_units, to_units, (flags & ~_VALIDATE) | _stream_flag(nbytes))
+    status = _kernels.repad(src, dst, from_units, to_units, (flags & ~_VALIDATE) | _stream_flag(nbytes))
+    _raise_repad_status(status, src, from_units, to_units, endian)
     return out
 
 
@@ -323,13 +340,6 @@ def _string_dtype_to_unicode(array):
     from .transcode import _string_dtype_to_utf32
 
     return _string_dtype_to_utf32(array, None, NATIVE_ENDIAN)
-
-
-def _endian_of(dtype):
-    byteorder = dtype.byteorder
-    if byteorder == "=" or byteorder == "|":
-        return NATIVE_ENDIAN
-    return "little" if byteorder == "<" else "big"
 
 
 def encode_chunk(array, length_bytes=None, *, endian="little", order="C", validate=True, out=None):
@@ -374,10 +384,15 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
     ChunkSizeError
         If ``out`` is not exactly the chunk's size.
     TypeError
-        If ``array`` does not hold strings, or ``out`` is not a writable
-        buffer.
+        If ``array`` does not hold strings, ``out`` is not a writable
+        buffer of plain bytes (an object or ``StringDType`` array is not),
+        or ``validate`` is not a bool.
     ValueError
-        If ``length_bytes``, ``endian`` or ``order`` is invalid.
+        If ``length_bytes``, ``endian`` or ``order`` is invalid
+        (``length_bytes`` above 2147483644, the widest NumPy ``U`` item,
+        included); if ``out`` is a ``U`` array of the other byte order than
+        ``endian``; if a ``StringDType`` array holds a missing value (its
+        index is named).
 
     ``out`` is left exactly as it was when an error is raised.
 
@@ -396,10 +411,12 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
         check_order(order)
     if length_bytes is None:
         capacity = None
-    elif type(length_bytes) is int and length_bytes > 0 and not length_bytes & 3:
+    elif type(length_bytes) is int and 0 < length_bytes <= MAX_LENGTH_BYTES and not length_bytes & 3:
         capacity = length_bytes >> 2
     else:
         capacity = check_length_bytes(length_bytes) >> 2
+    if validate is not True and validate is not False:
+        validate = check_bool(validate, "validate")
     if type(array) is not np.ndarray or array.dtype.kind != "U":
         array = _as_unicode_array(array)
     dtype = array.dtype
@@ -431,7 +448,7 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
                 if validate:
                     bad = _kernels.validate(src, source_swapped)
                     if bad >= 0:
-                        raise _invalid_code_point(src, bad, width, _endian_of(dtype))
+                        raise _invalid_code_point(src, bad, width, dtype_endian(dtype))
                 return src.reshape(-1).view(np.uint8)
             # Allocation and convert inline, as in decode_chunk: a helper
             # call here is a measurable part of a 64 KiB chunk's time.
@@ -443,14 +460,17 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
                     flags |= _STREAM
             bad = _kernels.convert(src, result, flags)
             if bad >= 0:
-                raise _invalid_code_point(src, bad, width, _endian_of(dtype))
+                raise _invalid_code_point(src, bad, width, dtype_endian(dtype))
             return result
+        check_out_endian(out, endian)
         dst, out_nbytes = writable_byte_view(out, "out")
         check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * capacity}")
-        _write_units(src, dst, flags, width, _endian_of(dtype))
+        _write_units(src, dst, flags, width, dtype_endian(dtype))
         return out
 
-    return _repad_chunk(src, out, count, width, capacity, flags, _endian_of(dtype))
+    if out is not None:
+        check_out_endian(out, endian)
+    return _repad_chunk(src, out, count, width, capacity, flags, dtype_endian(dtype))
 
 
 def byteswap(buffer):
@@ -472,7 +492,9 @@ def byteswap(buffer):
     ChunkSizeError
         If the size is not a multiple of 4 bytes.
     TypeError, BufferError
-        If ``buffer`` is read-only, has no buffer or a non-contiguous one.
+        If ``buffer`` is read-only, has no buffer or a non-contiguous one,
+        or is an array whose items are not plain bytes (object,
+        ``StringDType``, bool, float...).
 
     Examples
     --------
@@ -484,7 +506,8 @@ def byteswap(buffer):
     """
     view, nbytes = writable_byte_view(buffer, "buffer")
     element_count(nbytes, 4, None, name="buffer")
-    _kernels.convert(view, view, _SWAP)
+    if _kernels.convert(view, view, _SWAP) >= 0:  # pragma: no cover - nothing is checked
+        raise FixedUTF32Error("internal error: byteswap reported a bad unit")
 
 
 def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None, validate=True):
@@ -524,8 +547,10 @@ def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None
         If ``data`` is not a whole number of elements or ``out`` has the
         wrong size.
     ValueError, TypeError, BufferError
-        For invalid widths, ``endian``, buffers, or an ``out`` that overlaps
-        ``data``.
+        For invalid widths (above 2147483644 too), ``endian``, buffers
+        (arrays whose items are not plain bytes included), a ``validate``
+        that is not a bool, an ``out`` that overlaps ``data``, or an ``out``
+        that is a ``U`` array of the other byte order than ``endian``.
 
     ``out`` is left exactly as it was when an error is raised.
 
@@ -544,6 +569,9 @@ def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None
     from_length_bytes = check_length_bytes(from_length_bytes, "from_length_bytes")
     to_length_bytes = check_length_bytes(to_length_bytes, "to_length_bytes")
     swapped = check_endian(endian)
+    validate = check_bool(validate, "validate")
+    if out is not None:
+        check_out_endian(out, endian)
     src, src_nbytes = byte_view(data, "data")
     count, _ = element_count(src_nbytes, from_length_bytes, None)
     from_units, to_units = from_length_bytes // 4, to_length_bytes // 4
@@ -579,7 +607,9 @@ def str_lengths(data, length_bytes, *, endian="little", validate=True):
     ChunkSizeError
         If ``data`` is not a whole number of elements.
     ValueError, TypeError, BufferError
-        For an invalid ``length_bytes``, ``endian`` or buffer.
+        For an invalid ``length_bytes`` (above 2147483644 too), ``endian``
+        or buffer (arrays whose items are not plain bytes included), or a
+        ``validate`` that is not a bool.
 
     Examples
     --------
@@ -590,6 +620,7 @@ def str_lengths(data, length_bytes, *, endian="little", validate=True):
     """
     length_bytes = check_length_bytes(length_bytes)
     swapped = check_endian(endian)
+    validate = check_bool(validate, "validate")
     src, nbytes = byte_view(data, "data")
     count, _ = element_count(nbytes, length_bytes, None)
     lengths = np.empty(count, np.intp)

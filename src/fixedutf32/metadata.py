@@ -9,22 +9,40 @@ what arrived.
 Nothing here touches chunk data; it is plain Python over small JSON documents.
 The only array work is :meth:`FixedLengthUTF32.fill_array`, which is one
 ``numpy.full`` call.
+
+Limits
+------
+A document that parses can be used: what the rest of the package or NumPy
+could not hold is rejected here, with a :class:`MetadataError`.
+
+- Nesting: at most :data:`MAX_NESTING_DEPTH` (128) levels of JSON arrays
+  and objects, anywhere in the document (``attributes`` included), in JSON
+  text and in already-parsed dicts and lists alike. serde_json (used by the
+  Rust ``zarrs``) applies the same default limit.
+- ``length_bytes``: at most :data:`MAX_LENGTH_BYTES` (2147483644), NumPy's
+  largest ``U`` item (its item size is a C ``int``): ``"<U536870911"``.
+- Array and chunk extents: at most ``2**63 - 1`` (int64).
+- One chunk, ``prod(chunk_shape) * length_bytes`` bytes, fits in one buffer:
+  at most ``sys.maxsize`` bytes.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import math
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterator, Mapping, Sequence
 
 import numpy
 
+from ._checks import MAX_LENGTH_BYTES
 from .errors import MetadataError
 
 __all__ = [
+    "MAX_LENGTH_BYTES",
+    "MAX_NESTING_DEPTH",
     "ArrayMetadata",
     "FixedLengthUTF32",
     "MetadataError",
@@ -47,17 +65,28 @@ _OTHER_ARRAY_TO_BYTES = frozenset(
 )
 _BYTES_FIX = '{"name": "bytes", "configuration": {"endian": "little"}}'
 
+#: Deepest nesting of JSON arrays and objects a document may have.
+MAX_NESTING_DEPTH = 128
+# MAX_LENGTH_BYTES (from _checks): NumPy's largest ``U`` item size.
+_MAX_EXTENT = 2**63 - 1  # int64, as zarr-python holds shapes
+
 
 def _show(value: Any) -> str:
     """Spell a JSON value the way it appears in a document, shortened."""
+    if _is_json_int(value) and value.bit_length() > 64:
+        # Python refuses to print ints of more than 4300 digits
+        return f"an integer of {value.bit_length()} bits"
     try:
         text = json.dumps(value, ensure_ascii=False)
         text.encode("utf-8")
-    except (TypeError, ValueError, UnicodeEncodeError):
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
         try:
             text = json.dumps(value)
-        except (TypeError, ValueError):
-            text = repr(value)
+        except (TypeError, ValueError, RecursionError):
+            try:
+                text = repr(value)
+            except (ValueError, RecursionError):
+                text = f"a {type(value).__name__}"
     if len(text) > 80:
         text = text[:77] + "..."
     return text
@@ -67,19 +96,80 @@ def _fail(key: str, expected: str, value: Any) -> MetadataError:
     return MetadataError(f"{key}: expected {expected}, got {_show(value)}")
 
 
+def _too_deep(key: str, where: str) -> MetadataError:
+    return MetadataError(
+        f"{key}: expected at most {MAX_NESTING_DEPTH} levels of nested JSON arrays and "
+        f"objects, got deeper nesting {where}"
+    )
+
+
+def _check_depth(value: Any, key: str) -> None:
+    """Reject nesting deeper than MAX_NESTING_DEPTH, without recursing.
+
+    The parsers, ``copy.deepcopy`` and ``json.dumps`` recurse, so a deeper
+    value would end in RecursionError. Parsed dicts may share or even contain
+    themselves: a node is walked again only when reached deeper than before.
+    """
+    seen: dict[int, int] = {}
+    stack = [(value, 1, None)]  # (node, depth, (parent link, key in parent))
+    while stack:
+        node, depth, link = stack.pop()
+        if isinstance(node, Mapping):
+            items = node.items()
+        elif isinstance(node, (list, tuple)):
+            items = enumerate(node)
+        else:
+            continue
+        if depth > MAX_NESTING_DEPTH:
+            path = []
+            while link is not None:
+                link, part = link
+                path.append(f"[{part}]" if isinstance(part, int) else f"[{_show(part)}]")
+            where = "".join(reversed(path))
+            if len(where) > 60:
+                where = where[:60] + "..."
+            raise _too_deep(key, f"at {key}{where}")
+        if seen.get(id(node), 0) >= depth:
+            continue
+        seen[id(node)] = depth
+        for part, child in items:
+            if isinstance(child, (Mapping, list, tuple)):
+                stack.append((child, depth + 1, (link, part)))
+
+
 def _load(doc: Any, key: str) -> Any:
-    """Parse JSON text (``str``/``bytes``); pass anything else through."""
+    """Parse JSON text (``str``/``bytes``) or take a parsed value; check its depth."""
     if isinstance(doc, (str, bytes, bytearray)):
         try:
-            return json.loads(doc)
+            doc = json.loads(doc)
+        except RecursionError:
+            # json recurses once per level; far beyond our limit it runs out of stack
+            raise _too_deep(key, "(the JSON parser ran out of stack)") from None
         except ValueError as exc:
             raise MetadataError(f"{key}: expected JSON text, got invalid JSON ({exc})") from None
+    _check_depth(doc, key)
     return doc
+
+
+def _is_str(value: Any, text: str) -> bool:
+    # type first: == on a NumPy array in a parsed dict would not give a bool
+    return isinstance(value, str) and value == text
 
 
 def _is_json_int(value: Any) -> bool:
     # JSON integers only: bool is an int subclass in Python but is JSON true/false.
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_length_bytes(value: Any, key: str) -> int:
+    if not _is_json_int(value) or value < 4 or value % 4:
+        raise _fail(key, "a positive integer multiple of 4", value)
+    if value > MAX_LENGTH_BYTES:
+        raise _fail(
+            key, f"at most {MAX_LENGTH_BYTES} (NumPy's largest 'U' item, "
+            f"{MAX_LENGTH_BYTES // 4} code points)", value
+        )
+    return value
 
 
 def _check_keys(obj: Mapping[str, Any], required: set, optional: set, key: str) -> None:
@@ -98,7 +188,7 @@ def _check_keys(obj: Mapping[str, Any], required: set, optional: set, key: str) 
 
 
 def _check_endian(endian: Any, key: str = "endian") -> str:
-    if endian not in _ENDIANS or not isinstance(endian, str):
+    if not isinstance(endian, str) or endian not in _ENDIANS:
         raise _fail(key, '"little" or "big"', endian)
     return endian
 
@@ -134,7 +224,8 @@ class FixedLengthUTF32:
     ------
     MetadataError
         If ``length_bytes`` is not an integer (``bool`` and ``float`` included),
-        is below 4, or is not a multiple of 4.
+        is below 4, is not a multiple of 4, or is above
+        :data:`MAX_LENGTH_BYTES` (2147483644, NumPy's largest ``U`` item).
 
     Examples
     --------
@@ -158,8 +249,7 @@ class FixedLengthUTF32:
         if isinstance(value, numpy.integer):
             value = int(value)
             object.__setattr__(self, "length_bytes", value)
-        if not _is_json_int(value) or value < 4 or value % 4:
-            raise _fail("length_bytes", "a positive integer multiple of 4", value)
+        _check_length_bytes(value, "length_bytes")
 
     @property
     def capacity(self) -> int:
@@ -204,7 +294,9 @@ class FixedLengthUTF32:
             ``configuration``, the name is not ``"fixed_length_utf32"``, the
             configuration is not an object with exactly ``length_bytes``, or
             ``length_bytes`` is not a JSON integer >= 4 and a multiple of 4
-            (``true``, ``4.0``, ``"48"`` and ``null`` are all rejected).
+            (``true``, ``4.0``, ``"48"`` and ``null`` are all rejected) or is
+            above :data:`MAX_LENGTH_BYTES`; if the JSON text is invalid or
+            nested deeper than :data:`MAX_NESTING_DEPTH`.
 
         Examples
         --------
@@ -223,18 +315,13 @@ class FixedLengthUTF32:
         if not isinstance(obj, Mapping):
             raise _fail(key, "a JSON object", obj)
         _check_keys(obj, {"name", "configuration"}, set(), key)
-        if obj["name"] != _NAME or not isinstance(obj["name"], str):
+        if not isinstance(obj["name"], str) or obj["name"] != _NAME:
             raise _fail(f"{key}.name", f'"{_NAME}"', obj["name"])
         config = obj["configuration"]
         if not isinstance(config, Mapping):
             raise _fail(f"{key}.configuration", "a JSON object", config)
         _check_keys(config, {"length_bytes"}, set(), f"{key}.configuration")
-        value = config["length_bytes"]
-        if not _is_json_int(value) or value < 4 or value % 4:
-            raise _fail(
-                f"{key}.configuration.length_bytes", "a positive integer multiple of 4", value
-            )
-        return cls(value)
+        return cls(_check_length_bytes(config["length_bytes"], f"{key}.configuration.length_bytes"))
 
     @classmethod
     def from_numpy(cls, dtype: Any) -> FixedLengthUTF32:
@@ -266,7 +353,7 @@ class FixedLengthUTF32:
         """
         try:
             dt = numpy.dtype(dtype)
-        except TypeError:
+        except (TypeError, ValueError):
             raise _fail("dtype", "something numpy.dtype() accepts", repr(dtype)) from None
         expected = "a NumPy unicode dtype ('<U<n>', '>U<n>' with n >= 1)"
         if dt.kind != "U" or dt.itemsize < 4:
@@ -412,7 +499,11 @@ class FixedLengthUTF32:
         Raises
         ------
         MetadataError
-            If ``fill_value`` is not a valid scalar of this data type.
+            If ``fill_value`` is not a valid scalar of this data type, if
+            ``shape`` is not an integer >= 0 or a sequence of them (``bool``
+            is not an integer here), or ``order`` is not "C" or "F".
+        ValueError, MemoryError
+            From NumPy, if the array is too large to allocate.
 
         Examples
         --------
@@ -421,6 +512,11 @@ class FixedLengthUTF32:
                ['hi', 'hi']], dtype='<U2')
         """
         text = self.encode_fill_value(fill_value)
+        if _is_json_int(shape) or isinstance(shape, numpy.integer):
+            shape = (shape,)
+        shape = _as_shape(shape, "shape", minimum=0)
+        if not isinstance(order, str) or order not in ("C", "F"):
+            raise _fail("order", '"C" or "F"', order)
         return numpy.full(shape, text, dtype=f"U{self.capacity}", order=order)
 
 
@@ -444,7 +540,8 @@ def parse_v2_dtype(dtype: Any, *, key: str = "dtype") -> tuple[FixedLengthUTF32,
     ------
     MetadataError
         For any other string (``"|U2"``, ``"U2"``, ``"=U2"``, ``"<U0"``,
-        ``"<U02"``, ``"<S2"``...) or a non-string.
+        ``"<U02"``, ``"<S2"``...), an ``n`` above 536870911 (NumPy's limit,
+        :data:`MAX_LENGTH_BYTES` ``// 4``), or a non-string.
 
     Examples
     --------
@@ -461,7 +558,14 @@ def parse_v2_dtype(dtype: Any, *, key: str = "dtype") -> tuple[FixedLengthUTF32,
     if match is None:
         raise _fail(key, '"<U<n>" or ">U<n>" with n >= 1', dtype)
     endian = "little" if match.group(1) == "<" else "big"
-    return FixedLengthUTF32(4 * int(match.group(2))), endian
+    digits = match.group(2)
+    # compare digit counts first: int() refuses more than 4300 digits
+    if len(digits) > 10 or int(digits) > MAX_LENGTH_BYTES // 4:
+        raise _fail(
+            key, f'"<U<n>" or ">U<n>" with n <= {MAX_LENGTH_BYTES // 4} '
+            f"(NumPy's largest 'U' dtype)", dtype
+        )
+    return FixedLengthUTF32(4 * int(digits)), endian
 
 
 def _normalize_codec(codec: Any, key: str) -> dict:
@@ -586,6 +690,23 @@ def check_codecs(codecs: Any, data_type: Any) -> str:
     return _split_codecs(codecs, data_type)[1]
 
 
+def _copy_objects(value: Any, key: str) -> tuple[dict, ...]:
+    """Deep copies of a sequence of JSON objects (codecs, filters) given in Python."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise _fail(key, "a sequence (tuple or list) of JSON objects", value)
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise _fail(f"{key}[{i}]", "a JSON object (dict)", item)
+    _check_depth(value, key)
+    return tuple(copy.deepcopy(dict(item)) for item in value)
+
+
+def _check_v2_codec(codec: Any, key: str) -> None:
+    """A numcodecs configuration: an object whose "id" is a string."""
+    if not isinstance(codec, Mapping) or not isinstance(codec.get("id"), str):
+        raise _fail(key, 'an object with a string "id"', codec)
+
+
 def _check_shape(value: Any, key: str, *, minimum: int) -> tuple[int, ...]:
     expected = f"a JSON array of integers >= {minimum}"
     if not isinstance(value, (list, tuple)):
@@ -593,7 +714,31 @@ def _check_shape(value: Any, key: str, *, minimum: int) -> tuple[int, ...]:
     for i, n in enumerate(value):
         if not _is_json_int(n) or n < minimum:
             raise _fail(f"{key}[{i}]", f"an integer >= {minimum}", n)
+        if n > _MAX_EXTENT:
+            raise _fail(f"{key}[{i}]", f"an integer <= 2**63 - 1 ({_MAX_EXTENT}, int64)", n)
     return tuple(value)
+
+
+def _as_shape(value: Any, key: str, *, minimum: int) -> tuple[int, ...]:
+    """A shape given in Python: a sequence of ints (NumPy integers too, not bools)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, numpy.ndarray)):
+        raise _fail(key, f"a sequence (tuple or list) of integers >= {minimum}", value)
+    return _check_shape(
+        [int(n) if isinstance(n, numpy.integer) else n for n in value], key, minimum=minimum
+    )
+
+
+def _check_chunk_size(chunks: tuple[int, ...], data_type: FixedLengthUTF32, key: str) -> None:
+    """One chunk must fit in one buffer: decode_chunk makes it one NumPy array."""
+    nbytes = data_type.length_bytes
+    for n in chunks:
+        nbytes *= n
+    if nbytes > sys.maxsize:
+        raise MetadataError(
+            f"{key}: expected a chunk of at most {sys.maxsize} bytes (the largest buffer), "
+            f"got {_show(list(chunks))} elements of length_bytes {data_type.length_bytes}, "
+            f"{nbytes} bytes"
+        )
 
 
 def _transpose_to_order(arrays: list, ndim: int) -> str:
@@ -679,23 +824,29 @@ class ArrayMetadata:
         # Built by hand (to write a store) as well as by parse_array_metadata:
         # check every field once, so that to_json() always writes valid metadata.
         set_ = object.__setattr__
-        if self.zarr_format not in (2, 3) or not _is_json_int(self.zarr_format):
+        if not _is_json_int(self.zarr_format) or self.zarr_format not in (2, 3):
             raise _fail("zarr_format", "2 or 3", self.zarr_format)
-        shape = _check_shape(list(self.shape), "shape", minimum=0)
-        chunks = _check_shape(list(self.chunk_shape), "chunk_shape", minimum=1)
+        shape = _as_shape(self.shape, "shape", minimum=0)
+        chunks = _as_shape(self.chunk_shape, "chunk_shape", minimum=1)
         if len(chunks) != len(shape):
             raise _fail("chunk_shape", f"{len(shape)} dimensions like shape", chunks)
         set_(self, "shape", shape)
         set_(self, "chunk_shape", chunks)
         if not isinstance(self.data_type, FixedLengthUTF32):
             raise _fail("data_type", "a FixedLengthUTF32", repr(self.data_type))
+        _check_chunk_size(chunks, self.data_type, "chunk_shape")
         _check_endian(self.endian)
-        if self.order not in ("C", "F") or not isinstance(self.order, str):
+        if not isinstance(self.order, str) or self.order not in ("C", "F"):
             raise _fail("order", '"C" or "F"', self.order)
         set_(self, "fill_value", numpy.str_(self.data_type.encode_fill_value(self.fill_value)))
         # deep copies: the frozen object must not change when the caller's dicts do
-        codecs = tuple(copy.deepcopy(dict(c)) for c in self.codecs)
-        filters = tuple(copy.deepcopy(dict(f)) for f in self.filters)
+        codecs = _copy_objects(self.codecs, "codecs")
+        filters = _copy_objects(self.filters, "filters")
+        if self.zarr_format == 2:
+            for key, codec in [("codecs[0]", c) for c in codecs] + [
+                (f"filters[{i}]", f) for i, f in enumerate(filters)
+            ]:
+                _check_v2_codec(codec, key)
         if self.zarr_format == 3:
             _split_codecs([{"name": "bytes", "configuration": {"endian": "little"}}, *codecs],
                           self.data_type)
@@ -710,12 +861,12 @@ class ArrayMetadata:
             encodings = {"v2": "."}
         if self.chunk_key_encoding is None:
             set_(self, "chunk_key_encoding", next(iter(encodings)))
-        if self.chunk_key_encoding not in encodings:
+        if not isinstance(self.chunk_key_encoding, str) or self.chunk_key_encoding not in encodings:
             raise _fail("chunk_key_encoding", " or ".join(map(_show, encodings)),
                         self.chunk_key_encoding)
         if self.separator is None:
             set_(self, "separator", encodings[self.chunk_key_encoding])
-        if self.separator not in ("/", "."):
+        if not isinstance(self.separator, str) or self.separator not in ("/", "."):
             raise _fail("separator", '"/" or "."', self.separator)
         set_(self, "codecs", codecs)
         set_(self, "filters", filters)
@@ -779,10 +930,14 @@ class ArrayMetadata:
         >>> ArrayMetadata(3, (5, 4), (2, 2), FixedLengthUTF32(8)).grid_shape
         (3, 2)
         """
-        return tuple(math.ceil(s / c) for s, c in zip(self.shape, self.chunk_shape))
+        # integer ceiling: s / c in floating point is off for extents above 2**53
+        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunk_shape))
 
     def chunk_indices(self) -> Iterator[tuple[int, ...]]:
         """Return an iterator over the grid index of every chunk, in C order.
+
+        Lazy: each index is made when asked for, so a grid of 10**12 chunks
+        costs no memory up front.
 
         Returns
         -------
@@ -795,7 +950,7 @@ class ArrayMetadata:
         >>> list(ArrayMetadata(3, (3, 4), (2, 2), FixedLengthUTF32(8)).chunk_indices())
         [(0, 0), (0, 1), (1, 0), (1, 1)]
         """
-        return iter(numpy.ndindex(*self.grid_shape))
+        return _c_order(self.grid_shape)
 
     def chunk_key(self, index: Sequence[int]) -> str:
         """Return the store key of the chunk at grid ``index``.
@@ -878,6 +1033,25 @@ class ArrayMetadata:
         }
 
 
+def _c_order(grid: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+    """Every index of ``grid`` in C order, one at a time.
+
+    Not itertools.product, which turns each range into a tuple first.
+    """
+    if 0 in grid:
+        return
+    index = [0] * len(grid)
+    while True:
+        yield tuple(index)
+        for axis in reversed(range(len(grid))):
+            index[axis] += 1
+            if index[axis] < grid[axis]:
+                break
+            index[axis] = 0
+        else:
+            return
+
+
 def _found_type(value: Any) -> str:
     if isinstance(value, Mapping) and "name" in value:
         return _show(value["name"])
@@ -895,10 +1069,10 @@ def _parse_v3(doc: Mapping[str, Any]) -> ArrayMetadata:
         value = doc[key]
         if not (isinstance(value, Mapping) and value.get("must_understand") is False):
             raise _fail(key, 'a known key or an object with "must_understand": false', value)
-    if doc["node_type"] != "array":
+    if not isinstance(doc["node_type"], str) or doc["node_type"] != "array":
         raise _fail("node_type", '"array"', doc["node_type"])
     data_type = doc["data_type"]
-    if not (isinstance(data_type, Mapping) and data_type.get("name") == _NAME):
+    if not (isinstance(data_type, Mapping) and _is_str(data_type.get("name"), _NAME)):
         raise MetadataError(
             f"data_type: expected {_NAME}, found the data type {_found_type(data_type)}"
         )
@@ -906,7 +1080,7 @@ def _parse_v3(doc: Mapping[str, Any]) -> ArrayMetadata:
     shape = _check_shape(doc["shape"], "shape", minimum=0)
 
     grid = doc["chunk_grid"]
-    if not isinstance(grid, Mapping) or grid.get("name") != "regular":
+    if not isinstance(grid, Mapping) or not _is_str(grid.get("name"), "regular"):
         raise _fail("chunk_grid", 'a {"name": "regular", ...} chunk grid', grid)
     _check_keys(grid, {"name", "configuration"}, set(), "chunk_grid")
     if not isinstance(grid["configuration"], Mapping):
@@ -919,23 +1093,45 @@ def _parse_v3(doc: Mapping[str, Any]) -> ArrayMetadata:
         raise _fail(
             "chunk_grid.configuration.chunk_shape", f"{len(shape)} dimensions like shape", chunks
         )
+    _check_chunk_size(chunks, dtype, "chunk_grid.configuration.chunk_shape")
 
     encoding = doc["chunk_key_encoding"]
-    if not isinstance(encoding, Mapping) or encoding.get("name") not in ("default", "v2"):
+    if not isinstance(encoding, Mapping) or not (
+        _is_str(encoding.get("name"), "default") or _is_str(encoding.get("name"), "v2")
+    ):
         raise _fail("chunk_key_encoding", 'a "default" or "v2" chunk key encoding', encoding)
     _check_keys(encoding, {"name"}, {"configuration"}, "chunk_key_encoding")
-    config = encoding.get("configuration") or {}
+    # optional, but when present an object: false, [] or null are not "absent"
+    config = encoding.get("configuration", {})
     if not isinstance(config, Mapping):
         raise _fail("chunk_key_encoding.configuration", "a JSON object", config)
     _check_keys(config, set(), {"separator"}, "chunk_key_encoding.configuration")
     default_separator = "/" if encoding["name"] == "default" else "."
     separator = config.get("separator", default_separator)
-    if separator not in ("/", "."):
+    if not (_is_str(separator, "/") or _is_str(separator, ".")):
         raise _fail("chunk_key_encoding.configuration.separator", '"/" or "."', separator)
 
-    if doc.get("storage_transformers"):
-        raise _fail("storage_transformers", "none (this reader applies none)",
-                    doc["storage_transformers"])
+    transformers = doc.get("storage_transformers", [])
+    if not isinstance(transformers, list):
+        raise _fail("storage_transformers", "a JSON array", transformers)
+    if transformers:
+        raise _fail("storage_transformers", "an empty array (this reader applies no storage "
+                    "transformer)", transformers)
+    names = doc.get("dimension_names")
+    # null is not in the spec, but zarrita and icechunk wrote it for "no names"
+    # and zarr-python reads it so: taken as absent.
+    if names is not None and not (
+        isinstance(names, list)
+        and len(names) == len(shape)
+        and all(n is None or isinstance(n, str) for n in names)
+    ):
+        raise _fail(
+            "dimension_names", f"a JSON array of {len(shape)} strings or nulls (one per "
+            f"dimension of shape)", names
+        )
+    attributes = doc.get("attributes", {})
+    if not isinstance(attributes, Mapping):
+        raise _fail("attributes", "a JSON object", attributes)
 
     arrays, endian, rest = _split_codecs(doc["codecs"], dtype)
     return ArrayMetadata(
@@ -970,22 +1166,23 @@ def _parse_v2(doc: Mapping[str, Any]) -> ArrayMetadata:
     chunks = _check_shape(doc["chunks"], "chunks", minimum=1)
     if len(chunks) != len(shape):
         raise _fail("chunks", f"{len(shape)} dimensions like shape", chunks)
+    _check_chunk_size(chunks, data_type, "chunks")
     order = doc["order"]
-    if order not in ("C", "F") or not isinstance(order, str):
+    if not (_is_str(order, "C") or _is_str(order, "F")):
         raise _fail("order", '"C" or "F"', order)
     # V2 allows null: no fill value. zarr-python then reads missing chunks as "".
     fill = doc["fill_value"]
     fill_value = numpy.str_("") if fill is None else data_type.decode_fill_value(fill)
     compressor = doc["compressor"]
-    if compressor is not None and not (isinstance(compressor, Mapping) and "id" in compressor):
-        raise _fail("compressor", 'null or an object with an "id"', compressor)
+    if compressor is not None:
+        _check_v2_codec(compressor, "compressor")
     filters = doc["filters"]
-    if filters is not None and not (
-        isinstance(filters, list) and all(isinstance(f, Mapping) and "id" in f for f in filters)
-    ):
-        raise _fail("filters", 'null or an array of objects with an "id"', filters)
+    if filters is not None and not isinstance(filters, list):
+        raise _fail("filters", 'null or an array of objects with a string "id"', filters)
+    for i, f in enumerate(filters or ()):
+        _check_v2_codec(f, f"filters[{i}]")
     separator = doc.get("dimension_separator", ".")
-    if separator not in ("/", "."):
+    if not (_is_str(separator, "/") or _is_str(separator, ".")):
         raise _fail("dimension_separator", '"/" or "."', separator)
     return ArrayMetadata(
         zarr_format=2,
@@ -1022,7 +1219,14 @@ def parse_array_metadata(doc: Any) -> ArrayMetadata:
         If ``zarr_format`` is not 2 or 3; the array is of another data type
         (the message names the type found); or any part is invalid: the data
         type, the fill value, the codecs (V3), the V2 ``dtype`` string, the
-        shapes, ``order`` or the chunk key encoding.
+        shapes, ``order``, the chunk key encoding, the V3 optional keys
+        (``attributes`` an object, ``dimension_names`` one string or null per
+        dimension, ``storage_transformers`` an empty array) or the V2
+        ``compressor``/``filters`` (objects with a string ``"id"``). Also for
+        what nothing could hold (see the module's Limits): nesting deeper
+        than :data:`MAX_NESTING_DEPTH`, ``length_bytes`` above
+        :data:`MAX_LENGTH_BYTES`, extents above ``2**63 - 1``, a chunk of more
+        than ``sys.maxsize`` bytes.
 
     Notes
     -----
@@ -1058,8 +1262,8 @@ def parse_array_metadata(doc: Any) -> ArrayMetadata:
     if not isinstance(doc, Mapping):
         raise _fail("metadata", "a JSON object", doc)
     fmt = doc.get("zarr_format")
-    if fmt == 3 and _is_json_int(fmt):
+    if _is_json_int(fmt) and fmt == 3:
         return _parse_v3(doc)
-    if fmt == 2 and _is_json_int(fmt):
+    if _is_json_int(fmt) and fmt == 2:
         return _parse_v2(doc)
     raise _fail("zarr_format", "2 or 3", fmt)

@@ -27,7 +27,16 @@ import sys
 import numpy as np
 
 from . import _kernels
-from ._checks import as_bytes, byte_view, check_endian, check_length_bytes, writable_byte_view
+from ._checks import (
+    as_bytes,
+    byte_view,
+    check_bool,
+    check_endian,
+    check_length_bytes,
+    check_out_endian,
+    dtype_endian,
+    writable_byte_view,
+)
 from .errors import (
     ChunkSizeError,
     FixedUTF32Error,
@@ -64,13 +73,6 @@ _UTF8_REASONS = {
 # ---------------------------------------------------------------------------
 
 
-def _array_endian(dtype):
-    order = dtype.byteorder
-    if order == "=" or order == "|":
-        return sys.byteorder
-    return "little" if order == "<" else "big"
-
-
 def _chunk_input(data, length_bytes, endian):
     """Return ``(buffer, nbytes, width, swap, count, shape)`` for a fixed_length_utf32 chunk.
 
@@ -88,7 +90,7 @@ def _chunk_input(data, length_bytes, endian):
                     f"length_bytes {length_bytes} does not match the array's dtype "
                     f"{data.dtype.str} ({itemsize} bytes per element)"
                 )
-        own = _array_endian(data.dtype)
+        own = dtype_endian(data.dtype)
         if endian is None:
             endian = own
         elif endian != own:
@@ -231,7 +233,10 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     ChunkSizeError
         If the buffer's size is not a multiple of ``length_bytes``.
     ValueError, TypeError
-        For a bad ``length_bytes``, ``endian`` or ``data``.
+        For a bad ``length_bytes`` (above 2147483644, the widest NumPy
+        ``U`` item, too), ``endian`` or ``data`` (an array whose items are
+        not plain bytes, such as an object array, is a TypeError), or a
+        ``validate`` that is not a bool (TypeError).
 
     Examples
     --------
@@ -245,6 +250,7 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     >>> to_utf8(b"H\\x00\\x00\\x00i\\x00\\x00\\x00\\x00\\x00\\x00\\x00", 12)[1].tobytes()
     b'Hi'
     """
+    validate = check_bool(validate, "validate")
     view, nbytes, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
     offsets = np.empty(count + 1, np.int64)
     # Most text needs well under the worst case (4 bytes per code unit): start
@@ -252,15 +258,17 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     # instead of copied out; text that needs more continues in a larger buffer.
     room = nbytes // 2 if nbytes >= _HALF_ROOM_MIN else nbytes
     dst = _new_array(room + _kernels.UTF8_SLACK, np.uint8)
-    status = _kernels.utf32_to_utf8(view, width, swap, bool(validate), offsets, dst, False)
+    status = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False)
     if not status[0] and status[5] < count:
         done, written = status[5], status[4]
         grown = _new_array(written + (count - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
         np.copyto(grown[:written], dst[:written])
         dst = grown
-        status = _kernels.utf32_to_utf8(view, width, swap, bool(validate), offsets, dst, False, done, written)
+        status = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False, done, written)
     if status[0]:
         _raise_code_point(status)
+    if status[5] != count:  # pragma: no cover - the second pass has room for all
+        raise FixedUTF32Error(f"internal error: transcoded {status[5]} of {count} elements")
     return offsets, _shrink(dst, status[4])
 
 
@@ -393,6 +401,7 @@ def encode_vlen_utf8(data, length_bytes=None, *, endian=None, validate=True):
     >>> encode_vlen_utf8(np.array(["ab", "Я"])).tobytes()
     b'\\x02\\x00\\x00\\x00\\x02\\x00\\x00\\x00ab\\x02\\x00\\x00\\x00\\xd0\\xaf'
     """
+    validate = check_bool(validate, "validate")
     view, nbytes, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
     if count > _UINT32_MAX or 4 * width > _UINT32_MAX:
         raise ValueError(
@@ -400,7 +409,7 @@ def encode_vlen_utf8(data, length_bytes=None, *, endian=None, validate=True):
             f"got {count} elements of {4 * width} bytes"
         )
     dst = _new_array(4 + 4 * count + nbytes + _kernels.UTF8_SLACK, np.uint8)
-    status = _kernels.utf32_to_utf8(view, width, swap, bool(validate), None, dst, True)
+    status = _kernels.utf32_to_utf8(view, width, swap, validate, None, dst, True)
     if status[0]:
         _raise_code_point(status)
     return _shrink(dst, status[4])
@@ -411,8 +420,12 @@ def encode_vlen_utf8(data, length_bytes=None, *, endian=None, validate=True):
 # ---------------------------------------------------------------------------
 
 
-def _decode(positions, stride, count, values, length_bytes, endian, out):
-    """Shared tail of the decoders: check, allocate or fill ``out``, raise."""
+def _decode(positions, stride, count, values, length_bytes, endian, out, inputs):
+    """Shared tail of the decoders: check, allocate or fill ``out``, raise.
+
+    ``inputs`` names the caller's buffers (``[(name, buffer), ...]``) that
+    ``out`` must not overlap.
+    """
     swap = check_endian(endian)
     width = length_bytes // 4
     nbytes = count * length_bytes
@@ -423,13 +436,16 @@ def _decode(positions, stride, count, values, length_bytes, endian, out):
         if status[0]:
             _raise_utf8(status, values, positions[::stride], width)
         return result
-    target = _check_out(out, nbytes, [("values", values)])
+    check_out_endian(out, endian)
+    target = _check_out(out, nbytes, inputs)
     # Check everything first, so that an error leaves out as it was.
     status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, None)
     if status[0]:
         _raise_utf8(status, values, positions[::stride], width)
     if count:
-        _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
+        status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
+        if status[0]:  # pragma: no cover - the checking pass found nothing
+            _raise_utf8(status, values, positions[::stride], width)
     return out
 
 
@@ -468,7 +484,13 @@ def from_utf8(offsets, values, length_bytes, *, endian="little", out=None):
         If a string has more than ``length_bytes // 4`` code points (U+0000
         beyond the capacity is padding and accepted).
     ValueError
-        If the offsets do not lie inside ``values``, or ``out`` overlaps it.
+        If the offsets do not lie inside ``values``, ``out`` overlaps
+        ``values`` or ``offsets``, ``out`` is a ``U`` array of the other
+        byte order than ``endian``, or ``length_bytes`` is invalid (above
+        2147483644 too).
+    TypeError
+        If ``values`` or ``out`` is not a buffer of plain bytes (an object
+        or ``StringDType`` array is not).
     ChunkSizeError
         If ``out`` has the wrong size.
 
@@ -494,7 +516,9 @@ def from_utf8(offsets, values, length_bytes, *, endian="little", out=None):
     if offsets.dtype.kind == "u" and offsets.size and offsets.max() > np.iinfo(np.int64).max:
         raise ValueError("offsets do not fit in int64")
     values, _ = byte_view(values, "values")
-    return _decode(positions, 1, positions.size - 1, values, length_bytes, endian, out)
+    # ``positions`` is ``offsets`` itself when it was C-contiguous int64.
+    inputs = [("values", values), ("offsets", positions)]
+    return _decode(positions, 1, positions.size - 1, values, length_bytes, endian, out, inputs)
 
 
 def from_arrow(array, length_bytes, *, endian="little", out=None):
@@ -588,6 +612,8 @@ def decode_vlen_utf8(chunk, length_bytes, *, endian="little", out=None):
     ChunkSizeError
         If the chunk is shorter than its item table says, or has bytes left
         over after the last item, or ``out`` has the wrong size.
+    ValueError, TypeError
+        As for :func:`from_utf8` (``out`` must not overlap ``chunk``).
     InvalidUTF8Error, StringTooLongError
         As for :func:`from_utf8`.
 
@@ -615,14 +641,14 @@ def decode_vlen_utf8(chunk, length_bytes, *, endian="little", out=None):
         _, index, position, _ = status
         if index == count:
             raise ChunkSizeError(
-                f"vlen-utf8 chunk has {nbytes - position} bytes after its last item "
-                f"(item {count - 1} ends at byte {position} of {nbytes})"
+                f"vlen-utf8 chunk of {nbytes} bytes has {nbytes - position} bytes left over: "
+                f"its header announces {count} items, which end at byte {position}"
             )
         raise ChunkSizeError(
             f"vlen-utf8 chunk of {nbytes} bytes is truncated: item {index} "
             f"(header or bytes at offset {position}) runs past its end"
         )
-    return _decode(positions, 2, count, view, length_bytes, endian, out)
+    return _decode(positions, 2, count, view, length_bytes, endian, out, [("chunk", view)])
 
 
 # ---------------------------------------------------------------------------
@@ -703,7 +729,11 @@ def _string_dtype_to_utf32(array, length_bytes, endian):
             longest = pyarrow.compute.max(pyarrow.compute.utf8_length(strings)).as_py() if len(flat) else 0
             length_bytes = 4 * max(longest or 0, 1)
         return from_arrow(strings, length_bytes, endian=endian).reshape(array.shape)
-    lengths = np.strings.str_len(flat)
+    try:
+        lengths = np.strings.str_len(flat)
+    except ValueError:
+        # NumPy cannot measure a missing value (na_object None or NaN).
+        raise _missing_value_error(flat) from None
     if length_bytes is None:
         width = max(int(lengths.max()) if lengths.size else 1, 1)
     else:
@@ -723,3 +753,16 @@ def _string_dtype_to_utf32(array, length_bytes, endian):
 
 
 _NO_NA = object()
+
+
+def _missing_value_error(flat):
+    """The ValueError for the first missing value of a flat StringDType array."""
+    for index, item in enumerate(flat):
+        if not isinstance(item, str):
+            break
+    else:  # pragma: no cover - only called when NumPy found one
+        index, item = -1, None
+    return ValueError(
+        f"element {index} is a missing value ({item!r}, the dtype's na_object); "
+        f"fixed_length_utf32 has no missing value: fill them first"
+    )

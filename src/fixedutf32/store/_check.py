@@ -1,0 +1,452 @@
+"""``check``: every fixed_length_utf32 array of a store, metadata and chunks."""
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ..chunk import str_lengths
+from ..errors import InvalidCodePointError, MetadataError
+from ._layout import FIXED, data_type_of, plan_array, walk
+from ._run import dask_client, default_threads, resolve, run_with_progress
+from ._stores import StoreError, open_handle, spec_of
+
+__all__ = ["Problem", "ArrayReport", "CheckReport", "check"]
+
+
+@dataclass
+class Problem:
+    """One thing wrong in a store.
+
+    Attributes
+    ----------
+    kind : {"metadata", "incomplete", "chunk", "code_point"}
+        ``metadata``: a document breaks the spec or cannot be read;
+        ``incomplete``: keys under a path with no metadata document (an
+        interrupted write); ``chunk``: a chunk that does not decode (codec
+        error, wrong size); ``code_point``: a code unit that is not a
+        Unicode scalar value.
+    array : str
+        Path of the array (or node) in the store.
+    message : str
+    key : str or None
+        The store key of the chunk (the shard, for sharded arrays).
+    chunk : tuple of int or None
+        The chunk's index in the chunk grid (inner chunks for sharded arrays).
+    coordinates : tuple of int or None
+        The element's coordinates in the array (``code_point`` problems).
+        An element of an edge chunk's padding has coordinates at or past
+        the array's shape.
+    position : int or None
+        Code point position inside the element.
+    code_point : int or None
+        The offending value.
+    """
+
+    kind: str
+    array: str
+    message: str
+    key: str = None
+    chunk: tuple = None
+    coordinates: tuple = None
+    position: int = None
+    code_point: int = None
+
+    def sort_key(self):
+        order = {"metadata": 0, "incomplete": 0, "chunk": 1, "code_point": 1}[self.kind]
+        return (self.array, order, self.chunk or (), self.coordinates or (), self.position or 0,
+                self.message)
+
+    def __str__(self):
+        where = f"{self.array or '/'}"
+        if self.key is not None:
+            where += f" chunk {self.key}"
+            if self.chunk is not None and self.coordinates is None:
+                where += f" (chunk index {list(self.chunk)})"
+        return f"{self.kind}: {where}: {self.message}"
+
+
+@dataclass
+class ArrayReport:
+    """What ``check`` found in one fixed_length_utf32 array.
+
+    Attributes
+    ----------
+    path : str
+    zarr_format : int
+    shape, chunk_shape : tuple of int
+        ``chunk_shape`` is the inner chunk shape of a sharded array.
+    length_bytes : int
+    endian : str
+    sharded : bool
+    chunks : int
+        Chunks in the grid.
+    chunks_present, chunks_missing : int
+        Chunks checked that the store holds / does not hold (missing ones
+        read as the fill value).
+    bytes_read : int
+        Bytes read from the store for this array.
+    longest : int
+        Code points of the longest string seen (fill value included);
+        trailing U+0000 is padding and does not count.
+    problems : int
+        Problems found in this array.
+    """
+
+    path: str
+    zarr_format: int
+    shape: tuple
+    chunk_shape: tuple
+    length_bytes: int
+    endian: str
+    sharded: bool
+    chunks: int
+    chunks_present: int = 0
+    chunks_missing: int = 0
+    bytes_read: int = 0
+    longest: int = 0
+    problems: int = 0
+
+    @property
+    def min_length_bytes(self):
+        """The smallest ``length_bytes`` that holds every string seen (at least 4)."""
+        return 4 * max(self.longest, 1)
+
+    def to_dict(self):
+        return {**asdict(self), "min_length_bytes": self.min_length_bytes}
+
+
+@dataclass
+class CheckReport:
+    """The result of :func:`check`.
+
+    Attributes
+    ----------
+    store : str
+    path : str
+    arrays : list of ArrayReport
+        Every fixed_length_utf32 array checked, in hierarchy order.
+    skipped : list of dict
+        Arrays of other data types (``{"path", "data_type"}``), not checked.
+    groups : list of str
+        Paths of the groups walked.
+    problems : list of Problem
+        At most ``max_errors``, sorted by array, chunk and coordinates.
+    max_errors : int
+    chunks_unchecked : int
+        Chunks left unchecked because ``max_errors`` problems were found.
+    """
+
+    store: str
+    path: str
+    arrays: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+    groups: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+    max_errors: int = 100
+    chunks_unchecked: int = 0
+
+    @property
+    def ok(self):
+        """True when no problem was found."""
+        return not self.problems
+
+    def to_dict(self):
+        """The report as plain JSON-ready values (a new dict)."""
+        return {
+            "store": self.store, "path": self.path, "ok": self.ok,
+            "arrays": [a.to_dict() for a in self.arrays],
+            "skipped": list(self.skipped), "groups": list(self.groups),
+            "problems": [asdict(p) for p in self.problems],
+            "max_errors": self.max_errors, "chunks_unchecked": self.chunks_unchecked,
+        }
+
+    def to_json(self, indent=None):
+        """The report as JSON text.
+
+        Examples
+        --------
+        >>> from fixedutf32.store import CheckReport
+        >>> CheckReport("memory://x", "").to_json()[:40]
+        '{"store": "memory://x", "path": "", "ok"'
+        """
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def to_text(self):
+        """The report as lines for a person: arrays, skipped arrays, problems, a summary."""
+        lines = []
+        for a in self.arrays:
+            lines.append(
+                f"array {a.path or '/'}: V{a.zarr_format} shape {list(a.shape)} chunks "
+                f"{list(a.chunk_shape)}{' (sharded)' if a.sharded else ''} length_bytes "
+                f"{a.length_bytes} {a.endian}: {a.chunks_present} chunks present, "
+                f"{a.chunks_missing} missing, {a.bytes_read} bytes read; longest string "
+                f"{a.longest} code points (length_bytes {a.min_length_bytes} would hold every "
+                f"string)")
+        for s in self.skipped:
+            lines.append(f"skipped {s['path'] or '/'}: {s['data_type']}, not fixed_length_utf32")
+        lines.extend(str(p) for p in self.problems)
+        count = len(self.problems)
+        verdict = "clean" if self.ok else f"{count} problem{'s' if count > 1 else ''}"
+        if len(self.problems) >= self.max_errors:
+            verdict += f" (stopped at --max-errors {self.max_errors})"
+        lines.append(f"{verdict}: {len(self.arrays)} arrays checked, {len(self.skipped)} skipped, "
+                     f"{self.chunks_unchecked} chunks left unchecked")
+        return "\n".join(lines)
+
+
+def _code_point_problems(plan, key, index, view, budget):
+    """Every invalid code unit of a chunk known to hold one, up to ``budget``."""
+    meta = plan.meta
+    units = view.view("<u4" if meta.endian == "little" else ">u4")
+    bad = np.flatnonzero((units > 0x10FFFF) | ((units >= 0xD800) & (units <= 0xDFFF)))
+    width = meta.data_type.length_bytes // 4
+    problems = []
+    for unit in bad[:budget].tolist():
+        element, position = divmod(unit, width)
+        value = int(units[unit])
+        coordinates = plan.coordinates(index, element)
+        kind = "surrogate" if 0xD800 <= value <= 0xDFFF else "above U+10FFFF"
+        outside = any(c >= s for c, s in zip(coordinates, meta.shape))
+        problems.append(Problem(
+            "code_point", plan.path,
+            f"invalid code point U+{value:04X} ({kind}) at element {list(coordinates)}, "
+            f"position {position}{' (edge chunk padding, outside the array)' if outside else ''}; "
+            f"expected a Unicode scalar value",
+            key, index, coordinates, position, value))
+    return problems
+
+
+def _longest(plan, index, lengths):
+    meta = plan.meta
+    if lengths.size == 0:
+        return 0
+    target, source = meta.chunk_region(index)
+    if all(t.stop - t.start == c for t, c in zip(target, meta.chunk_shape)):
+        return int(lengths.max())
+    inside = lengths.reshape(meta.chunk_shape, order=meta.order)[source]
+    return int(inside.max()) if inside.size else 0
+
+
+def _check_chunk(plan, key, index, data, budget):
+    """(problems, longest) for one decoded chunk."""
+    meta = plan.meta
+    length_bytes = meta.data_type.length_bytes
+    view = np.frombuffer(data, np.uint8)
+    expected = plan.chunk_nbytes()
+    if view.nbytes != expected:
+        return [Problem("chunk", plan.path,
+                        f"decodes to {view.nbytes} bytes; expected {expected} "
+                        f"({math.prod(meta.chunk_shape)} elements of length_bytes {length_bytes})",
+                        key, index)], 0
+    try:
+        lengths = str_lengths(view, length_bytes, endian=meta.endian)
+        problems = []
+    except InvalidCodePointError:
+        problems = _code_point_problems(plan, key, index, view, budget)
+        lengths = str_lengths(view, length_bytes, endian=meta.endian, validate=False)
+    return problems, _longest(plan, index, lengths)
+
+
+def check_key(ref, plan, key_index, max_errors):
+    """Check the chunks stored under one key (a task; runs on threads or Dask workers).
+
+    Returns
+    -------
+    dict
+        ``path``, ``chunks`` (in the key), ``present``, ``missing``,
+        ``bytes_read``, ``longest`` and ``problems`` (at most ``max_errors``).
+    """
+    handle = resolve(ref)
+    key = plan.key(key_index)
+    chunks = len(plan.chunks_of_key(key_index))
+    result = {"path": plan.path, "chunks": chunks, "present": 0, "missing": chunks,
+              "bytes_read": 0, "longest": 0, "problems": []}
+    read = plan.read_key(handle, key_index)
+    if read is None:
+        return result
+    result["bytes_read"], parts = read
+    result["present"] = len(parts)
+    result["missing"] = chunks - len(parts)
+    problems = result["problems"]
+    for index, data, error in parts:
+        budget = max_errors - len(problems)
+        if budget <= 0:
+            break
+        if error is not None:
+            problems.append(Problem("chunk", plan.path, error, key, index))
+            continue
+        found, longest = _check_chunk(plan, key, index, data, budget)
+        problems.extend(found)
+        result["longest"] = max(result["longest"], longest)
+    return result
+
+
+def _source_nodes(handle, path, strings_only=True):
+    """The hierarchy at ``path``; StoreError when nothing usable is there.
+
+    With ``strings_only``, ``path`` may not be an array of another data type.
+    """
+    nodes = walk(handle, path)
+    where = f"at path {path!r} in {handle.name}" if path else f"in {handle.name}"
+    if not nodes:
+        raise StoreError(f"no Zarr group or array {where} (no zarr.json, .zarray or .zgroup)")
+    root = nodes[0]
+    if strings_only and root.kind == "array" and root.error is None and data_type_of(root) != FIXED:
+        raise StoreError(f"the array {where} holds {data_type_of(root)}, not fixed_length_utf32")
+    return nodes
+
+
+def _check_max_errors(max_errors):
+    if type(max_errors) is not int or max_errors < 1:
+        raise ValueError(f"max_errors must be a positive int, got {max_errors!r}")
+    return max_errors
+
+
+def open_scheduler(scheduler, threads):
+    """(threads, client, cluster) for ``scheduler`` None/"threads", "local" or an address."""
+    threads = default_threads(threads)
+    if scheduler in (None, "threads"):
+        return threads, None, None
+    if not isinstance(scheduler, str):
+        raise ValueError(f"scheduler must be None, 'threads', 'local' or a Dask address, "
+                         f"got {scheduler!r}")
+    client, cluster = dask_client(scheduler)
+    return threads, client, cluster
+
+
+def close_scheduler(client, cluster):
+    if client is not None:
+        client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def check(store, path="", *, threads=None, scheduler=None, progress=False, max_errors=100):
+    """Check every fixed_length_utf32 array of a Zarr store: metadata and chunks.
+
+    Walks the hierarchy at ``path`` (Zarr V2 and V3, compressed and sharded
+    arrays), checks each array's metadata against the spec, reads every
+    stored chunk, undoes its codecs and checks every code unit.  Nothing is
+    written.
+
+    Parameters
+    ----------
+    store : str or os.PathLike or zarr.abc.store.Store
+        A local directory, a ``.zip`` file, a URL zarr-python opens through
+        fsspec (``memory://``, ``s3://``...), or an open zarr store.
+    path : str
+        The group or array to check inside the store; ``""`` is the root.
+    threads : int, optional
+        Worker threads (default: the number of CPUs).  The kernels release
+        the GIL, so chunks are checked in parallel.
+    scheduler : {None, "threads", "local"} or str, optional
+        ``"local"`` starts a ``distributed.LocalCluster`` (2 worker
+        processes); another string is the address of a Dask scheduler
+        (``"tcp://host:8786"``).  Needs the ``dask`` extra; ``store`` must
+        then be a path or URL every worker can open.
+    progress : bool
+        Show a progress bar on stderr (tqdm if installed, else plain lines).
+    max_errors : int
+        Stop after this many problems; the report says how many chunks were
+        left unchecked.
+
+    Returns
+    -------
+    CheckReport
+        A new report; ``report.ok`` is True when nothing was found.
+
+    Raises
+    ------
+    StoreError
+        When the store cannot be opened, nothing is at ``path``, or ``path``
+        is an array of another data type.
+    ValueError
+        For an invalid ``threads``, ``scheduler`` or ``max_errors``.
+
+    Examples
+    --------
+    >>> import numpy as np, zarr, fixedutf32.store
+    >>> a = zarr.create_array("memory://check-doc", shape=(4,), chunks=(2,), dtype="<U3",
+    ...                       zarr_format=2)
+    >>> a[:] = np.array(["a", "bc", "", "d"])
+    >>> report = fixedutf32.store.check("memory://check-doc")
+    >>> report.ok, report.arrays[0].longest, report.arrays[0].min_length_bytes
+    (True, 2, 8)
+    """
+    max_errors = _check_max_errors(max_errors)
+    threads, client, cluster = open_scheduler(scheduler, threads)
+    handle = None
+    try:
+        handle = open_handle(store, "r")
+        report = CheckReport(handle.name, path, max_errors=max_errors)
+        plans = _plan(report, _source_nodes(handle, path))
+        ref = spec_of(handle, "source") if client is not None else handle
+        _run_check(report, plans, ref, threads, client, progress)
+        report.problems.sort(key=Problem.sort_key)
+        return report
+    finally:
+        if handle is not None:
+            handle.close()
+        close_scheduler(client, cluster)
+
+
+def _plan(report, nodes):
+    plans = []
+    for node in nodes:
+        if node.kind == "incomplete":
+            report.problems.append(Problem(
+                "incomplete", node.path,
+                "keys but no zarr.json, .zarray or .zgroup: an array or group whose metadata "
+                "was never written (an interrupted write or conversion?)"))
+        elif node.kind == "group":
+            report.groups.append(node.path)
+            if node.error:
+                report.problems.append(Problem("metadata", node.path, node.error))
+        else:
+            try:
+                plan = plan_array(node)
+            except MetadataError as exc:
+                report.problems.append(Problem("metadata", node.path, str(exc)))
+                continue
+            if plan is None or plan.kind != FIXED:
+                report.skipped.append({"path": node.path, "data_type": data_type_of(node)})
+                continue
+            meta = plan.meta
+            plans.append(plan)
+            report.arrays.append(ArrayReport(
+                plan.path, plan.zarr_format, meta.shape, meta.chunk_shape,
+                meta.data_type.length_bytes, meta.endian, plan.shard is not None,
+                plan.chunk_count, longest=len(meta.fill_value)))
+    return plans
+
+
+def _run_check(report, plans, ref, threads, client, progress):
+    by_path = {a.path: a for a in report.arrays}
+    tasks = []
+    for plan in plans:
+        for key_index in plan.key_indices:
+            chunks = len(plan.chunks_of_key(key_index))
+            tasks.append((check_key, (ref, plan, key_index, report.max_errors), chunks,
+                          chunks * plan.chunk_nbytes()))
+    total_chunks = sum(t[2] for t in tasks)
+    checked = 0
+
+    def consume(result):
+        nonlocal checked
+        array = by_path[result["path"]]
+        checked += result["chunks"]
+        array.chunks_present += result["present"]
+        array.chunks_missing += result["missing"]
+        array.bytes_read += result["bytes_read"]
+        array.longest = max(array.longest, result["longest"])
+        room = report.max_errors - len(report.problems)
+        found = result["problems"][:max(room, 0)]
+        array.problems += len(found)
+        report.problems.extend(found)
+        return len(report.problems) < report.max_errors
+
+    if len(report.problems) < report.max_errors:
+        run_with_progress(tasks, consume, "check", threads=threads, client=client, show=progress)
+    report.chunks_unchecked = total_chunks - checked

@@ -1,0 +1,168 @@
+"""``fixedutf32 check`` and ``fixedutf32 convert``.
+
+Results on stdout (text, or JSON with ``--json``), progress on stderr.
+Exit status: 0 clean, 1 problems found (check) or an invalid chunk stopped
+the conversion / verify found a difference (convert), 2 usage errors and
+stores that cannot be opened, with one line on stderr.
+"""
+
+import argparse
+import sys
+
+__all__ = ["check_main", "convert_main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line (exit status 2)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+    def parse(self, argv):
+        """The parsed arguments, or the exit status of --help or a usage error."""
+        try:
+            return self.parse_args(argv), None
+        except SystemExit as exc:
+            return None, exc.code
+
+
+def _common(parser):
+    parser.add_argument("--threads", type=int, default=None,
+                        help="worker threads (default: the number of CPUs)")
+    parser.add_argument("--dask", metavar="ADDRESS", default=None,
+                        help='run on Dask: "local" starts a LocalCluster of 2 worker processes; '
+                             'or a scheduler address such as tcp://host:8786')
+    parser.add_argument("--json", action="store_true", help="print the report as JSON (no progress)")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--progress", dest="progress", action="store_true", default=None,
+                       help="show progress on stderr (default: when stderr is a terminal)")
+    group.add_argument("--no-progress", dest="progress", action="store_false")
+
+
+def _progress(args):
+    if args.progress is not None:
+        return args.progress
+    return not args.json and sys.stderr.isatty()
+
+
+def _fail(prog, exc, status=2):
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    print(f"{prog}: {text}", file=sys.stderr)
+    return status
+
+
+def check_main(argv):
+    """``fixedutf32 check STORE ...``; returns the exit status."""
+    from . import StoreError, check
+
+    parser = _Parser(prog="fixedutf32 check",
+                     description="Check every fixed_length_utf32 array of a Zarr store: metadata, "
+                                 "chunks and every code point.")
+    parser.add_argument("store", metavar="STORE",
+                        help="a directory, a .zip file, or a URL (memory://, s3://, ...)")
+    parser.add_argument("--path", default="", help="the group or array to check (default: the root)")
+    parser.add_argument("--max-errors", type=int, default=100,
+                        help="stop after this many problems (default: 100)")
+    _common(parser)
+    args, status = parser.parse(argv)
+    if args is None:
+        return status
+    try:
+        report = check(args.store, args.path, threads=args.threads, scheduler=args.dask,
+                       progress=_progress(args), max_errors=args.max_errors)
+    except (StoreError, ValueError, OSError) as exc:
+        return _fail(parser.prog, exc)
+    print(report.to_json(indent=2) if args.json else report.to_text())
+    return 0 if report.ok else 1
+
+
+def _length_bytes(text):
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a multiple of 4 or 'auto', got {text!r}") from None
+
+
+def _compressor(text):
+    """``zstd[:LEVEL]``, ``gzip[:LEVEL]``, ``blosc`` or ``none``."""
+    if text == "default":
+        return text
+    name, _, level = text.partition(":")
+    if name == "none":
+        return None
+    if name not in ("zstd", "gzip", "blosc"):
+        raise argparse.ArgumentTypeError(f"expected zstd[:LEVEL], gzip[:LEVEL], blosc or none, "
+                                         f"got {text!r}")
+    try:
+        return (name, int(level) if level else None)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer level, got {level!r}") from None
+
+
+def _compressors(choice, zarr_format):
+    if choice == "default":
+        return "default"
+    if choice is None:
+        return None
+    name, level = choice
+    if zarr_format == 2:
+        return [{"id": name, **({"level": level} if level is not None else {})}]
+    config = {"zstd": {"level": 0 if level is None else level, "checksum": False},
+              "gzip": {"level": 5 if level is None else level},
+              "blosc": {"cname": "zstd", "clevel": 5, "shuffle": "shuffle", "typesize": 4,
+                        "blocksize": 0}}[name]
+    return [{"name": name, "configuration": config}]
+
+
+def convert_main(argv):
+    """``fixedutf32 convert SRC DST ...``; returns the exit status."""
+    from . import InvalidChunkError, StoreError, convert
+
+    parser = _Parser(prog="fixedutf32 convert",
+                     description="Write a copy of a Zarr store with its string arrays converted; "
+                                 "everything else is copied as it is.")
+    parser.add_argument("source", metavar="SRC", help="a directory, a .zip file or a URL")
+    parser.add_argument("dest", metavar="DST", help="a new directory, .zip file or URL")
+    parser.add_argument("--to", choices=["fixed_length_utf32", "string"],
+                        default="fixed_length_utf32", help="data type written")
+    parser.add_argument("--zarr-format", type=int, choices=[2, 3], default=3)
+    parser.add_argument("--endian", choices=["little", "big"], default="little")
+    parser.add_argument("--length-bytes", type=_length_bytes, default=None,
+                        help="new width, or 'auto' to shrink to the longest string")
+    parser.add_argument("--compressor", type=_compressor, default="default",
+                        help="zstd[:LEVEL] (default), gzip[:LEVEL], blosc or none")
+    parser.add_argument("--chunks", default=None,
+                        help="new chunk shape, comma-separated (default: the source's)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing destination")
+    parser.add_argument("--resume", action="store_true", help="continue an interrupted conversion")
+    parser.add_argument("--skip-invalid", action="store_true",
+                        help="write the fill value where a source chunk is invalid, and list it")
+    parser.add_argument("--verify", action="store_true",
+                        help="compare both stores element by element afterwards")
+    _common(parser)
+    args, status = parser.parse(argv)
+    if args is None:
+        return status
+    chunks = None
+    if args.chunks:
+        try:
+            chunks = tuple(int(c) for c in args.chunks.split(","))
+        except ValueError:
+            return _fail(parser.prog, f"--chunks: expected integers separated by commas, got "
+                                      f"{args.chunks!r}")
+    try:
+        report = convert(
+            args.source, args.dest, to=args.to, zarr_format=args.zarr_format, endian=args.endian,
+            length_bytes=args.length_bytes,
+            compressors=_compressors(args.compressor, args.zarr_format), chunks=chunks,
+            threads=args.threads, scheduler=args.dask, progress=_progress(args),
+            overwrite=args.overwrite, resume=args.resume, skip_invalid=args.skip_invalid,
+            verify=args.verify)
+    except InvalidChunkError as exc:
+        return _fail(parser.prog, exc, 1)
+    except (StoreError, ValueError, OSError) as exc:
+        return _fail(parser.prog, exc)
+    print(report.to_json(indent=2) if args.json else report.to_text())
+    return 0 if report.verified is not False else 1

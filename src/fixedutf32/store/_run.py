@@ -1,0 +1,218 @@
+"""Run per-key tasks on a thread pool or a Dask cluster, with a progress bar.
+
+A task is ``(function, args, chunks, nbytes)``: a module-level function (so
+that Dask can send it by reference) and picklable arguments; the store
+arguments are a :class:`~fixedutf32.store._stores.StoreHandle` on threads and
+the store's spec on Dask, resolved with :func:`resolve` in the task.  Results
+come back in completion order to ``consume``, which returns False to stop.
+"""
+
+import os
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+from ._stores import StoreError, StoreHandle, handle_for
+
+__all__ = ["Progress", "resolve", "run_tasks", "run_with_progress", "dask_client"]
+
+
+def resolve(ref, mode="r"):
+    """The store handle a task was given, or the one this process opens for its spec."""
+    return ref if isinstance(ref, StoreHandle) else handle_for(ref, mode)
+
+
+class Progress:
+    """Chunks and bytes done, throughput and time left, on stderr.
+
+    With tqdm installed (``pip install "fixedutf32[progress]"``) this is a
+    tqdm bar; without it, one plain line every two seconds and one at the
+    end, so asking for progress never fails.
+    """
+
+    def __init__(self, enabled, total_chunks, total_bytes, what):
+        self.enabled = enabled
+        self.total_chunks = total_chunks
+        self.total_bytes = total_bytes
+        self.what = what
+        self.chunks = 0
+        self.nbytes = 0
+        self.bar = None
+        self.started = time.perf_counter()
+        self.shown = self.started
+        if not enabled:
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            print(f"fixedutf32 {what}: tqdm is not installed (pip install \"fixedutf32[progress]\"); "
+                  f"plain progress lines follow", file=sys.stderr)
+            return
+        self.bar = tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024,
+                        desc=what, file=sys.stderr, dynamic_ncols=True, leave=True)
+        self.bar.set_postfix_str(f"0/{total_chunks} chunks", refresh=False)
+
+    def update(self, chunks, nbytes):
+        self.chunks += chunks
+        self.nbytes += nbytes
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{self.chunks}/{self.total_chunks} chunks", refresh=False)
+            self.bar.update(nbytes)
+            return
+        now = time.perf_counter()
+        if now - self.shown >= 2:
+            self.shown = now
+            self._line(now)
+
+    def _line(self, now):
+        elapsed = max(now - self.started, 1e-9)
+        rate = self.nbytes / elapsed
+        left = (self.total_bytes - self.nbytes) / rate if rate else float("nan")
+        print(f"fixedutf32 {self.what}: {self.chunks}/{self.total_chunks} chunks, "
+              f"{self.nbytes / 2**20:.1f}/{self.total_bytes / 2**20:.1f} MiB, "
+              f"{rate / 2**20:.1f} MiB/s, {left:.0f} s left", file=sys.stderr)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled:
+            self._line(time.perf_counter())
+
+
+def default_threads(threads):
+    if threads is None:
+        return os.cpu_count() or 1
+    if type(threads) is not int or threads < 1:
+        raise ValueError(f"threads must be a positive int or None, got {threads!r}")
+    return threads
+
+
+def dask_client(scheduler):
+    """A ``distributed.Client`` for ``"local"`` (a new LocalCluster) or an address.
+
+    Returns
+    -------
+    (client, cluster)
+        ``cluster`` is None for an address; close both when done.
+    """
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise StoreError(
+            'Dask runs need the "dask" extra: pip install "fixedutf32[dask]"') from None
+    if scheduler == "local":
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        return Client(cluster), cluster
+    try:
+        return Client(scheduler, timeout="10s"), None
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise StoreError(f"cannot connect to the Dask scheduler {scheduler!r}: {exc}") from None
+
+
+def _batch(batch):
+    """One Dask task: run each ``(function, args)`` of ``batch``, return the results."""
+    return [function(*args) for function, args in batch]
+
+
+def run_tasks(tasks, consume, *, threads=None, client=None, progress=None):
+    """Run every task, hand each result to ``consume`` until it returns False.
+
+    Parameters
+    ----------
+    tasks : list of (callable, tuple, int, int)
+        Function, arguments, chunks and bytes it covers (for progress).
+    consume : callable
+        Called with each result in the caller's thread; False stops the
+        run (tasks not started are dropped).
+    threads : int
+        Worker threads when ``client`` is None.
+    client : distributed.Client, optional
+        Run batches of tasks on this Dask cluster instead.
+    progress : Progress, optional
+
+    Returns
+    -------
+    int
+        How many tasks ran to completion.
+    """
+    if client is not None:
+        return _run_dask(tasks, consume, client, progress)
+    done = 0
+    if threads <= 1:
+        for function, args, chunks, nbytes in tasks:
+            result = function(*args)
+            done += 1
+            if progress:
+                progress.update(chunks, nbytes)
+            if consume(result) is False:
+                break
+        return done
+    pending = {}
+    queue = iter(tasks)
+    stop = False
+    with ThreadPoolExecutor(threads, thread_name_prefix="fixedutf32-store") as pool:
+        try:
+            while True:
+                while not stop and len(pending) < 2 * threads:
+                    task = next(queue, None)
+                    if task is None:
+                        break
+                    function, args, chunks, nbytes = task
+                    pending[pool.submit(function, *args)] = (chunks, nbytes)
+                if not pending:
+                    break
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    chunks, nbytes = pending.pop(future)
+                    result = future.result()
+                    done += 1
+                    if progress:
+                        progress.update(chunks, nbytes)
+                    if not stop and consume(result) is False:
+                        stop = True
+        finally:
+            for future in pending:
+                future.cancel()
+    return done
+
+
+def _run_dask(tasks, consume, client, progress):
+    from distributed import as_completed
+
+    workers = max(len(client.scheduler_info().get("workers", {})), 1)
+    size = max(1, -(-len(tasks) // (4 * workers)))
+    batches = {}
+    for start in range(0, len(tasks), size):
+        group = tasks[start:start + size]
+        future = client.submit(_batch, [(function, args) for function, args, _, _ in group],
+                               pure=False)
+        batches[future] = (len(group), sum(t[2] for t in group), sum(t[3] for t in group))
+    done = 0
+    running = as_completed(list(batches))
+    stop = False
+    for future in running:
+        count, chunks, nbytes = batches[future]
+        results = future.result()
+        done += count
+        if progress:
+            progress.update(chunks, nbytes)
+        for result in results:
+            if not stop and consume(result) is False:
+                stop = True
+        if stop:
+            for other in batches:
+                other.cancel()
+            break
+    return done
+
+
+def run_with_progress(tasks, consume, what, *, threads, client, show):
+    """:func:`run_tasks` under a :class:`Progress` named ``what`` (shown when ``show``)."""
+    bar = Progress(show, sum(t[2] for t in tasks), sum(t[3] for t in tasks), what)
+    try:
+        return run_tasks(tasks, consume, threads=threads, client=client, progress=bar)
+    finally:
+        bar.close()

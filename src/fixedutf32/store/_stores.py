@@ -1,0 +1,269 @@
+"""Open a Zarr store from a path or URL, and use it from plain threads.
+
+zarr-python's ``Store`` API is asynchronous.  Stores that offer the
+synchronous ``get_sync``/``set_sync`` methods (``LocalStore``,
+``MemoryStore``) are called directly from the worker threads; the others run
+their coroutines on one event loop thread owned by this module, so that a
+remote file system is only ever used from one loop.
+
+A task on a Dask worker receives the store's *spec* (the path or URL) and
+opens it here once per process (:func:`handle_for`).
+"""
+
+import asyncio
+import os
+import pathlib
+import threading
+
+from ..errors import FixedUTF32Error
+
+__all__ = ["StoreError", "StoreHandle", "open_handle", "handle_for", "spec_of", "dask_spec"]
+
+
+class StoreError(FixedUTF32Error):
+    """A store cannot be opened, read or written, or is not what was asked for.
+
+    The ``fixedutf32`` command turns it into one line on stderr and exit
+    status 2.
+    """
+
+
+_loop = None
+_loop_lock = threading.Lock()
+
+
+def _run(coroutine):
+    """Run ``coroutine`` on this module's event loop thread and return its result."""
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="fixedutf32-store-io",
+                             daemon=True).start()
+            _loop = loop
+    return asyncio.run_coroutine_threadsafe(coroutine, _loop).result()
+
+
+async def _collect(iterator):
+    return [item async for item in iterator]
+
+
+def _prototype():
+    from zarr.buffer import default_buffer_prototype
+
+    return default_buffer_prototype()
+
+
+class StoreHandle:
+    """A zarr-python store with blocking methods, safe to share between threads.
+
+    Parameters
+    ----------
+    store : zarr.abc.store.Store
+        An open store.
+    spec : str or None
+        The path or URL it was opened from (what a Dask task reopens), or
+        None for a store object the caller passed in.
+    owned : bool
+        Whether :meth:`close` closes the store (True when this module
+        opened it).
+    """
+
+    def __init__(self, store, spec=None, owned=False):
+        self.store = store
+        self.spec = spec
+        self.owned = owned
+        self._sync = hasattr(store, "get_sync") and hasattr(store, "set_sync")
+        self._buffer = _prototype().buffer
+
+    def __repr__(self):
+        return f"StoreHandle({self.spec or self.store!r})"
+
+    @property
+    def name(self):
+        """How messages name the store: its spec, or the store's own ``str``."""
+        return self.spec if self.spec is not None else str(self.store)
+
+    def get(self, key):
+        """The bytes at ``key`` as a read-only ``uint8`` array, or None when missing."""
+        if self._sync:
+            buffer = self.store.get_sync(key, prototype=_prototype())
+        else:
+            buffer = _run(self.store.get(key, prototype=_prototype()))
+        return None if buffer is None else buffer.as_numpy_array()
+
+    def set(self, key, data):
+        """Write ``data`` (any buffer) at ``key``."""
+        buffer = self._buffer.from_bytes(memoryview(data).cast("B"))
+        if self._sync:
+            self.store.set_sync(key, buffer)
+        else:
+            _run(self.store.set(key, buffer))
+
+    def exists(self, key):
+        return _run(self.store.exists(key))
+
+    def delete(self, key):
+        _run(self.store.delete(key))
+
+    def list_dir(self, prefix):
+        """Names of the keys and "directories" directly under ``prefix``."""
+        return sorted(set(_run(_collect(self.store.list_dir(prefix.rstrip("/"))))))
+
+    def list_prefix(self, prefix):
+        """Every key that starts with ``prefix``."""
+        return sorted(_run(_collect(self.store.list_prefix(prefix))))
+
+    def is_empty(self):
+        return _run(self.store.is_empty(""))
+
+    def clear(self):
+        _run(self.store.clear())
+
+    def close(self):
+        if self.owned:
+            self.store.close()
+
+
+def _is_url(text):
+    return "://" in text and not text.startswith("file://")
+
+
+def _local_path(text):
+    return pathlib.Path(text[len("file://"):] if text.startswith("file://") else text)
+
+
+def open_handle(spec, mode="r"):
+    """Open the store at ``spec`` and return a :class:`StoreHandle`.
+
+    Parameters
+    ----------
+    spec : str or os.PathLike or zarr.abc.store.Store
+        A local directory, a ``.zip`` file, a URL that fsspec knows
+        (``memory://...``, ``s3://...``), or an open zarr-python store.
+    mode : {"r", "w"}
+        ``"r"``: read only; the store must exist.  ``"w"``: for writing; a
+        directory is created, a ``.zip`` file must not exist yet (zip files
+        cannot replace an entry).
+
+    Returns
+    -------
+    StoreHandle
+        A new handle; close it with :meth:`StoreHandle.close`.
+
+    Raises
+    ------
+    StoreError
+        When the path does not exist (``"r"``), is a file that is not a
+        ``.zip``, or the URL's protocol is unknown or its package missing.
+
+    Examples
+    --------
+    >>> from fixedutf32.store._stores import open_handle
+    >>> handle = open_handle("memory://doc-example", "w")
+    >>> handle.set("a", b"xyz"); bytes(handle.get("a"))
+    b'xyz'
+    """
+    from zarr.abc.store import Store
+
+    if isinstance(spec, Store):
+        return StoreHandle(spec)
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, str):
+        raise StoreError(
+            f"store must be a path, a URL or a zarr store, got {type(spec).__name__}")
+    if _is_url(spec):
+        return _open_url(spec, mode)
+    path = _local_path(spec)
+    if path.suffix.lower() == ".zip":
+        return _open_zip(spec, path, mode)
+    return _open_directory(spec, path, mode)
+
+
+def _open_url(spec, mode):
+    from zarr.storage import FsspecStore
+
+    try:
+        store = FsspecStore.from_url(spec, read_only=mode == "r")
+    except (ImportError, ValueError, TypeError, OSError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreError(f"cannot open the URL {spec!r}: {reason}") from None
+    handle = StoreHandle(store, spec, owned=True)
+    if mode == "r":
+        try:
+            empty = handle.is_empty()
+        except Exception as exc:  # any file system's own error: one line, no traceback
+            raise StoreError(f"cannot read the URL {spec!r}: {exc}") from None
+        if empty:
+            raise StoreError(f"nothing is stored at {spec!r}; expected a Zarr group or array")
+    return handle
+
+
+def _open_zip(spec, path, mode):
+    import zipfile
+
+    from zarr.storage import ZipStore
+
+    if mode == "r":
+        if not path.is_file():
+            raise StoreError(f"no such file: {spec!r}; expected a Zarr store in a .zip file")
+        if not zipfile.is_zipfile(path):
+            raise StoreError(f"{spec!r} is not a zip file; expected a Zarr store in a .zip file")
+        store = _run(ZipStore.open(path, mode="r"))
+    else:
+        if path.exists():
+            raise StoreError(f"{spec!r} exists; a zip file is written once, as a new file")
+        store = _run(ZipStore.open(path, mode="w"))
+    return StoreHandle(store, spec, owned=True)
+
+
+def _open_directory(spec, path, mode):
+    from zarr.storage import LocalStore
+
+    if mode == "r":
+        if not path.exists():
+            raise StoreError(f"no such directory: {spec!r}; expected a Zarr store")
+        if not path.is_dir():
+            raise StoreError(
+                f"{spec!r} is a file; expected a directory, a .zip file or a URL holding a Zarr store")
+        return StoreHandle(LocalStore(path, read_only=True), spec, owned=True)
+    if path.exists() and not path.is_dir():
+        raise StoreError(f"{spec!r} is a file; expected a directory to write the store to")
+    return StoreHandle(LocalStore(path, read_only=False), spec, owned=True)
+
+
+_handles = {}
+_handles_lock = threading.Lock()
+
+
+def handle_for(spec, mode):
+    """The handle for ``spec`` that this process keeps open (for Dask tasks)."""
+    with _handles_lock:
+        handle = _handles.get((spec, mode))
+        if handle is None:
+            handle = _handles[(spec, mode)] = open_handle(spec, mode)
+        return handle
+
+
+def spec_of(handle, role):
+    """The spec a Dask task reopens ``handle`` from; StoreError if it has none."""
+    return dask_spec(handle.spec, role)
+
+
+def dask_spec(spec, role):
+    """``spec`` if every Dask worker can open it (a directory or a URL), else StoreError."""
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, str):
+        raise StoreError(
+            f"the {role} store was passed as an object; Dask tasks open stores themselves, "
+            f"so pass its path or URL")
+    if spec.lower().endswith(".zip") and role == "destination":
+        raise StoreError(
+            f"a .zip destination is written by one process; convert to a directory or a URL "
+            f"to use Dask, got {spec!r}")
+    if spec.startswith("memory://"):
+        raise StoreError(
+            f"memory:// stores live in one process; Dask workers cannot see {spec!r}")
+    return spec

@@ -1,0 +1,159 @@
+"""zarr-python integration: a strict ``bytes`` codec and a codec pipeline.
+
+``enable()`` makes zarr-python read and write every ``fixed_length_utf32``
+array (and every Zarr V2 ``<U``/``>U`` array) through fixedutf32's kernels:
+chunks are validated, decoded with the GIL released, and metadata that
+breaks the specification raises :class:`fixedutf32.MetadataError`.
+
+Nothing changes in zarr-python until it is asked to: importing this module
+registers nothing.  zarr finds the classes through the entry points
+``zarr.codecs`` (``bytes``) and ``zarr.codec_pipeline`` and uses them when its
+configuration names them::
+
+    zarr.config.set({"codecs.bytes": "fixedutf32.zarr.BytesCodec",
+                     "codec_pipeline.path": "fixedutf32.zarr.CodecPipeline"})
+
+which is what :func:`enable` does (it also installs the strict data type).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+try:
+    import zarr
+    from zarr.dtype import data_type_registry
+    from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        f"fixedutf32.zarr needs zarr-python >= 3.1 ({exc}); install it with "
+        f"pip install 'fixedutf32[zarr]'"
+    ) from exc
+
+from ._codec import _DTYPE_NAME, BytesCodec, InvalidChunkCodePointError, StrictFixedLengthUTF32
+from ._pipeline import CodecPipeline
+
+__all__ = [
+    "BytesCodec",
+    "CodecPipeline",
+    "StrictFixedLengthUTF32",
+    "InvalidChunkCodePointError",
+    "enable",
+    "disable",
+    "enabled",
+]
+
+BYTES_CODEC_PATH = "fixedutf32.zarr.BytesCodec"
+PIPELINE_PATH = "fixedutf32.zarr.CodecPipeline"
+_ZARR_BYTES_CODEC_PATH = "zarr.codecs.bytes.BytesCodec"
+_ZARR_PIPELINE_PATH = "zarr.core.codec_pipeline.BatchedCodecPipeline"
+
+
+# --------------------------------------------------------------------------
+# Switching it on and off
+
+_CONFIG_KEYS = ("codecs.bytes", "codec_pipeline.path")
+_ZARR_DEFAULTS = {"codecs.bytes": _ZARR_BYTES_CODEC_PATH, "codec_pipeline.path": _ZARR_PIPELINE_PATH}
+_OURS = {"codecs.bytes": BYTES_CODEC_PATH, "codec_pipeline.path": PIPELINE_PATH}
+# What enable() replaced, for disable() to put back.
+_replaced = {}
+
+
+def _registered_dtype():
+    return data_type_registry.contents.get(_DTYPE_NAME)
+
+
+def enable():
+    """Make zarr-python use fixedutf32 for fixed_length_utf32 arrays.
+
+    Sets ``codecs.bytes`` to ``fixedutf32.zarr.BytesCodec`` and
+    ``codec_pipeline.path`` to ``fixedutf32.zarr.CodecPipeline`` in
+    ``zarr.config``, and registers :class:`StrictFixedLengthUTF32` for
+    ``fixed_length_utf32`` in zarr's data-type registry.  Arrays opened
+    afterwards use them (an array already open keeps its classes).
+    Calling it again changes nothing.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import zarr, fixedutf32.zarr
+    >>> fixedutf32.zarr.enable()
+    >>> zarr.config.get("codec_pipeline.path")
+    'fixedutf32.zarr.CodecPipeline'
+    >>> fixedutf32.zarr.disable()
+    >>> zarr.config.get("codec_pipeline.path")
+    'zarr.core.codec_pipeline.BatchedCodecPipeline'
+    """
+    for key in _CONFIG_KEYS:
+        current = zarr.config.get(key, None)
+        if current != _OURS[key]:
+            _replaced[key] = current
+    dtype_cls = _registered_dtype()
+    if dtype_cls is not StrictFixedLengthUTF32:
+        _replaced["dtype"] = dtype_cls
+    zarr.config.set({key: _OURS[key] for key in _CONFIG_KEYS})
+    data_type_registry.register(_DTYPE_NAME, StrictFixedLengthUTF32)
+
+
+def disable():
+    """Undo :func:`enable`: zarr-python's own classes again.
+
+    Each setting that names a fixedutf32 class goes back to what
+    :func:`enable` found (zarr's default if it found none, or if the
+    setting came from the environment), and zarr's ``FixedLengthUTF32``
+    goes back into the data-type registry.  Settings that name other
+    classes are left alone.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import zarr, fixedutf32.zarr
+    >>> fixedutf32.zarr.disable()
+    >>> zarr.config.get("codecs.bytes")
+    'zarr.codecs.bytes.BytesCodec'
+    """
+    updates = {}
+    for key in _CONFIG_KEYS:
+        previous = _replaced.pop(key, None)
+        if zarr.config.get(key, None) == _OURS[key]:
+            updates[key] = previous if previous not in (None, _OURS[key]) else _ZARR_DEFAULTS[key]
+    if updates:
+        zarr.config.set(updates)
+    previous_dtype = _replaced.pop("dtype", None)
+    if _registered_dtype() is StrictFixedLengthUTF32:
+        data_type_registry.register(_DTYPE_NAME, previous_dtype or _ZarrFixedLengthUTF32)
+
+
+@contextlib.contextmanager
+def enabled():
+    """Use fixedutf32 within a ``with`` block; restore the previous state after.
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> import zarr, fixedutf32.zarr
+    >>> with fixedutf32.zarr.enabled():
+    ...     zarr.config.get("codecs.bytes")
+    'fixedutf32.zarr.BytesCodec'
+    >>> zarr.config.get("codecs.bytes")
+    'zarr.codecs.bytes.BytesCodec'
+    """
+    dtype_cls = _registered_dtype()
+    replaced = dict(_replaced)
+    try:
+        with zarr.config.set({key: _OURS[key] for key in _CONFIG_KEYS}):
+            data_type_registry.register(_DTYPE_NAME, StrictFixedLengthUTF32)
+            yield
+    finally:
+        data_type_registry.register(_DTYPE_NAME, dtype_cls)
+        _replaced.clear()
+        _replaced.update(replaced)

@@ -1,0 +1,293 @@
+"""The strict bytes codec, the strict data type and the error that names a chunk."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+
+import zarr.codecs
+from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
+
+from .. import metadata as _rules
+from ..chunk import decode_chunk, encode_chunk
+from ..errors import InvalidCodePointError
+
+_DTYPE_NAME = "fixed_length_utf32"
+_SYSTEM_ENDIAN = sys.byteorder
+
+
+def _is_fixed_utf32(dtype):
+    return isinstance(dtype, _ZarrFixedLengthUTF32)
+
+
+# --------------------------------------------------------------------------
+# The bytes codec
+
+
+class BytesCodec(zarr.codecs.BytesCodec):
+    """zarr's ``bytes`` codec, with fixedutf32's kernels for ``fixed_length_utf32``.
+
+    For chunks of the ``fixed_length_utf32`` data type, decoding validates
+    every code unit and returns a native-byte-order ``U`` array (one pass,
+    GIL released, both byte orders); encoding validates and writes the
+    codec's byte order.  For every other data type it is zarr's own class.
+    Select it with ``zarr.config.set({"codecs.bytes":
+    "fixedutf32.zarr.BytesCodec"})`` or the environment variable
+    ``ZARR_CODECS__BYTES=fixedutf32.zarr.BytesCodec``.
+
+    Parameters
+    ----------
+    endian : {"little", "big"} or zarr.codecs.Endian or None
+        As for zarr's ``BytesCodec``.  Metadata without an ``endian`` is
+        kept as ``None`` for this data type (zarr would assume the
+        machine's byte order) and refused when a chunk is decoded or
+        encoded, or at ``open_array`` with :class:`CodecPipeline`.
+
+    Raises
+    ------
+    fixedutf32.InvalidCodePointError
+        When a decoded or encoded chunk holds a surrogate or a value above
+        U+10FFFF; nothing is written then.
+    fixedutf32.MetadataError
+        When a ``fixed_length_utf32`` chunk meets a codec without ``endian``.
+
+    Examples
+    --------
+    >>> import zarr, fixedutf32.zarr
+    >>> with zarr.config.set({"codecs.bytes": "fixedutf32.zarr.BytesCodec"}):
+    ...     arr = zarr.create_array({}, shape=(2,), dtype="<U3")
+    ...     arr[:] = ["ab", "cde"]
+    ...     arr[:]
+    array(['ab', 'cde'], dtype='<U3')
+    """
+
+    # zarr's registry and configuration name classes by module and name
+    __module__ = "fixedutf32.zarr"
+
+    @classmethod
+    def from_dict(cls, data):
+        """Parse the codec's JSON; a missing ``endian`` is kept as ``None``.
+
+        Parameters
+        ----------
+        data : dict
+            ``{"name": "bytes", "configuration": {"endian": ...}}``, the
+            configuration optional.
+
+        Returns
+        -------
+        BytesCodec
+            A new codec.
+
+        Examples
+        --------
+        >>> BytesCodec.from_dict({"name": "bytes"}).endian is None
+        True
+        """
+        codec = super().from_dict(data)
+        config = data.get("configuration") if isinstance(data, dict) else None
+        if not config or "endian" not in config:
+            object.__setattr__(codec, "endian", None)
+        return codec
+
+    def evolve_from_array_spec(self, array_spec):
+        """Fill in what the array implies, as zarr does.
+
+        A codec without ``endian`` gets the machine's byte order for
+        multi-byte data types (zarr's default), except for
+        ``fixed_length_utf32``, whose byte order must be explicit.
+
+        Parameters
+        ----------
+        array_spec : zarr.core.array_spec.ArraySpec
+
+        Returns
+        -------
+        BytesCodec
+            ``self`` or a new codec.
+
+        Examples
+        --------
+        >>> from zarr.core.array_spec import ArraySpec, ArrayConfig
+        >>> from zarr.core.buffer import default_buffer_prototype
+        >>> from zarr.dtype import Int32
+        >>> spec = ArraySpec((2,), Int32(), 0, ArrayConfig.from_dict({}),
+        ...                  default_buffer_prototype())
+        >>> BytesCodec(endian=None).evolve_from_array_spec(spec).endian.value
+        'little'
+        """
+        if self.endian is None:
+            if _is_fixed_utf32(array_spec.dtype):
+                return self
+            # zarr's from_dict would have given the machine's byte order
+            return replace(self, endian=_SYSTEM_ENDIAN).evolve_from_array_spec(array_spec)
+        return super().evolve_from_array_spec(array_spec)
+
+    def _endian_of(self, chunk_spec):
+        if self.endian is None:
+            dtype = _rules.FixedLengthUTF32(chunk_spec.dtype.item_size)
+            # check_codecs words the error: the byte order must be explicit
+            _rules.check_codecs([self.to_dict()], dtype)
+        return self.endian.value
+
+    def _decode_utf32(self, chunk_bytes, chunk_spec):
+        chunk = decode_chunk(
+            chunk_bytes.as_array_like(),
+            chunk_spec.dtype.item_size,
+            endian=self._endian_of(chunk_spec),
+            shape=chunk_spec.shape,
+        )
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(chunk)
+
+    def _encode_utf32(self, chunk_array, chunk_spec):
+        encoded = encode_chunk(
+            chunk_array.as_ndarray_like(),
+            chunk_spec.dtype.item_size,
+            endian=self._endian_of(chunk_spec),
+        )
+        return chunk_spec.prototype.buffer.from_array_like(encoded)
+
+    # zarr 3.1.6 calls the sync hooks where it can; 3.1.0..3.1.5 have only
+    # the async ones, and their BytesCodec no sync hooks to defer to.
+
+    def _decode_sync(self, chunk_bytes, chunk_spec):
+        if _is_fixed_utf32(chunk_spec.dtype):
+            return self._decode_utf32(chunk_bytes, chunk_spec)
+        return super()._decode_sync(chunk_bytes, chunk_spec)
+
+    async def _decode_single(self, chunk_bytes, chunk_spec):
+        if _is_fixed_utf32(chunk_spec.dtype):
+            return self._decode_utf32(chunk_bytes, chunk_spec)
+        return await super()._decode_single(chunk_bytes, chunk_spec)
+
+    def _encode_sync(self, chunk_array, chunk_spec):
+        if _is_fixed_utf32(chunk_spec.dtype):
+            return self._encode_utf32(chunk_array, chunk_spec)
+        return super()._encode_sync(chunk_array, chunk_spec)
+
+    async def _encode_single(self, chunk_array, chunk_spec):
+        if _is_fixed_utf32(chunk_spec.dtype):
+            return self._encode_utf32(chunk_array, chunk_spec)
+        return await super()._encode_single(chunk_array, chunk_spec)
+
+
+# --------------------------------------------------------------------------
+# The strict data type
+
+
+@dataclass(frozen=True, kw_only=True)
+class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
+    """zarr's ``FixedLengthUTF32`` data type, parsed by the specification's rules.
+
+    :func:`enable` registers it in zarr's data-type registry in place of
+    zarr's class, so that ``open_array`` refuses what the specification
+    forbids with a :class:`fixedutf32.MetadataError` naming the key:
+    ``length_bytes`` that is not a positive multiple of 4, a V2 dtype
+    string NumPy would not write (``"<U02"``, ``"<U0"``), and a fill value
+    with more code points than the type holds (zarr would truncate it) or
+    with a lone surrogate.  The rules are those of :mod:`fixedutf32.metadata`.
+
+    Examples
+    --------
+    >>> StrictFixedLengthUTF32.from_json(
+    ...     {"name": "fixed_length_utf32", "configuration": {"length_bytes": 13}},
+    ...     zarr_format=3)
+    Traceback (most recent call last):
+    ...
+    fixedutf32.errors.MetadataError: data_type.configuration.length_bytes: expected a positive integer multiple of 4, got 13
+    """
+
+    __module__ = "fixedutf32.zarr"
+
+    @classmethod
+    def _from_json_v3(cls, data):
+        if isinstance(data, dict) and data.get("name") == _DTYPE_NAME:
+            return cls(length=_rules.FixedLengthUTF32.from_json(data).capacity)
+        return super()._from_json_v3(data)
+
+    @classmethod
+    def _from_json_v2(cls, data):
+        if cls._check_json_v2(data):
+            dtype, endian = _rules.parse_v2_dtype(data["name"])
+            return cls(length=dtype.capacity, endianness=endian)
+        return super()._from_json_v2(data)
+
+    def cast_scalar(self, data):
+        """The fill value as a ``numpy.str_``, refusing what zarr would truncate.
+
+        Parameters
+        ----------
+        data : object
+            A ``str`` is checked against the capacity and for lone
+            surrogates; anything else is converted as zarr does.
+
+        Returns
+        -------
+        numpy.str_
+
+        Raises
+        ------
+        fixedutf32.MetadataError
+            For a string of more than ``length`` code points or one that
+            holds a lone surrogate.
+
+        Examples
+        --------
+        >>> StrictFixedLengthUTF32(length=2).cast_scalar("abc")
+        Traceback (most recent call last):
+        ...
+        fixedutf32.errors.MetadataError: fill_value: expected at most 2 code points, got 3 in "abc"
+        """
+        if isinstance(data, str):
+            _rules.FixedLengthUTF32(self.item_size).decode_fill_value(str(data))
+        return super().cast_scalar(data)
+
+
+class InvalidChunkCodePointError(InvalidCodePointError):
+    """An :class:`fixedutf32.InvalidCodePointError` that says which chunk and where.
+
+    Raised by :class:`fixedutf32.zarr.CodecPipeline` for a bad code unit
+    met while reading or writing a chunk through zarr.
+
+    Parameters
+    ----------
+    index, position, code_point : int
+        As for :class:`fixedutf32.InvalidCodePointError` (``index`` counts
+        elements in the chunk's stored order).
+    chunk_key : str or None
+        The chunk's key in the store (``"c/0/2"``, ``"0.2"``).
+    array_index : tuple of int or None
+        The element's coordinates in the array, when known.
+
+    Attributes
+    ----------
+    chunk_key, array_index
+        As given; plus those of :class:`fixedutf32.InvalidCodePointError`.
+
+    Examples
+    --------
+    >>> err = InvalidChunkCodePointError(3, 1, 0xD800, "c/0/2", (65539,))
+    >>> str(err).split(";")[0]
+    'invalid code point U+D800 (surrogate) at element 3, position 1 of chunk c/0/2 (array index (65539,))'
+    >>> import fixedutf32
+    >>> isinstance(err, fixedutf32.InvalidCodePointError)
+    True
+    """
+
+    __module__ = "fixedutf32.zarr"
+
+    def __init__(self, index, position, code_point, chunk_key=None, array_index=None):
+        super().__init__(index, position, code_point)
+        self.chunk_key = chunk_key
+        self.array_index = array_index
+        where = f"at element {index}, position {position}"
+        if chunk_key is not None:
+            detail = f" of chunk {chunk_key}"
+            if array_index is not None:
+                detail += f" (array index {array_index})"
+            self.args = (self.args[0].replace(where, where + detail, 1),)
+
+    def __reduce__(self):
+        return type(self), (
+            self.index, self.position, self.code_point, self.chunk_key, self.array_index
+        )

@@ -1,0 +1,204 @@
+"""fixedutf32.store.check on stores written by zarr-python: every layout, every
+kind of store, invalid code units planted at known coordinates."""
+
+import doctest
+import json
+import uuid
+
+import numcodecs
+import numpy as np
+import pytest
+import zarr
+
+import fixedutf32
+from fixedutf32.store import StoreError, check
+from store_data import (
+    CHUNKS,
+    LAYOUTS,
+    PLANTED,
+    SHAPE,
+    expected_key,
+    found,
+    planted,
+    quiet,
+    text,
+    write_array,
+)
+
+
+def _where(kind, tmp_path):
+    if kind == "dir":
+        return str(tmp_path / "store")
+    if kind == "zip":
+        return str(tmp_path / "store.zip")
+    return f"memory://check-{uuid.uuid4().hex}"
+
+
+def _expected(layout, planted_units=PLANTED, path=""):
+    return sorted((path, (f"{path}/" if path else "") + expected_key(layout, c), c, p, v)
+                  for c, p, v in planted_units)
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_finds_every_planted_unit_in_every_layout(tmp_path, layout):
+    where = _where("dir", tmp_path)
+    write_array(where, planted(), layout)
+    report = check(where, threads=2)
+    assert found(report) == _expected(layout)
+    assert not report.ok and len(report.problems) == len(PLANTED)
+    (array,) = report.arrays
+    assert array.shape == SHAPE and array.chunk_shape == CHUNKS
+    assert array.sharded == ("shards" in LAYOUTS[layout])
+    assert array.chunks_present + array.chunks_missing == array.chunks == 3 * 3
+    assert array.bytes_read > 0 and report.chunks_unchecked == 0
+
+
+@pytest.mark.parametrize("kind", ["dir", "zip", "memory"])
+@pytest.mark.parametrize("layout", ["v3_sharded", "v2_F_zstd_big"])
+def test_every_kind_of_store(tmp_path, kind, layout):
+    where = _where(kind, tmp_path)
+    write_array(where, planted(), layout)
+    assert found(check(where, threads=3)) == _expected(layout)
+    assert found(check(where, threads=1)) == _expected(layout)
+
+
+def test_clean_store_reports_lengths(tmp_path):
+    where = _where("dir", tmp_path)
+    data = text()
+    write_array(where, data, "v3_zstd_big", fill_value="")
+    report = check(where)
+    assert report.ok and report.problems == []
+    (array,) = report.arrays
+    longest = max(len(s) for s in data.ravel().tolist())
+    assert array.longest == longest == 3
+    assert array.min_length_bytes == 12 and array.length_bytes == 16
+    assert array.chunks_present == 9 and array.chunks_missing == 0
+
+
+def test_missing_chunks_and_fill_value(tmp_path):
+    where = _where("dir", tmp_path)
+    data = np.full(SHAPE, "fill!", dtype="<U5")
+    data[0, 0] = "x"
+    write_array(where, data, "v3_raw", fill_value="fill!")
+    (array,) = check(where).arrays
+    assert (array.chunks_present, array.chunks_missing) == (1, 8)
+    assert array.longest == 5  # the fill value counts: missing chunks read as it
+
+
+def test_crafted_chunk_bytes(tmp_path):
+    """A chunk rewritten by hand: encode_chunk without validation, then zstd."""
+    where = tmp_path / "store"
+    write_array(str(where), text(), "v3_zstd_big")
+    bad = text()[3:6, 2:4].copy()
+    bad.view(np.uint32).reshape(3, 2, 4)[2, 1, 3] = 0xDBFF
+    raw = fixedutf32.encode_chunk(bad, 16, endian="big", validate=False)
+    (where / "c" / "1" / "1").write_bytes(numcodecs.Zstd(level=1).encode(raw.tobytes()))
+    report = check(str(where))
+    assert found(report) == [("", "c/1/1", (5, 3), 3, 0xDBFF)]
+    assert "U+DBFF (surrogate) at element [5, 3], position 3" in report.problems[0].message
+
+
+def test_chunks_that_do_not_decode(tmp_path):
+    where = tmp_path / "store"
+    write_array(str(where), text(), "v3_zstd_big")
+    (where / "c" / "0" / "0").write_bytes(b"not zstd at all")
+    (where / "c" / "1" / "0").write_bytes(numcodecs.Zstd().encode(b"\0" * 20))
+    report = check(str(where))
+    chunk = {p.key: p.message for p in report.problems if p.kind == "chunk"}
+    assert set(chunk) == {"c/0/0", "c/1/0"}
+    assert chunk["c/0/0"].startswith("codec error")
+    assert chunk["c/1/0"] == "decodes to 20 bytes; expected 96 (6 elements of length_bytes 16)"
+
+
+def test_metadata_problems_are_reported_not_raised(tmp_path):
+    root = tmp_path / "store"
+    with quiet():
+        group = zarr.open_group(str(root), mode="w", zarr_format=3)
+        group.create_array("good", shape=(2,), chunks=(2,), dtype="<U2")[:] = ["a", "b"]
+        group.create_array("bad_width", shape=(2,), chunks=(2,), dtype="<U2")
+        group.create_array("ints", shape=(2,), chunks=(2,), dtype="i2")
+    doc = json.loads((root / "bad_width" / "zarr.json").read_text())
+    doc["data_type"]["configuration"]["length_bytes"] = 6
+    (root / "bad_width" / "zarr.json").write_text(json.dumps(doc))
+    (root / "broken").mkdir()
+    (root / "broken" / "zarr.json").write_text("{not json")
+    (root / "orphan" / "c").mkdir(parents=True)
+    (root / "orphan" / "c" / "0").write_bytes(b"x")
+    report = check(str(root))
+    kinds = {p.array: p.kind for p in report.problems}
+    assert kinds == {"bad_width": "metadata", "broken": "metadata", "orphan": "incomplete"}
+    messages = {p.array: p.message for p in report.problems}
+    assert "length_bytes" in messages["bad_width"] and "6" in messages["bad_width"]
+    assert "invalid JSON" in messages["broken"]
+    assert [a.path for a in report.arrays] == ["good"]
+    assert report.skipped == [{"path": "ints", "data_type": "int16"}]
+
+
+def test_max_errors_counts_chunks_left_unchecked(tmp_path):
+    where = _where("dir", tmp_path)
+    units = [((r, c), 0, 0xD800) for r in range(7) for c in range(5)]  # every element
+    write_array(where, planted(planted=units), "v3_raw")
+    report = check(where, threads=1, max_errors=4)
+    assert len(report.problems) == 4
+    # Chunks of 6 elements: the first chunk gives 4 problems, 8 chunks stay unchecked.
+    assert report.chunks_unchecked == 8
+    assert check(where, threads=2, max_errors=1000).chunks_unchecked == 0
+    assert len(check(where, threads=2, max_errors=1000).problems) == 35
+
+
+def test_path_selects_a_subtree(tmp_path):
+    root = tmp_path / "store"
+    with quiet():
+        group = zarr.open_group(str(root), mode="w", zarr_format=2)
+        group.create_array("a/x", shape=(2,), chunks=(1,), dtype="<U1")[:] = ["a", "b"]
+        group.create_array("b", shape=(1,), chunks=(1,), dtype="<U1")[:] = ["c"]
+    assert [a.path for a in check(str(root), "a").arrays] == ["a/x"]
+    assert [a.path for a in check(str(root)).arrays] == ["a/x", "b"]
+    assert check(str(root), "a").groups == ["a"]
+
+
+def test_unreadable_stores_raise_store_error(tmp_path):
+    (tmp_path / "file.txt").write_text("hi")
+    (tmp_path / "fake.zip").write_text("not a zip")
+    (tmp_path / "empty").mkdir()
+    with quiet():
+        zarr.create_array(str(tmp_path / "ints"), shape=(2,), chunks=(2,), dtype="i4")
+    cases = {
+        str(tmp_path / "nope"): "no such directory",
+        str(tmp_path / "file.txt"): "is a file",
+        str(tmp_path / "fake.zip"): "is not a zip file",
+        str(tmp_path / "empty"): "no Zarr group or array",
+        str(tmp_path / "ints"): "holds int32, not fixed_length_utf32",
+        "nosuchprotocol://x/y": "cannot open the URL",
+        f"memory://{uuid.uuid4().hex}": "nothing is stored",
+    }
+    for where, message in cases.items():
+        with pytest.raises(StoreError, match=message):
+            check(where)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="max_errors"):
+        check("memory://x", max_errors=0)
+    with pytest.raises(ValueError, match="threads"):
+        check("memory://x", threads=0)
+
+
+def test_report_json_round_trips(tmp_path):
+    where = _where("dir", tmp_path)
+    write_array(where, planted(), "v2_C")
+    report = check(where)
+    doc = json.loads(report.to_json())
+    assert doc["ok"] is False and doc["arrays"][0]["min_length_bytes"] == 12
+    assert [tuple(p["coordinates"]) for p in doc["problems"]] == [
+        tuple(p.coordinates) for p in report.problems]
+    assert "4 problems" in report.to_text()
+
+
+def test_docstring_examples():
+    from fixedutf32.store import _check, _convert, _stores
+
+    for module in (_check, _convert, _stores):
+        with quiet():
+            result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0 and result.attempted > 0

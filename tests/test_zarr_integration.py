@@ -1,0 +1,812 @@
+"""fixedutf32.zarr with real zarr-python and real stores.
+
+Every read through the integration is compared with stock zarr-python
+reading the same store; every store written through it is read back by
+stock zarr-python.  Three ways of switching it on are exercised: the codec
+alone (``codecs.bytes``), the pipeline alone (``codec_pipeline.path``) and
+``fixedutf32.zarr.enabled()`` (both, plus the strict data type).
+"""
+
+import contextlib
+import importlib.util
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+zarr = pytest.importorskip("zarr", reason="fixedutf32.zarr needs zarr-python (extra [zarr])")
+numcodecs = pytest.importorskip("numcodecs", reason="zarr V2 compressors come from numcodecs")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from zarr.codecs import (  # noqa: E402
+    BloscCodec,
+    BytesCodec,
+    Crc32cCodec,
+    GzipCodec,
+    TransposeCodec,
+    ZstdCodec,
+)
+
+import fixedutf32  # noqa: E402
+import fixedutf32.zarr as fz  # noqa: E402
+from fixedutf32 import InvalidCodePointError, MetadataError  # noqa: E402
+
+# zarr-python warns whenever it writes fixed_length_utf32 V3 metadata (its
+# registry marks the type as having no V3 specification).
+pytestmark = pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificationWarning")
+
+SHAPE = (7, 10)
+CHUNKS = (2, 3)
+FILL = "·"
+TEXT = ["", "a", "hé", "Жи", "漢字", "😀x", "a\x00b", "wxyz", "🎉🎉🎉🎉"]
+
+
+def make_data(seed=0, shape=SHAPE):
+    rng = np.random.default_rng(seed)
+    return np.array(TEXT, dtype="<U4")[rng.integers(0, len(TEXT), shape)]
+
+
+# name -> keyword arguments of zarr.create_array
+LAYOUTS = {
+    "v3-raw-little": dict(serializer=BytesCodec(endian="little"), compressors=None),
+    "v3-raw-big": dict(serializer=BytesCodec(endian="big"), compressors=None),
+    "v3-gzip-big": dict(serializer=BytesCodec(endian="big"), compressors=[GzipCodec(level=1)]),
+    "v3-zstd-little": dict(serializer=BytesCodec(endian="little"), compressors=[ZstdCodec()]),
+    "v3-blosc-big": dict(serializer=BytesCodec(endian="big"), compressors=[BloscCodec()]),
+    "v3-crc32c-little": dict(serializer=BytesCodec(endian="little"), compressors=[Crc32cCodec()]),
+    "v3-transpose-big": dict(
+        filters=[TransposeCodec(order=(1, 0))], serializer=BytesCodec(endian="big"),
+        compressors=None,
+    ),
+    "v3-sharded-big": dict(
+        shards=(4, 6), serializer=BytesCodec(endian="big"), compressors=[ZstdCodec()]
+    ),
+    "v2-little-C": dict(zarr_format=2, dtype="<U4", compressors=None),
+    "v2-big-F": dict(zarr_format=2, dtype=">U4", order="F", compressors=None),
+    "v2-zstd-big-C": dict(zarr_format=2, dtype=">U4", compressors=numcodecs.Zstd()),
+    "v2-blosc-little-F": dict(zarr_format=2, dtype="<U4", order="F", compressors=numcodecs.Blosc()),
+}
+MODES = ["codec", "pipeline", "enabled"]
+
+
+@contextlib.contextmanager
+def integration(mode):
+    """Switch the integration on one of the three ways."""
+    if mode == "enabled":
+        with fz.enabled():
+            yield
+    elif mode == "codec":
+        with zarr.config.set({"codecs.bytes": "fixedutf32.zarr.BytesCodec"}):
+            yield
+    else:
+        with zarr.config.set({"codec_pipeline.path": "fixedutf32.zarr.CodecPipeline"}):
+            yield
+
+
+def create(store, layout, **overrides):
+    kwargs = dict(shape=SHAPE, chunks=CHUNKS, dtype="<U4", fill_value=FILL)
+    kwargs.update(LAYOUTS[layout])
+    kwargs.update(overrides)
+    return zarr.create_array(store, **kwargs)
+
+
+def stock_store(tmp_path, layout, name="stock", data=None, region=np.s_[:]):
+    """A LocalStore written by stock zarr-python; chunks outside ``region`` are missing."""
+    path = tmp_path / name
+    arr = create(path, layout)
+    arr[region] = make_data()[region] if data is None else data
+    return path
+
+
+def pipeline_of(arr):
+    return arr._async_array.codec_pipeline
+
+
+SELECTIONS = {
+    "all": lambda a: a[:],
+    "partial": lambda a: a[1:6, 2:9],
+    "strided": lambda a: a[::2, 1::3],
+    "row": lambda a: a[3],
+    "column": lambda a: a[:, 4],
+    "element": lambda a: a[6, 9],
+    "orthogonal": lambda a: a.oindex[[0, 3, 6], [1, 2, 9]],
+    "coordinate": lambda a: a.vindex[[0, 3, 6, 6], [1, 2, 9, 0]],
+    "mask": lambda a: a.vindex[make_data(1) > "b"],
+    "chunk-aligned": lambda a: a[2:4, 3:6],
+}
+
+
+# ---------------------------------------------------------------------------
+# Reading
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_reads_equal_stock_zarr(tmp_path, layout, mode):
+    # Chunks outside rows 0..4 and columns 0..7 are missing: the fill value.
+    path = stock_store(tmp_path, layout, region=np.s_[:5, :8])
+    stock = zarr.open_array(path)
+    with integration(mode):
+        ours = zarr.open_array(path)
+        for name, select in SELECTIONS.items():
+            expected = select(stock)
+            got = select(ours)
+            assert np.asarray(got).dtype == np.asarray(expected).dtype, name
+            np.testing.assert_array_equal(got, expected, err_msg=name)
+    assert (stock[5:] == FILL).all()
+
+
+@pytest.mark.parametrize("layout", ["v3-raw-little", "v3-zstd-little", "v2-big-F"])
+def test_pipeline_handles_the_array_itself(tmp_path, layout):
+    path = stock_store(tmp_path, layout)
+    with fz.enabled():
+        pipeline = pipeline_of(zarr.open_array(path))
+    assert isinstance(pipeline, fz.CodecPipeline)
+    assert pipeline._plan is not None
+
+
+def test_codec_is_used_for_parsed_metadata(tmp_path):
+    path = stock_store(tmp_path, "v3-raw-big")
+    with integration("codec"):
+        arr = zarr.open_array(path)
+    assert type(arr.metadata.codecs[0]) is fz.BytesCodec
+    assert arr.metadata.codecs[0].to_dict() == {"name": "bytes", "configuration": {"endian": "big"}}
+
+
+def test_read_into_config_order_f(tmp_path):
+    # With zarr's memory order "F" the result is Fortran-ordered: whole chunks of
+    # a transposed array land in it directly.
+    path = stock_store(tmp_path, "v3-transpose-big")
+    stock = zarr.open_array(path)[:]
+    with fz.enabled(), zarr.config.set({"array.order": "F"}):
+        got = zarr.open_array(path)[:]
+    assert got.flags.f_contiguous
+    np.testing.assert_array_equal(got, stock)
+
+
+def test_other_data_types_go_to_zarr(tmp_path):
+    path = tmp_path / "ints"
+    arr = zarr.create_array(path, shape=(5, 4), chunks=(2, 3), dtype=">i4", fill_value=-1,
+                            serializer=BytesCodec(endian="big"))
+    arr[1:4] = np.arange(12).reshape(3, 4)
+    expected = zarr.open_array(path)[:]
+    for mode in MODES:
+        with integration(mode):
+            ours = zarr.open_array(path)
+            np.testing.assert_array_equal(ours[:], expected)
+            ours[0, :2] = [7, 8]
+            assert ours[0, :3].tolist() == [7, 8, -1]
+            ours[0, :2] = -1
+    assert zarr.open_array(path)[0].tolist() == [-1] * 4
+
+
+def test_sharded_index_is_zarrs(tmp_path):
+    # The shard index is uint64, read and written by the same bytes codec class.
+    path = stock_store(tmp_path, "v3-sharded-big")
+    raw = {p.relative_to(path): p.read_bytes() for p in (path / "c").rglob("*") if p.is_file()}
+    with fz.enabled():
+        arr = zarr.open_array(path)
+        arr[:] = arr[:]
+    after = {p.relative_to(path): p.read_bytes() for p in (path / "c").rglob("*") if p.is_file()}
+    assert after == raw
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.tuples(*[
+        st.tuples(st.integers(-12, 12) | st.none(), st.integers(-12, 12) | st.none(),
+                  st.integers(1, 4) | st.none())
+        for _ in SHAPE
+    ]),
+    st.sampled_from(["v3-raw-big", "v3-zstd-little", "v2-big-F"]),
+)
+def test_random_slices_equal_stock(random_store, selection, layout):
+    path, stock = random_store[layout]
+    sel = tuple(slice(*s) for s in selection)
+    with fz.enabled():
+        got = zarr.open_array(path)[sel]
+    np.testing.assert_array_equal(got, stock[sel])
+
+
+@pytest.fixture(scope="module")
+def random_store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("random")
+    stores = {}
+    for layout in ["v3-raw-big", "v3-zstd-little", "v2-big-F"]:
+        path = stock_store(root, layout, name=layout, region=np.s_[1:, :9])
+        stores[layout] = path, zarr.open_array(path)[:]
+    return stores
+
+
+# ---------------------------------------------------------------------------
+# Writing
+
+WRITES = [
+    (np.s_[:], lambda: make_data(2)),
+    (np.s_[1:3, 2:5], lambda: make_data(3, (2, 3))),  # partial chunks
+    (np.s_[4, :], lambda: make_data(4, (10,))),  # drops an axis
+    (np.s_[5:, 7:], lambda: "z"),  # a scalar over edge chunks
+    (np.s_[2:4, 3:6], lambda: FILL),  # a whole chunk back to the fill value
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_writes_equal_stock_zarr(tmp_path, layout, mode):
+    stock = create(tmp_path / "stock", layout)
+    with integration(mode):
+        ours = create(tmp_path / "ours", layout)
+    for region, value in WRITES:
+        stock[region] = value()
+        with integration(mode):
+            ours[region] = value()
+        np.testing.assert_array_equal(zarr.open_array(tmp_path / "ours")[:], stock[:])
+    with integration(mode):
+        ours.oindex[[0, 6], [1, 9]] = "ox"
+        ours.vindex[[1, 2], [3, 8]] = "vx"
+    stock.oindex[[0, 6], [1, 9]] = "ox"
+    stock.vindex[[1, 2], [3, 8]] = "vx"
+    np.testing.assert_array_equal(zarr.open_array(tmp_path / "ours")[:], stock[:])
+    # The same chunks exist: ones equal to the fill value are not stored.
+    assert _chunk_files(tmp_path / "ours") == _chunk_files(tmp_path / "stock")
+
+
+def _chunk_files(path):
+    return sorted(
+        str(p.relative_to(path)) for p in path.rglob("*")
+        if p.is_file() and not p.name.startswith((".z", "zarr.json"))
+    )
+
+
+@pytest.mark.parametrize("fill", [FILL, "", "ab\x00"])
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+def test_write_empty_chunks_as_zarr(tmp_path, write_empty_chunks, fill):
+    config = {"write_empty_chunks": write_empty_chunks}
+    stock = create(tmp_path / "stock", "v2-big-F", config=config, fill_value=fill)
+    with fz.enabled():
+        ours = create(tmp_path / "ours", "v2-big-F", config=config, fill_value=fill)
+        ours[:] = fill
+        ours[0, 0] = "a"
+        ours[2:4, 3:6] = np.array([[fill, "\x00"], ["", "ab"], ["ab", ""]]).T
+    stock[:] = fill
+    stock[0, 0] = "a"
+    stock[2:4, 3:6] = np.array([[fill, "\x00"], ["", "ab"], ["ab", ""]]).T
+    np.testing.assert_array_equal(zarr.open_array(tmp_path / "ours")[:], stock[:])
+    assert _chunk_files(tmp_path / "ours") == _chunk_files(tmp_path / "stock")
+    if write_empty_chunks:
+        assert len(_chunk_files(tmp_path / "ours")) == 16
+
+
+def test_written_chunks_are_zarrs_bytes(tmp_path):
+    # Raw and V2 chunks are the same bytes zarr-python writes.
+    for layout in ["v3-raw-big", "v3-raw-little", "v2-big-F", "v2-zstd-big-C"]:
+        stock = create(tmp_path / f"stock-{layout}", layout)
+        stock[:] = make_data()
+        with fz.enabled():
+            ours = create(tmp_path / f"ours-{layout}", layout)
+            ours[:] = make_data()
+        for name in _chunk_files(tmp_path / f"stock-{layout}"):
+            a = (tmp_path / f"stock-{layout}" / name).read_bytes()
+            b = (tmp_path / f"ours-{layout}" / name).read_bytes()
+            assert a == b, (layout, name)
+
+
+# ---------------------------------------------------------------------------
+# Other stores
+
+
+def _stores(tmp_path):
+    yield "memory", zarr.storage.MemoryStore()
+    yield "zip", zarr.storage.ZipStore(tmp_path / "a.zip", mode="w")
+
+
+def _fsspec_store(tmp_path):
+    pytest.importorskip("fsspec", reason="zarr's FsspecStore needs fsspec")
+    url = f"memory://fixedutf32-{os.getpid()}-{tmp_path.name}"
+    return zarr.storage.FsspecStore.from_url(url)
+
+
+def _round_trip(store, layout, name, rewrite=True):
+    data = make_data()
+    expected = np.where(np.arange(SHAPE[0])[:, None] < 5, data, FILL)
+    with fz.enabled():
+        arr = create(store, layout)
+        arr[:5] = data[:5]
+        if rewrite:  # a zip file cannot replace a member
+            arr[1:3, 2:5] = "ab"
+            expected[1:3, 2:5] = "ab"
+        got = arr[:]
+    np.testing.assert_array_equal(got, expected, err_msg=name)
+    np.testing.assert_array_equal(zarr.open_array(store)[:], expected, err_msg=name)
+    with fz.enabled():
+        np.testing.assert_array_equal(zarr.open_array(store)[2:6, ::3],
+                                      expected[2:6, ::3], err_msg=name)
+
+
+@pytest.mark.parametrize("layout", ["v3-raw-big", "v3-gzip-big", "v2-little-C"])
+def test_other_stores_round_trip(tmp_path, layout):
+    for name, store in _stores(tmp_path):
+        _round_trip(store, layout, name, rewrite=name != "zip")
+        if name == "zip":
+            store.close()
+
+
+def test_fsspec_store_round_trip(tmp_path):
+    _round_trip(_fsspec_store(tmp_path), "v3-zstd-little", "fsspec")
+
+
+# ---------------------------------------------------------------------------
+# Invalid code points name the chunk
+
+BAD = (5, 7)  # array index of the planted surrogate
+BAD_TEXT = "a\ud800"  # position 1
+
+
+def _expected_chunk(layout):
+    """(chunk key, flat element index in the stored chunk) of BAD."""
+    if layout.startswith("v3-sharded"):
+        # element index within the inner chunk (2, 3), key of the shard (4, 6)
+        return "c/1/1", (BAD[0] % 2) * 3 + BAD[1] % 3
+    i, j = BAD[0] % 2, BAD[1] % 3
+    if layout.startswith("v2"):
+        flat = i + 2 * j if LAYOUTS[layout].get("order") == "F" else i * 3 + j
+        return "2.2", flat
+    flat = i + 2 * j if "transpose" in layout else i * 3 + j
+    return "c/2/2", flat
+
+
+def _plant(store, layout):
+    """Write a lone surrogate at BAD with stock zarr-python, which does not check."""
+    data = make_data()
+    data[BAD] = BAD_TEXT
+    create(store, layout)[:] = data
+    return store
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_invalid_code_point_names_chunk(tmp_path, layout):
+    path = _plant(tmp_path / "bad", layout)
+    key, flat = _expected_chunk(layout)
+    for read in (lambda a: a[:], lambda a: a[4:6, 6:9], lambda a: a.vindex[[5], [7]]):
+        with fz.enabled(), pytest.raises(InvalidCodePointError) as info:
+            read(zarr.open_array(path))
+        err = info.value
+        assert isinstance(err, fz.InvalidChunkCodePointError)
+        assert (err.chunk_key, err.array_index) == (key, BAD)
+        assert (err.index, err.position, err.code_point, err.kind) == (flat, 1, 0xD800, "surrogate")
+        assert f"of chunk {key} (array index {BAD})" in str(err)
+    # Reads that do not touch the chunk work.
+    with fz.enabled():
+        assert zarr.open_array(path)[:4].shape == (4, 10)
+    # The codec alone checks V3 chunks too (it never sees V2 ones), without the key.
+    if layout.startswith("v3"):
+        with integration("codec"), pytest.raises(InvalidCodePointError) as info:
+            zarr.open_array(path)[4:6, 6:9]
+        assert info.value.index == flat
+
+
+def test_invalid_code_point_too_large_in_local_file(tmp_path):
+    path = stock_store(tmp_path, "v3-raw-big")
+    chunk = path / "c" / "1" / "2"
+    raw = bytearray(chunk.read_bytes())
+    raw[4 * 4 * 4 + 8: 4 * 4 * 4 + 12] = (0x110000).to_bytes(4, "big")  # element 4, position 2
+    chunk.write_bytes(bytes(raw))
+    with fz.enabled(), pytest.raises(InvalidCodePointError) as info:
+        zarr.open_array(path)[:]
+    err = info.value
+    assert (err.chunk_key, err.array_index, err.index, err.position) == ("c/1/2", (3, 7), 4, 2)
+    assert err.kind == "too_large"
+    assert "U+110000 (above U+10FFFF) at element 4, position 2 of chunk c/1/2" in str(err)
+    # The file is as it was: the error is raised after reading, nothing is written.
+    assert chunk.read_bytes() == bytes(raw)
+
+
+def test_invalid_code_point_other_stores(tmp_path):
+    stores = list(_stores(tmp_path))
+    if importlib.util.find_spec("fsspec") is not None:
+        stores.append(("fsspec", _fsspec_store(tmp_path)))
+    for name, store in stores:
+        _plant(store, "v3-raw-big")
+        with fz.enabled(), pytest.raises(fz.InvalidChunkCodePointError) as info:
+            zarr.open_array(store)[:]
+        assert (info.value.chunk_key, info.value.array_index) == ("c/2/2", BAD), name
+        if name == "zip":
+            store.close()
+
+
+@pytest.mark.parametrize("layout", ["v3-zstd-little", "v3-blosc-big", "v3-gzip-big",
+                                    "v2-blosc-little-F", "v3-raw-big"])
+def test_chunk_of_wrong_size_raises(tmp_path, layout):
+    # A chunk that decompresses to fewer bytes than the chunk needs must not
+    # leave part of the result unwritten.
+    path = stock_store(tmp_path, layout)
+    key = "c/0/0" if layout.startswith("v3") else "0.0"
+    arr = zarr.open_array(path)
+    short = "ab".encode("utf-32-le")
+    if "raw" not in layout:
+        codec = LAYOUTS[layout]["compressors"]
+        codec = codec if isinstance(codec, numcodecs.abc.Codec) else numcodecs.get_codec(
+            {"id": codec[0].to_dict()["name"]})
+        short = bytes(codec.encode(np.frombuffer(short, np.uint8)))
+    (path / key).write_bytes(short)
+    with pytest.raises(ValueError):
+        arr[:2, :3]
+    with fz.enabled(), pytest.raises(fixedutf32.ChunkSizeError):
+        zarr.open_array(path)[:2, :3]
+
+
+def test_invalid_chunk_error_pickles():
+    err = fz.InvalidChunkCodePointError(3, 1, 0xD800, "c/0/2", (65539,))
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is type(err)
+    assert (back.chunk_key, back.array_index, back.index, back.position) == ("c/0/2", (65539,), 3, 1)
+    assert str(back) == str(err)
+
+
+@pytest.mark.parametrize("layout", ["v3-raw-big", "v3-zstd-little", "v3-sharded-big", "v2-big-F"])
+def test_writing_lone_surrogate_raises_and_writes_nothing(tmp_path, layout):
+    path = stock_store(tmp_path, layout)
+    before = {p: p.read_bytes() for p in path.rglob("*") if p.is_file()}
+    with fz.enabled():
+        arr = zarr.open_array(path, mode="r+")
+        with pytest.raises(fz.InvalidChunkCodePointError) as info:
+            arr[BAD] = BAD_TEXT
+        with pytest.raises(fz.InvalidChunkCodePointError):
+            arr[4:6, 6:9] = np.array([["ok", "ok", "ok"], ["ok", BAD_TEXT, "ok"]])
+    assert info.value.array_index == BAD
+    assert info.value.chunk_key == _expected_chunk(layout)[0]
+    after = {p: p.read_bytes() for p in path.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_codec_alone_refuses_lone_surrogate_on_write(tmp_path):
+    path = stock_store(tmp_path, "v3-raw-little")
+    before = (path / "c" / "2" / "2").read_bytes()
+    with integration("codec"):
+        arr = zarr.open_array(path, mode="r+")
+        with pytest.raises(InvalidCodePointError):
+            arr[BAD] = BAD_TEXT
+    assert (path / "c" / "2" / "2").read_bytes() == before
+
+
+# ---------------------------------------------------------------------------
+# Strict metadata through zarr.open_array
+
+
+def _v3_doc(**changes):
+    doc = {
+        "zarr_format": 3, "node_type": "array", "shape": [4], "attributes": {},
+        "data_type": {"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}},
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": "",
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    }
+    doc.update(changes)
+    return doc
+
+
+def _v2_doc(**changes):
+    doc = {"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<U2", "fill_value": "",
+           "order": "C", "compressor": None, "filters": None}
+    doc.update(changes)
+    return doc
+
+
+TRANSPOSE_2D = {"name": "transpose", "configuration": {"order": [1, 0]}}
+STRICT_ROWS = {
+    "length_bytes 13": (
+        _v3_doc(data_type={"name": "fixed_length_utf32", "configuration": {"length_bytes": 13}}),
+        "data_type.configuration.length_bytes: expected a positive integer multiple of 4, got 13",
+    ),
+    "fill value too long": (
+        _v3_doc(fill_value="abcdef"), "fill_value: expected at most 2 code points, got 6",
+    ),
+    "fill value lone surrogate": (
+        _v3_doc(fill_value="\ud800"), "fill_value: expected Unicode scalar values, got the lone "
+        "surrogate U+D800",
+    ),
+    "bytes without endian": (
+        _v3_doc(codecs=[{"name": "bytes"}]),
+        'codecs[0].configuration.endian: expected "little" or "big", got no endian',
+    ),
+    "bytes without endian after transpose": (
+        _v3_doc(shape=[4, 4], chunk_grid={"name": "regular",
+                                          "configuration": {"chunk_shape": [2, 2]}},
+                codecs=[TRANSPOSE_2D, {"name": "bytes", "configuration": {}}]),
+        "codecs[1].configuration.endian: expected",
+    ),
+    "vlen-utf8": (
+        _v3_doc(codecs=[{"name": "vlen-utf8"}]),
+        'codecs[0]: expected the "bytes" codec, got "vlen-utf8"',
+    ),
+    "vlen-bytes": (
+        _v3_doc(codecs=[{"name": "vlen-bytes"}]),
+        'codecs[0]: expected the "bytes" codec, got "vlen-bytes"',
+    ),
+    "sharded bytes without endian": (
+        _v3_doc(codecs=[{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [1], "codecs": [{"name": "bytes"}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "index_location": "end"}}]),
+        "codecs[0].configuration.codecs[0].configuration.endian: expected",
+    ),
+    "v2 fill value too long": (
+        _v2_doc(fill_value="abcdef"), "fill_value: expected at most 2 code points, got 6",
+    ),
+    "v2 fill value lone surrogate": (_v2_doc(fill_value="x\udfff"), "lone surrogate U+DFFF"),
+    "v2 dtype <U02": (_v2_doc(dtype="<U02"), 'dtype: expected "<U<n>" or ">U<n>"'),
+}
+
+
+def _write_doc(path, doc):
+    path.mkdir(parents=True)
+    name = "zarr.json" if doc["zarr_format"] == 3 else ".zarray"
+    # ensure_ascii keeps lone surrogates as \ud800 escapes, as a JSON file holds them
+    (path / name).write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("row", sorted(STRICT_ROWS))
+def test_strict_metadata(tmp_path, row):
+    doc, message = STRICT_ROWS[row]
+    path = _write_doc(tmp_path / "a", doc)
+    # Off: zarr-python opens it as before.
+    zarr.open_array(path, mode="r")
+    with fz.enabled():
+        with pytest.raises(MetadataError) as info:
+            zarr.open_array(path, mode="r")
+        assert message in str(info.value)
+        # and through a group
+        _write_doc(tmp_path / "g" / "a", doc)
+        (tmp_path / "g" / ("zarr.json" if doc["zarr_format"] == 3 else ".zgroup")).write_text(
+            json.dumps({"zarr_format": 3, "node_type": "group"} if doc["zarr_format"] == 3
+                       else {"zarr_format": 2}))
+        with pytest.raises(MetadataError):
+            zarr.open_group(tmp_path / "g", mode="r")["a"]
+    zarr.open_array(path, mode="r")
+
+
+def test_strict_metadata_on_create():
+    with fz.enabled():
+        with pytest.raises(MetadataError, match="fill_value: expected at most 2 code points"):
+            zarr.create_array({}, shape=(2,), dtype="<U2", fill_value="abc")
+        arr = zarr.create_array({}, shape=(2,), dtype="<U2", fill_value="😀")
+    assert arr.fill_value == "😀"
+
+
+def test_codec_alone_refuses_missing_endian_when_reading(tmp_path):
+    path = _write_doc(tmp_path / "a", _v3_doc(codecs=[{"name": "bytes"}]))
+    (path / "c").mkdir()
+    (path / "c" / "0").write_bytes("ab".encode("utf-32-le") + "c".encode("utf-32-le") * 2)
+    # zarr-python reads it in the machine's byte order
+    assert zarr.open_array(path)[:2].tolist() == ["ab", "cc"]
+    with integration("codec"):
+        arr = zarr.open_array(path)
+        with pytest.raises(MetadataError, match="configuration.endian"):
+            arr[:2]
+
+
+# ---------------------------------------------------------------------------
+# Switching on and off
+
+
+def test_enable_disable_and_enabled_restore_exactly():
+    def state():
+        return (zarr.config.get("codecs.bytes"), zarr.config.get("codec_pipeline.path"),
+                zarr.dtype.data_type_registry.get("fixed_length_utf32"))
+
+    stock = state()
+    assert stock[2] is zarr.dtype.FixedLengthUTF32
+    with fz.enabled():
+        assert state() == (fz.BytesCodec.__module__ + ".BytesCodec",
+                           "fixedutf32.zarr.CodecPipeline", fz.StrictFixedLengthUTF32)
+        with fz.enabled():
+            pass
+        assert state()[2] is fz.StrictFixedLengthUTF32
+        fz.disable()
+        assert state() == stock
+    assert state() == stock
+    fz.enable()
+    fz.enable()
+    try:
+        assert state()[1] == "fixedutf32.zarr.CodecPipeline"
+    finally:
+        fz.disable()
+    assert state() == stock
+    # A custom pipeline set before enable() comes back on disable().
+    with zarr.config.set({"codec_pipeline.path": "zarr.core.codec_pipeline.BatchedCodecPipeline",
+                          "codecs.bytes": "zarr.codecs.bytes.BytesCodec"}):
+        with fz.enabled():
+            pass
+        assert state() == stock
+
+
+def _run(code, **env):
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+        env={**os.environ, **env}, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_import_changes_nothing_in_zarr():
+    out = _run("""
+        import zarr, zarr.dtype
+        before = (dict(zarr.config.get("codecs")), zarr.config.get("codec_pipeline"),
+                  dict(zarr.dtype.data_type_registry.contents))
+        import fixedutf32, fixedutf32.zarr
+        after = (dict(zarr.config.get("codecs")), zarr.config.get("codec_pipeline"),
+                 dict(zarr.dtype.data_type_registry.contents))
+        print(before == after, zarr.config.get("codec_pipeline.path"))
+    """)
+    assert out.split() == ["True", "zarr.core.codec_pipeline.BatchedCodecPipeline"]
+
+
+def test_environment_variables_select_codec_and_pipeline(tmp_path):
+    path = _plant(tmp_path / "bad", "v3-raw-big")
+    out = _run(f"""
+        import zarr
+        arr = zarr.open_array({str(path)!r})
+        print(type(arr.metadata.codecs[0]).__module__, type(arr._async_array.codec_pipeline).__name__)
+        print(arr[:4, 0].tolist() == zarr.open_array({str(path)!r})[:4, 0].tolist())
+        try:
+            arr[:]
+        except Exception as exc:
+            print(type(exc).__name__, exc.chunk_key, exc.array_index)
+    """, ZARR_CODECS__BYTES="fixedutf32.zarr.BytesCodec",
+        ZARR_CODEC_PIPELINE__PATH="fixedutf32.zarr.CodecPipeline")
+    assert out.splitlines() == [
+        "fixedutf32.zarr CodecPipeline", "True",
+        "InvalidChunkCodePointError c/2/2 (5, 7)",
+    ]
+
+
+def test_config_file_selects_pipeline(tmp_path):
+    pytest.importorskip("yaml", reason="zarr reads its config files with PyYAML")
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "zarr.yaml").write_text(  # as the README writes it
+        "codecs: {bytes: fixedutf32.zarr.BytesCodec}\n"
+        "codec_pipeline: {path: fixedutf32.zarr.CodecPipeline}\n"
+    )
+    out = _run("""
+        import zarr
+        print(zarr.config.get("codecs.bytes"), zarr.config.get("codec_pipeline.path"))
+    """, ZARR_CONFIG=str(tmp_path / "cfg"))
+    assert out.split() == ["fixedutf32.zarr.BytesCodec", "fixedutf32.zarr.CodecPipeline"]
+
+
+def test_array_with_pipeline_pickles(tmp_path):
+    path = stock_store(tmp_path, "v3-zstd-little")
+    with fz.enabled():
+        arr = zarr.open_array(path)
+        back = pickle.loads(pickle.dumps(arr))
+        assert isinstance(pipeline_of(back), fz.CodecPipeline)
+        np.testing.assert_array_equal(back[:], arr[:])
+
+
+def test_docstring_examples():
+    # The classes say they live in fixedutf32.zarr; their methods live in the
+    # private modules, so each class is searched on its own.
+    import doctest
+    import warnings
+
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    tests = finder.find(fz)
+    for cls in (fz.BytesCodec, fz.CodecPipeline, fz.StrictFixedLengthUTF32):
+        tests += finder.find(cls, module=False, globs=dict(vars(fz)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", zarr.errors.UnstableSpecificationWarning)
+        for test in tests:
+            runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.attempted >= 60 and result.failed == 0
+
+
+# ---------------------------------------------------------------------------
+# Whole chunks that are one block of the result go straight into it
+
+# (shape, chunks) whose chunks are contiguous in the result: 1-D, and 2-D with
+# chunks spanning whole rows (C) or whole columns (F-ordered V2 results).
+DIRECT = {
+    "v3-raw-little": ((50,), (8,)),
+    "v3-raw-big": ((6, 10), (2, 10)),
+    "v3-zstd-little": ((50,), (8,)),
+    "v3-blosc-big": ((50,), (8,)),
+    "v3-gzip-big": ((6, 10), (2, 10)),
+    "v3-crc32c-little": ((50,), (8,)),
+    "v2-big-F": ((6, 10), (6, 2)),
+    "v2-zstd-big-C": ((50,), (8,)),
+    "v2-blosc-little-F": ((6, 10), (6, 4)),
+}
+
+
+@pytest.fixture
+def direct_calls(monkeypatch):
+    """Count the chunks that took the direct path (an observer; the code runs as is)."""
+    import fixedutf32.zarr._pipeline as pipeline_module
+
+    calls = []
+    target = pipeline_module._direct_target
+
+    def observed(*args):
+        result = target(*args)
+        calls.append(result is not None)
+        return result
+
+    monkeypatch.setattr(pipeline_module, "_direct_target", observed)
+    return calls
+
+
+@pytest.mark.parametrize("layout", sorted(DIRECT))
+def test_whole_chunks_land_in_result(tmp_path, layout, direct_calls):
+    shape, chunks = DIRECT[layout]
+    data = make_data(5, shape)
+    stock = create(tmp_path / "a", layout, shape=shape, chunks=chunks)
+    stock[: shape[0] - 1] = data[: shape[0] - 1]  # the last chunk (row) partly missing
+    with fz.enabled():
+        arr = zarr.open_array(tmp_path / "a")
+        for sel in (np.s_[:], np.s_[8:40], np.s_[2:4], np.s_[1:]):
+            np.testing.assert_array_equal(arr[sel], stock[sel], err_msg=str(sel))
+        assert any(direct_calls) and not all(direct_calls)
+        # and the chunk with a bad element raises with its key and index
+        bad = (3,) if len(shape) == 1 else (3, 1)
+        arr[bad] = "ok"
+    stock[bad] = BAD_TEXT
+    with fz.enabled(), pytest.raises(fz.InvalidChunkCodePointError) as info:
+        zarr.open_array(tmp_path / "a")[:]
+    assert info.value.array_index == bad
+
+
+def test_bad_element_deep_in_a_large_local_chunk(tmp_path):
+    # Local raw chunks are read and decoded block by block: the index still
+    # counts from the chunk's start.
+    n = 3 * 20000
+    arr = zarr.create_array(tmp_path / "a", shape=(n,), chunks=(20000,), dtype=">U4",
+                            serializer=BytesCodec(endian="big"), compressors=None)
+    data = np.array(["abcd"] * n)
+    data[20000 + 17001] = "x\udfff"
+    arr[:] = data
+    with fz.enabled(), pytest.raises(fz.InvalidChunkCodePointError) as info:
+        zarr.open_array(tmp_path / "a")[:]
+    err = info.value
+    assert (err.chunk_key, err.index, err.position, err.array_index) == ("c/1", 17001, 1,
+                                                                          (37001,))
+    with fz.enabled():
+        np.testing.assert_array_equal(zarr.open_array(tmp_path / "a")[:20000], data[:20000])
+
+
+def test_codec_sync_and_async_hooks():
+    # zarr 3.1.6 has sync hooks next to the async ones that 3.1.0..3.1.5 call.
+    import asyncio
+
+    from zarr.core.array_spec import ArrayConfig, ArraySpec
+    from zarr.core.buffer import default_buffer_prototype
+
+    proto = default_buffer_prototype()
+    codec = fz.BytesCodec(endian="big")
+    for dtype, values in [(zarr.dtype.FixedLengthUTF32(length=2), ["ab", "😀"]),
+                          (zarr.dtype.Int32(), [1, -2])]:
+        spec = ArraySpec((2,), dtype, dtype.default_scalar(), ArrayConfig.from_dict({}), proto)
+        array = proto.nd_buffer.from_numpy_array(np.array(values, dtype=dtype.to_native_dtype()))
+        raw = np.array(values, dtype=dtype.to_native_dtype().newbyteorder(">")).tobytes()
+        for encoded in (codec._encode_sync(array, spec),
+                        asyncio.run(codec._encode_single(array, spec))):
+            assert encoded.to_bytes() == raw
+        for decoded in (codec._decode_sync(proto.buffer.from_bytes(raw), spec),
+                        asyncio.run(codec._decode_single(proto.buffer.from_bytes(raw), spec))):
+            assert decoded.as_numpy_array().tolist() == values
+    spec = ArraySpec((1,), zarr.dtype.FixedLengthUTF32(length=1), "", ArrayConfig.from_dict({}),
+                     proto)
+    bad = proto.buffer.from_bytes(b"\x00\x00\xd8\x00")
+    for decode in (codec._decode_sync, lambda b, s: asyncio.run(codec._decode_single(b, s))):
+        with pytest.raises(InvalidCodePointError):
+            decode(bad, spec)
