@@ -3,8 +3,8 @@
 Usage: python .ci/check_sdist.py SDIST TREE
 
 TREE is the source tree the sdist was built from, before the build. Every file
-of TREE under src/, tests/, benchmarks/, docs/ and fuzz/ (fixtures and their
-dot files included) must be in SDIST, and so must the files named below.
+of TREE under src/, tests/, benchmarks/, docs/, fuzz/ and tools/ (fixtures and
+their dot files included) must be in SDIST, and so must the files named below.
 """
 
 import pathlib
@@ -13,7 +13,7 @@ import tarfile
 
 REQUIRED = ["LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", ".ci/run",
             "docs/spec.md", "src/fixedutf32/_kernels.pyx", "tests/conftest.py"]
-TREES = ["src", "tests", "benchmarks", "docs", "fuzz"]
+TREES = ["src", "tests", "benchmarks", "docs", "fuzz", "tools"]
 BUILD_PRODUCTS = (".so", ".pyd", ".o", ".obj", ".c", ".pyc", ".html")
 
 

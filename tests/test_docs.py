@@ -8,7 +8,8 @@ import re
 import pytest
 
 ROOT = pathlib.Path(__file__).parents[1]
-MODULES = ["fixedutf32.chunk", "fixedutf32.errors", "fixedutf32.metadata", "fixedutf32.bench", "fixedutf32.transcode"]
+MODULES = ["fixedutf32.chunk", "fixedutf32.errors", "fixedutf32.metadata", "fixedutf32.bench", "fixedutf32.transcode",
+           "fixedutf32._kernels"]
 # Docstrings whose examples need an optional dependency: skipped, with the
 # reason, when it is not installed.
 NEEDS = {
@@ -19,7 +20,9 @@ NEEDS = {
 
 def _docstrings_with_examples():
     finder = doctest.DocTestFinder()
-    tests = [test for name in MODULES for test in finder.find(importlib.import_module(name)) if test.examples]
+    tests = [test for name in MODULES for test in finder.find(importlib.import_module(name))
+             # Cython repeats each docstring of a compiled module in its __test__ dict.
+             if test.examples and ".__test__." not in test.name]
     return sorted(tests, key=lambda test: test.name)
 
 

@@ -5,14 +5,16 @@ import doctest
 import json
 import uuid
 
-import numcodecs
 import numpy as np
 import pytest
-import zarr
 
 import fixedutf32
-from fixedutf32.store import StoreError, check
-from store_data import (
+
+zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
+numcodecs = pytest.importorskip("numcodecs", reason="fixedutf32.store needs numcodecs (extra [zarr])")
+
+from fixedutf32.store import StoreError, check  # noqa: E402
+from store_data import (  # noqa: E402
     CHUNKS,
     LAYOUTS,
     PLANTED,

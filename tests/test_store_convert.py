@@ -10,10 +10,11 @@ import uuid
 
 import numpy as np
 import pytest
-import zarr
 
-from fixedutf32.store import InvalidChunkError, StoreError, check, convert
-from store_data import (
+zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
+
+from fixedutf32.store import InvalidChunkError, StoreError, check, convert  # noqa: E402
+from store_data import (  # noqa: E402
     CHUNKS,
     PLANTED,
     expected_key,
