@@ -64,7 +64,7 @@ extensions = [
         "fixedutf32._kernels",
         sources=["src/fixedutf32/_kernels.pyx"],
         include_dirs=["src/fixedutf32"],
-        depends=["src/fixedutf32/_simd.h", "src/fixedutf32/_utf8.h", "src/fixedutf32/_utf8_tables.h", "src/fixedutf32/_transcode.pxi"],
+        depends=["src/fixedutf32/_transcode.pxi"] + [f"src/fixedutf32/csrc/{name}.h" for name in ("buffer", "chunk", "chunk_avx2", "chunk_portable", "common", "cpu", "utf8", "utf8_avx2", "utf8_scalar", "utf8_tables")],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )

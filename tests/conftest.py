@@ -1,4 +1,5 @@
 import array
+import contextlib
 import mmap
 
 import numpy as np
@@ -9,12 +10,21 @@ import fixedutf32
 SIMD_LEVELS = fixedutf32.available_simd_levels()
 
 
+@contextlib.contextmanager
+def at_simd_level(level):
+    """Run the block with the kernels at ``level``, then restore the previous one."""
+    previous = fixedutf32.set_simd_level(level)
+    try:
+        yield level
+    finally:
+        fixedutf32.set_simd_level(previous)
+
+
 @pytest.fixture(params=SIMD_LEVELS)
 def simd_level(request):
-    """Run the test once per kernel implementation this CPU has."""
-    previous = fixedutf32.set_simd_level(request.param)
-    yield request.param
-    fixedutf32.set_simd_level(previous)
+    """Run the test once per kernel implementation this CPU has (the level's name)."""
+    with at_simd_level(request.param) as level:
+        yield level
 
 
 def as_buffer(raw, kind, tmp_path=None):

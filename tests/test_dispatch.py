@@ -1,4 +1,4 @@
-"""Every SIMD path gives the scalar path's bytes and errors, byte for byte.
+"""Every SIMD level gives the portable level's bytes and errors, byte for byte.
 
 The inputs are sized to hit every part of the vector loops: lengths that are
 not a multiple of the vector width, starts at odd addresses, several fast-check
@@ -6,32 +6,21 @@ blocks (4096 code units each), and bad units in the first, a middle and the
 last vector.
 """
 
-import contextlib
-
 import numpy as np
 import pytest
+from conftest import SIMD_LEVELS, at_simd_level
 
 import fixedutf32
 from fixedutf32 import InvalidCodePointError, StringTooLongError
 
-LEVELS = fixedutf32.available_simd_levels()
 BLOCK_UNITS = 4096
 
-# A parity test compares every SIMD level with the scalar one: on a CPU with
+# A parity test compares every SIMD level with the portable one: on a CPU with
 # the portable level only there is nothing to compare, and it says so.
 parity = pytest.mark.skipif(
-    len(LEVELS) < 2,
-    reason=f"this CPU runs only the {LEVELS[0]!r} kernels: no SIMD level to compare with them",
+    len(SIMD_LEVELS) < 2,
+    reason=f"this CPU runs only the {SIMD_LEVELS[0]!r} kernels: no SIMD level to compare with them",
 )
-
-
-@contextlib.contextmanager
-def simd(level):
-    previous = fixedutf32.set_simd_level(level)
-    try:
-        yield
-    finally:
-        fixedutf32.set_simd_level(previous)
 
 
 def outcome(function):
@@ -45,17 +34,17 @@ def outcome(function):
 
 def per_level(function):
     results = {}
-    for level in LEVELS:
-        with simd(level):
+    for level in SIMD_LEVELS:
+        with at_simd_level(level):
             results[level] = outcome(function)
     return results
 
 
 def assert_same_everywhere(function):
     results = per_level(function)
-    reference = results["scalar"]
+    reference = results["portable"]
     for level, result in results.items():
-        assert result == reference, f"{level} differs from scalar"
+        assert result == reference, f"{level} differs from portable"
     return reference
 
 
@@ -207,25 +196,23 @@ def is_scalar_value(value):
     return value <= 0x10FFFF and not 0xD800 <= value <= 0xDFFF
 
 
-@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("endian", ["little", "big"])
-def test_boundary_values_every_level(level, endian):
+def test_boundary_values_every_level(simd_level, endian):
     # Each value alone in a long valid chunk, early (vector loops) and in the
     # tail: the fast checks and the reference loop must agree on each.
     base = np.full(3 * BLOCK_UNITS + 5, 0x61, dtype=np.uint32)
-    with simd(level):
-        for value in BOUNDARY_VALUES:
-            for position in (17, base.size - 2):
-                units = base.copy()
-                units[position] = value
-                data = to_bytes(units, endian)
-                if is_scalar_value(value):
+    for value in BOUNDARY_VALUES:
+        for position in (17, base.size - 2):
+            units = base.copy()
+            units[position] = value
+            data = to_bytes(units, endian)
+            if is_scalar_value(value):
+                fixedutf32.validate(data, 4, endian=endian)
+                decoded = fixedutf32.decode_chunk(data, 4, endian=endian)
+                assert decoded.view(np.uint32)[position] == value
+            else:
+                with pytest.raises(InvalidCodePointError) as info:
                     fixedutf32.validate(data, 4, endian=endian)
-                    decoded = fixedutf32.decode_chunk(data, 4, endian=endian)
-                    assert decoded.view(np.uint32)[position] == value
-                else:
-                    with pytest.raises(InvalidCodePointError) as info:
-                        fixedutf32.validate(data, 4, endian=endian)
-                    assert (info.value.index, info.value.code_point) == (position, value)
-                    with pytest.raises(InvalidCodePointError):
-                        fixedutf32.decode_chunk(data, 4, endian=endian)
+                assert (info.value.index, info.value.code_point) == (position, value)
+                with pytest.raises(InvalidCodePointError):
+                    fixedutf32.decode_chunk(data, 4, endian=endian)

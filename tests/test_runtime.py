@@ -25,11 +25,10 @@ def run_python(code, **env):
     )
 
 
-@pytest.mark.parametrize("level", fixedutf32.available_simd_levels())
-def test_environment_variable_forces_a_level(level):
-    result = run_python("import fixedutf32; print(fixedutf32.get_simd_level())", FIXEDUTF32_SIMD=level)
+def test_environment_variable_forces_a_level(simd_level):
+    result = run_python("import fixedutf32; print(fixedutf32.get_simd_level())", FIXEDUTF32_SIMD=simd_level)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == level
+    assert result.stdout.strip() == simd_level
 
 
 def test_environment_variable_best_is_the_default():
@@ -39,7 +38,7 @@ def test_environment_variable_best_is_the_default():
     unset = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert unset.returncode == 0, unset.stderr
     assert unset.stdout.strip() == best
-    for value, expected in (("best", best), ("", best), ("scalar", "scalar")):
+    for value, expected in (("best", best), ("", best), ("portable", "portable"), ("scalar", "portable")):
         result = run_python(code, FIXEDUTF32_SIMD=value)
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == expected, value
@@ -52,7 +51,7 @@ ALL_FEATURES = 0
 for _bit in FEATURES.values():
     ALL_FEATURES |= _bit
 # What the chooser gives a CPU and OS with every feature the AVX2 code needs.
-AVX2_IF_BUILT = "avx2" if _kernels.AVX2_COMPILED else "scalar"
+AVX2_IF_BUILT = "avx2" if _kernels.AVX2_COMPILED else "portable"
 
 
 def features(*names):
@@ -66,14 +65,14 @@ def features(*names):
     "mask, expected",
     [
         (ALL_FEATURES, AVX2_IF_BUILT),
-        (0, "scalar"),
-        (features("avx2"), "scalar"),
-        (ALL_FEATURES & ~features("bmi2"), "scalar"),  # a VM that hides BMI2
-        (ALL_FEATURES & ~features("os_ymm"), "scalar"),  # the OS does not save YMM
-        (ALL_FEATURES & ~features("osxsave"), "scalar"),  # XGETBV may not run
-        (ALL_FEATURES & ~features("lzcnt"), "scalar"),  # lzcnt would run as bsr
-        (ALL_FEATURES & ~features("avx2"), "scalar"),  # an AVX-only CPU
-        (features("avx2", "bmi1", "bmi2", "lzcnt", "popcnt"), "scalar"),  # no OS state
+        (0, "portable"),
+        (features("avx2"), "portable"),
+        (ALL_FEATURES & ~features("bmi2"), "portable"),  # a VM that hides BMI2
+        (ALL_FEATURES & ~features("os_ymm"), "portable"),  # the OS does not save YMM
+        (ALL_FEATURES & ~features("osxsave"), "portable"),  # XGETBV may not run
+        (ALL_FEATURES & ~features("lzcnt"), "portable"),  # lzcnt would run as bsr
+        (ALL_FEATURES & ~features("avx2"), "portable"),  # an AVX-only CPU
+        (features("avx2", "bmi1", "bmi2", "lzcnt", "popcnt"), "portable"),  # no OS state
         (ALL_FEATURES | 0x10000, AVX2_IF_BUILT),  # unknown bits do not matter
     ],
 )
@@ -83,7 +82,7 @@ def test_level_chooser_table(mask, expected):
 
 @pytest.mark.parametrize("missing", sorted(FEATURES))
 def test_each_required_feature_alone_decides(missing):
-    assert _kernels._level_for_features(ALL_FEATURES & ~FEATURES[missing]) == "scalar"
+    assert _kernels._level_for_features(ALL_FEATURES & ~FEATURES[missing]) == "portable"
 
 
 def test_required_features_match_the_compiled_target_flags():
@@ -122,9 +121,20 @@ def test_unknown_level_is_refused():
 
 def test_set_simd_level_returns_previous():
     current = fixedutf32.get_simd_level()
-    assert fixedutf32.set_simd_level("scalar") == current
-    assert fixedutf32.get_simd_level() == "scalar"
+    assert fixedutf32.set_simd_level("portable") == current
+    assert fixedutf32.get_simd_level() == "portable"
     fixedutf32.set_simd_level(current)
+
+
+def test_scalar_is_an_alias_of_portable():
+    current = fixedutf32.get_simd_level()
+    try:
+        fixedutf32.set_simd_level("scalar")
+        assert fixedutf32.get_simd_level() == "portable"
+        assert fixedutf32.set_simd_level(current) == "portable"
+    finally:
+        fixedutf32.set_simd_level(current)
+    assert "scalar" not in fixedutf32.available_simd_levels()
 
 
 # --- the output buffer pool ---------------------------------------------------
@@ -251,7 +261,7 @@ def test_headers_have_a_fallback_for_every_gcc_only_construct(defines, tmp_path)
     # GCC and Clang understand.
     compiler = shutil.which("gcc") or shutil.which("clang")
     headers = Path(fixedutf32.__file__).parent
-    if compiler is None or not (headers / "_utf8.h").exists():
+    if compiler is None or not (headers / "csrc" / "utf8.h").exists():
         pytest.skip("needs gcc or clang and the kernels' headers next to the package")
     stubs = tmp_path / "include"
     stubs.mkdir()
@@ -260,7 +270,7 @@ def test_headers_have_a_fallback_for_every_gcc_only_construct(defines, tmp_path)
         (stubs / name).parent.mkdir(exist_ok=True)
         (stubs / name).write_text("/* stub */\n")
     source = tmp_path / "t.c"
-    source.write_text('#include "_simd.h"\n#include "_utf8.h"\n')
+    source.write_text('#include "csrc/chunk.h"\n#include "csrc/utf8.h"\n')
     result = subprocess.run(
         [compiler, "-E", "-P", "-undef", "-nostdinc", f"-I{stubs}", f"-I{headers}", *defines, str(source)],
         capture_output=True, text=True, timeout=120,
@@ -268,3 +278,32 @@ def test_headers_have_a_fallback_for_every_gcc_only_construct(defines, tmp_path)
     assert result.returncode == 0, result.stderr
     assert "fu32_cpu_level" in result.stdout
     assert sorted(set(GCC_ONLY.findall(result.stdout))) == []
+
+
+# --- the type stub ---------------------------------------------------------------
+
+
+def test_kernels_stub_lists_every_name_with_its_parameters():
+    import ast
+    import inspect
+    import types
+
+    stub = Path(_kernels.__file__).with_name("_kernels.pyi")
+    if not stub.exists():
+        pytest.skip("the stub is not next to this build of the module")
+    declared = {}
+    for node in ast.parse(stub.read_text()).body:
+        if isinstance(node, ast.FunctionDef):
+            declared[node.name] = [arg.arg for arg in node.args.args]
+        elif isinstance(node, ast.ClassDef):
+            declared[node.name] = None
+        elif isinstance(node, ast.AnnAssign):
+            declared[node.target.id] = None
+    public = {
+        name for name, value in vars(_kernels).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert sorted(public - set(declared)) == []
+    for name, parameters in declared.items():
+        if parameters is not None:
+            assert list(inspect.signature(getattr(_kernels, name)).parameters) == parameters, name

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SIMD_LEVELS, at_simd_level
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixedutf32 import ChunkSizeError, InvalidCodePointError, InvalidUTF8Error, StringTooLongError
+from fixedutf32 import ChunkSizeError, InvalidCodePointError, InvalidUTF8Error, StringTooLongError, encode_chunk
 from fixedutf32 import _kernels
 from fixedutf32.transcode import (
-    _string_dtype_to_utf32,
     decode_vlen_utf8,
     encode_vlen_utf8,
     from_arrow,
@@ -26,29 +26,15 @@ from fixedutf32.transcode import (
     to_utf8,
 )
 
-LEVELS = list(_kernels.available_simd_levels())
-
-
-@pytest.fixture(params=LEVELS)
-def level(request):
-    previous = _kernels.set_simd_level(request.param)
-    yield request.param
-    _kernels.set_simd_level(previous)
-
-
 def run_on_each_level(func, *args, **kwargs):
     """Call func on every SIMD level; return the results (or exceptions)."""
     outcomes = []
-    previous = _kernels.get_simd_level()
-    try:
-        for name in LEVELS:
-            _kernels.set_simd_level(name)
+    for name in SIMD_LEVELS:
+        with at_simd_level(name):
             try:
                 outcomes.append(("ok", func(*args, **kwargs)))
             except Exception as exc:  # noqa: BLE001 - compared below
                 outcomes.append(("error", exc))
-    finally:
-        _kernels.set_simd_level(previous)
     return outcomes
 
 
@@ -108,7 +94,7 @@ def test_round_trip_all_planes(strings, extra, endian):
     assert back.tobytes() == u.tobytes()
 
 
-def test_interior_nul_kept_trailing_padding_stripped(level):
+def test_interior_nul_kept_trailing_padding_stripped(simd_level):
     u = np.array(["a\x00b", "\x00x", "", "abc"], dtype="<U5")
     offsets, values = to_utf8(u)
     assert offsets.tolist() == [0, 3, 5, 5, 8]
@@ -118,7 +104,7 @@ def test_interior_nul_kept_trailing_padding_stripped(level):
     assert to_utf8(raw, 20)[1].tobytes() == b"a\x00b"
 
 
-def test_spec_example_both_byte_orders(level):
+def test_spec_example_both_byte_orders(simd_level):
     little = bytes.fromhex("48000000 69000000 00000000")
     big = bytes.fromhex("00000048 00000069 00000000")
     assert to_utf8(little, 12)[1].tobytes() == b"Hi"
@@ -132,7 +118,7 @@ def test_spec_example_both_byte_orders(level):
     [bytes, bytearray, memoryview, lambda b: np.frombuffer(b, np.uint8), lambda b: array.array("B", b)],
     ids=["bytes", "bytearray", "memoryview", "ndarray", "array"],
 )
-def test_buffer_types(make, level):
+def test_buffer_types(make, simd_level):
     u = np.array(["Hi", "Привет", "🎉"], dtype="<U6")
     offsets, values = to_utf8(make(u.tobytes()), 24)
     assert values.tobytes() == "HiПривет🎉".encode()
@@ -140,7 +126,7 @@ def test_buffer_types(make, level):
     assert decode_vlen_utf8(make(encode_vlen_utf8(u).tobytes()), 24).tobytes() == u.tobytes()
 
 
-def test_numpy_input_shapes_orders_and_widths(level):
+def test_numpy_input_shapes_orders_and_widths(simd_level):
     u = np.array([["ab", "Ωmega"], ["", "終わり"]], dtype=">U7")
     offsets, values = to_utf8(u)  # byte order and width from the dtype
     assert values.tobytes() == "abΩmega終わり".encode()
@@ -315,7 +301,7 @@ def test_text_needing_more_than_half_the_worst_case(kind):
         assert (info.value.index, info.value.position) == (flat // width, flat % width)
 
 
-def test_kernel_stops_where_room_runs_out(level):
+def test_kernel_stops_where_room_runs_out(simd_level):
     """The kernel starts an element only with room for its worst case; the
     caller continues from (done, nbytes) and gets the same bytes."""
     width = 5
@@ -326,18 +312,17 @@ def test_kernel_stops_where_room_runs_out(level):
     for room in (0, 1, 4 * width + _kernels.UTF8_SLACK, 100, 333):
         offsets = np.zeros(n + 1, np.int64)
         dst = np.zeros(room, np.uint8)
-        status = _kernels.utf32_to_utf8(u, width, False, True, offsets, dst, False)
-        done, written = status[5], status[4]
-        assert status[0] == 0 and done <= n
+        status, written, done = _kernels.utf32_to_utf8(u, width, False, True, offsets, dst, False)
+        assert status == _kernels.OK_STATUS and done <= n
         # each element started had room for 4 * width bytes plus the slack
         assert done == n or room - written < 4 * width + _kernels.UTF8_SLACK
         assert bytes(dst[:written]) == exp_values[:written]
         np.testing.assert_array_equal(offsets[: done + 1], exp_offsets[: done + 1])
         grown = np.zeros(written + (n - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
         grown[:written] = dst[:written]
-        status = _kernels.utf32_to_utf8(u, width, False, True, offsets, grown, False, done, written)
-        assert status[0] == 0 and status[5] == n
-        assert bytes(grown[: status[4]]) == exp_values
+        status, written, done = _kernels.utf32_to_utf8(u, width, False, True, offsets, grown, False, done, written)
+        assert status == _kernels.OK_STATUS and done == n
+        assert bytes(grown[:written]) == exp_values
         np.testing.assert_array_equal(offsets, exp_offsets)
 
 
@@ -511,7 +496,7 @@ def test_bad_byte_in_first_middle_last_vector(position, total):
         assert (info.value.index, info.value.byte_offset) == (1, at)
 
 
-def test_string_too_long_and_trailing_nul_is_padding(level):
+def test_string_too_long_and_trailing_nul_is_padding(simd_level):
     with pytest.raises(StringTooLongError) as info:
         from_utf8([0, 1, 5], b"aabcd", 12)
     assert (info.value.index, info.value.length, info.value.capacity) == (1, 4, 3)
@@ -524,7 +509,7 @@ def test_string_too_long_and_trailing_nul_is_padding(level):
     assert from_utf8([0, 40], long_ascii, 4 * 40).tolist() == ["x" * 40]
 
 
-def test_bad_offsets(level):
+def test_bad_offsets(simd_level):
     for offsets in ([0, 5], [2, 1], [-1, 0], [0, 2, 1]):
         with pytest.raises(ValueError, match="offsets of string"):
             from_utf8(offsets, b"abcd", 8)
@@ -537,7 +522,7 @@ def test_bad_offsets(level):
     assert from_utf8(np.array([1, 3], np.int32), b"xab", 8).tolist() == ["ab"]
 
 
-def test_out_argument(level):
+def test_out_argument(simd_level):
     offsets, values = utf8_layout(["Hi", "Привет"])
     out = bytearray(2 * 24)
     assert from_utf8(offsets, values, 24, out=out) is out
@@ -576,7 +561,7 @@ def test_argument_errors():
 # ---------------------------------------------------------------------------
 
 
-def test_arrow_round_trip(level):
+def test_arrow_round_trip(simd_level):
     pa = pytest.importorskip("pyarrow")
     strings = ["Hi", "", "Привет мир", "a\x00b", "🎉" * 5, "東京"]
     u = np.array(strings, dtype="<U10")
@@ -652,7 +637,7 @@ needs_numpy2 = pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.0.0",
 
 
 @needs_numpy2
-def test_string_dtype_round_trip(level):
+def test_string_dtype_round_trip(simd_level):
     from numpy.dtypes import StringDType
 
     strings = [["Hi", "", "Привет"], ["a\x00b", "🎉🎉", "x" * 9]]
@@ -664,9 +649,8 @@ def test_string_dtype_round_trip(level):
     assert (t == u.astype("=U9").astype(StringDType())).all()
     assert to_string_dtype(u.tobytes(), 36, endian="big").tolist() == sum(strings, [])
     assert to_string_dtype(np.zeros(0, "<U3")).shape == (0,)
-    back = _string_dtype_to_utf32(t, 36, "little")
-    assert back.dtype == np.dtype("<U9") and back.tobytes() == u.astype("<U9").tobytes()
-    assert _string_dtype_to_utf32(t, None, "big").dtype == np.dtype(">U9")
+    assert bytes(encode_chunk(t, 36, endian="little")) == u.astype("<U9").tobytes()
+    assert bytes(encode_chunk(t, endian="big")) == u.tobytes()
 
 
 @needs_numpy2
@@ -675,15 +659,15 @@ def test_string_dtype_too_long():
 
     t = np.array(["ab", "abcd", "abc\x00\x00"], dtype=StringDType())
     with pytest.raises(StringTooLongError) as info:
-        _string_dtype_to_utf32(t, 12, "little")
+        encode_chunk(t, 12)
     assert (info.value.index, info.value.length, info.value.capacity) == (1, 4, 3)
     ok = np.array(["ab", "abc\x00\x00"], dtype=StringDType())
-    assert _string_dtype_to_utf32(ok, 12, "little").tolist() == ["ab", "abc"]
+    assert bytes(encode_chunk(ok, 12)) == np.array(["ab", "abc"], "<U3").tobytes()
 
 
 @needs_numpy2
 @pytest.mark.parametrize("with_pyarrow", [True, False])
-def test_string_dtype_to_utf32_paths(with_pyarrow, monkeypatch):
+def test_encode_chunk_of_string_dtype_with_and_without_pyarrow(with_pyarrow, monkeypatch):
     from numpy.dtypes import StringDType
 
     if not with_pyarrow:
@@ -691,18 +675,16 @@ def test_string_dtype_to_utf32_paths(with_pyarrow, monkeypatch):
     strings = [["Hi", "", "Привет"], ["a\x00b", "🎉🎉", "x" * 9]]
     t = np.array(strings, dtype=StringDType())
     for endian, prefix in (("little", "<"), ("big", ">")):
-        result = _string_dtype_to_utf32(t, None, endian)
-        assert result.dtype == np.dtype(f"{prefix}U9") and result.shape == (2, 3)
-        assert result.tolist() == strings
-    result = _string_dtype_to_utf32(t[:, ::-1], 40, "little")
-    assert result.dtype == np.dtype("<U10") and result.tolist() == [row[::-1] for row in strings]
+        assert bytes(encode_chunk(t, endian=endian)) == np.array(strings, f"{prefix}U9").tobytes()
+    result = encode_chunk(t[:, ::-1], 40)
+    assert bytes(result) == np.array([row[::-1] for row in strings], "<U10").tobytes()
     with pytest.raises(StringTooLongError) as info:
-        _string_dtype_to_utf32(t, 4 * 8, "little")
+        encode_chunk(t, 4 * 8)
     assert (info.value.index, info.value.length, info.value.capacity) == (5, 9, 8)
-    assert _string_dtype_to_utf32(np.array([], dtype=StringDType()), None, "little").dtype == np.dtype("<U1")
+    assert encode_chunk(np.array([], dtype=StringDType())).size == 0
     # arrays that may hold missing values go through NumPy
     na = np.array(["ab", "c"], dtype=StringDType(na_object=None))
-    assert _string_dtype_to_utf32(na, None, "little").tolist() == ["ab", "c"]
+    assert bytes(encode_chunk(na, 8)) == np.array(["ab", "c"], "<U2").tobytes()
 
 
 @needs_numpy2
@@ -734,7 +716,7 @@ def test_string_dtype_needs_numpy2(monkeypatch):
 # ---------------------------------------------------------------------------
 
 
-def test_vlen_utf8_matches_numcodecs(level):
+def test_vlen_utf8_matches_numcodecs(simd_level):
     numcodecs = pytest.importorskip("numcodecs")
     codec = numcodecs.VLenUTF8()
     strings = ["Hi", "", "Привет", "a\x00b", "🎉東京", "x" * 17]
@@ -752,7 +734,7 @@ def test_vlen_utf8_matches_numcodecs(level):
 FIXTURES = Path(__file__).parent / "fixtures" / "transcode"
 
 
-def test_vlen_utf8_golden_chunk(level):
+def test_vlen_utf8_golden_chunk(simd_level):
     """A chunk numcodecs wrote once (see fixtures/transcode/make_transcode_fixtures.py)."""
     u = np.load(FIXTURES / "strings.U12.npy")
     chunk = (FIXTURES / "strings.vlen-utf8.dat").read_bytes()
@@ -762,7 +744,7 @@ def test_vlen_utf8_golden_chunk(level):
     assert encode_vlen_utf8(u.astype(">U12")).tobytes() == chunk
 
 
-def test_vlen_utf8_malformed_chunks(level):
+def test_vlen_utf8_malformed_chunks(simd_level):
     good = encode_vlen_utf8(np.array(["ab", "cde"])).tobytes()
     with pytest.raises(ChunkSizeError, match="4-byte item count"):
         decode_vlen_utf8(b"\x01\x00", 8)

@@ -1,4 +1,4 @@
-"""Generate ``src/fixedutf32/_utf8_tables.h``, the lookup tables of the AVX2 UTF-8 kernels.
+"""Generate ``src/fixedutf32/csrc/utf8_tables.h``, the lookup tables of the AVX2 UTF-8 kernels.
 
 Usage::
 
@@ -15,7 +15,7 @@ import argparse
 import pathlib
 import sys
 
-HEADER = pathlib.Path(__file__).resolve().parent.parent / "src" / "fixedutf32" / "_utf8_tables.h"
+HEADER = pathlib.Path(__file__).resolve().parent.parent / "src" / "fixedutf32" / "csrc" / "utf8_tables.h"
 ZERO = 0x80  # a pshufb index with the top bit set writes 0
 
 

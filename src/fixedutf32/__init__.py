@@ -10,10 +10,17 @@ from ._kernels import (
     available_simd_levels,
     buffer_pool_bytes,
     get_simd_level,
-    set_buffer_pool_limit,
     set_simd_level,
 )
-from .chunk import byteswap, decode_chunk, encode_chunk, repad, str_lengths, validate
+from .chunk import (
+    byteswap,
+    decode_chunk,
+    encode_chunk,
+    repad,
+    set_buffer_pool_limit,
+    str_lengths,
+    validate,
+)
 from .metadata import (
     ArrayMetadata,
     FixedLengthUTF32,

@@ -9,13 +9,14 @@ import sys
 
 import numpy as np
 
+from . import _kernels
 from .errors import ChunkSizeError
 
 NATIVE_ENDIAN = sys.byteorder
 # Whether data in each byte order must be swapped to be read natively.
 _SWAPPED = {"little": NATIVE_ENDIAN != "little", "big": NATIVE_ENDIAN != "big"}
 _ORDERS = ("C", "F")
-_native_dtypes = {}
+_unicode_dtypes = {}
 
 # NumPy keeps a dtype's itemsize in a C int: the widest 'U' item is
 # U536870911, 2**31 - 4 bytes.  No element can be wider than that.
@@ -101,7 +102,7 @@ def check_out_endian(out, endian, name="out"):
     if isinstance(out, np.ndarray) and out.dtype.kind == "U":
         own = dtype_endian(out.dtype)
         if own != endian:
-            expected = ("<U" if endian == "little" else ">U") + str(out.dtype.itemsize // 4)
+            expected = unicode_dtype(out.dtype.itemsize // 4, endian).str
             raise ValueError(
                 f"{name} is a NumPy array of dtype {out.dtype.str} ({own} endian), but the code "
                 f"units written are {endian} endian: pass an out of dtype {expected} or a "
@@ -128,11 +129,12 @@ def check_plain_dtype(dtype, name):
     )
 
 
-def native_dtype(capacity):
-    """The native-byte-order ``U{capacity}`` dtype (cached: this is on the hot path)."""
-    dtype = _native_dtypes.get(capacity)
+def unicode_dtype(units, endian=NATIVE_ENDIAN):
+    """The NumPy ``U{units}`` dtype in ``endian`` byte order (cached: this is on the hot path)."""
+    key = (units, endian)
+    dtype = _unicode_dtypes.get(key)
     if dtype is None:
-        dtype = _native_dtypes[capacity] = np.dtype(f"=U{capacity}")
+        dtype = _unicode_dtypes[key] = np.dtype(("<U" if endian == "little" else ">U") + str(units))
     return dtype
 
 
@@ -238,7 +240,24 @@ def element_count(nbytes, length_bytes, shape, name="data"):
 
 
 def check_out_size(out_nbytes, nbytes, what):
+    """Raise ChunkSizeError unless ``out`` holds exactly the ``nbytes`` of ``what`` it receives."""
     if out_nbytes != nbytes:
         raise ChunkSizeError(
             f"out holds {out_nbytes} bytes, expected exactly {nbytes} bytes for {what}"
         )
+
+
+def check_out_overlap(out, sources, in_place=False):
+    """Refuse an ``out`` that overlaps one of ``sources`` (``[(name, buffer), ...]``).
+
+    With ``in_place``, ``out`` may be exactly the first source's bytes, and
+    True is returned then; a partial overlap is always refused.
+    """
+    for name, source in sources:
+        relation = _kernels.overlap(out, source)
+        if relation == 1 and in_place:
+            return True
+        if relation:
+            hint = f"{name} itself or a separate buffer" if in_place else "a separate buffer"
+            raise ValueError(f"out must not overlap {name}; pass {hint}")
+    return False

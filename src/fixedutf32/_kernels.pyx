@@ -1,20 +1,19 @@
 # Cython directives live in setup.py; a "# cython:" header here would override them.
-"""Whole-chunk kernels for fixed_length_utf32 data.
+"""Wrappers of the C kernels in ``csrc/`` for fixed_length_utf32 data.
 
-Every loop here is ``noexcept nogil`` and returns a status; the ``def``
-wrappers release the GIL around them and hand the status back to the Python
-layer (``fixedutf32.chunk``), which checks arguments and raises.  Buffers are
-byte buffers (``uint8_t[::1]``) so that any start address works; lengths are
-counted in 4-byte code units.
+The loops are C (``csrc/chunk.h`` and ``csrc/utf8.h``): each entry point
+takes the SIMD level and returns a status; the ``def`` wrappers here release
+the GIL around them and hand the status back to the Python layer
+(``fixedutf32.chunk``, ``fixedutf32.transcode``), which checks arguments and
+raises.  Buffers are read as raw bytes, so that any start address works;
+lengths are counted in 4-byte code units.
 
-The scalar loops below are the reference.  The SIMD paths in ``_simd.h`` do
-the bulk of the work and return a resume index; the scalar loop finishes from
-there, so that an error is always pinned down by the same code.
+Every wrapper returns its status the same way, a tuple ``(kind, element,
+position, detail)`` (see ``csrc/common.h``); ``fixedutf32._status`` turns it
+into an exception.  The wrappers check only what keeps memory safe.
 """
 
 import os
-
-from fixedutf32._checks import check_byte_count as _check_byte_count
 
 from cpython.buffer cimport (
     PyBUF_SIMPLE,
@@ -23,13 +22,26 @@ from cpython.buffer cimport (
     PyBuffer_Release,
     PyObject_GetBuffer,
 )
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uintptr_t
-from libc.string cimport memcpy, memset
+from libc.stdint cimport int64_t, uint8_t, uintptr_t
 
-cdef extern from "_simd.h" nogil:
-    uint32_t fu32_bswap32(uint32_t value)
-    uint32_t fu32_load_unit(const uint8_t *p)
-    void fu32_store_unit(uint8_t *p, uint32_t value)
+cdef extern from "csrc/chunk.h" nogil:
+    ctypedef struct fu32_status:
+        int kind
+        Py_ssize_t element
+        Py_ssize_t position
+        int64_t detail
+    const int FU32_OK
+    const int FU32_TOO_LARGE
+    const int FU32_SURROGATE
+    const int FU32_STRING_TOO_LONG
+    const int FU32_UTF8_HEADER_BITS
+    const int FU32_UTF8_TOO_SHORT
+    const int FU32_UTF8_STRAY_CONTINUATION
+    const int FU32_UTF8_OVERLONG
+    const int FU32_UTF8_TOO_LARGE
+    const int FU32_UTF8_SURROGATE
+    const int FU32_BAD_OFFSETS
+    const int FU32_BAD_VLEN
     const int FU32_VALIDATE
     const int FU32_SRC_SWAPPED
     const int FU32_SWAP
@@ -52,42 +64,53 @@ cdef extern from "_simd.h" nogil:
     int fu32_cpu_level()
     void *fu32_buffer_alloc(size_t size)
     void fu32_buffer_free(void *p)
-    Py_ssize_t fu32_portable_validate(const uint8_t *src, Py_ssize_t n, int swapped)
-    Py_ssize_t fu32_portable_convert(const uint8_t *src, uint8_t *dst, Py_ssize_t n, int flags)
-    Py_ssize_t fu32_portable_repad(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
-                                   Py_ssize_t from_units, Py_ssize_t to_units, int flags)
-    Py_ssize_t fu32_portable_str_lengths(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
-                                         Py_ssize_t *lengths, int flags)
-    Py_ssize_t fu32_avx2_validate(const uint8_t *src, Py_ssize_t n, int swapped)
-    Py_ssize_t fu32_avx2_convert(const uint8_t *src, uint8_t *dst, Py_ssize_t n, int flags)
-    Py_ssize_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
-                               Py_ssize_t from_units, Py_ssize_t to_units, int flags)
-    Py_ssize_t fu32_avx2_str_lengths(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
-                                     Py_ssize_t *lengths, int flags)
+    fu32_status fu32_validate(const uint8_t *src, Py_ssize_t n, Py_ssize_t width, int swapped, int level)
+    fu32_status fu32_convert(const uint8_t *src, uint8_t *dst, Py_ssize_t n, Py_ssize_t width, int flags,
+                             int level)
+    fu32_status fu32_repad(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems, Py_ssize_t from_units,
+                           Py_ssize_t to_units, int flags, int level)
+    fu32_status fu32_str_lengths(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
+                                 Py_ssize_t *lengths, int flags, int level)
 
+# Flags of convert, repad and str_lengths.
 VALIDATE = FU32_VALIDATE
 SRC_SWAPPED = FU32_SRC_SWAPPED
 SWAP = FU32_SWAP
 STREAM = FU32_STREAM
 
-cdef enum RepadKind:
-    KIND_OK = 0
-    KIND_INVALID_CODE_POINT = 1
-    KIND_TOO_LONG = 2
+# Status kinds, one name per meaning (csrc/common.h).
+OK = FU32_OK
+TOO_LARGE = FU32_TOO_LARGE
+SURROGATE = FU32_SURROGATE
+STRING_TOO_LONG = FU32_STRING_TOO_LONG
+UTF8_HEADER_BITS = FU32_UTF8_HEADER_BITS
+UTF8_TOO_SHORT = FU32_UTF8_TOO_SHORT
+UTF8_STRAY_CONTINUATION = FU32_UTF8_STRAY_CONTINUATION
+UTF8_OVERLONG = FU32_UTF8_OVERLONG
+UTF8_TOO_LARGE = FU32_UTF8_TOO_LARGE
+UTF8_SURROGATE = FU32_UTF8_SURROGATE
+BAD_OFFSETS = FU32_BAD_OFFSETS
+BAD_VLEN = FU32_BAD_VLEN
 
-# Status kinds returned by repad.
-OK = KIND_OK
-INVALID_CODE_POINT = KIND_INVALID_CODE_POINT
-TOO_LONG = KIND_TOO_LONG
+# The status of every call that found nothing wrong (no tuple built).
+OK_STATUS = (FU32_OK, 0, 0, 0)
+
+
+cdef inline tuple status_tuple(fu32_status r):
+    if r.kind == FU32_OK:
+        return OK_STATUS
+    return (r.kind, r.element, r.position, r.detail)
 
 # ---------------------------------------------------------------------------
 # Runtime dispatch
 # ---------------------------------------------------------------------------
 
-# The levels are chosen in one place, fu32_cpu_level() in _simd.h, from one
+# The levels are chosen in one place, fu32_cpu_level() in csrc/cpu.h, from one
 # list of required CPU and OS features (FU32_AVX2_NEEDS) that matches the
 # target flags every AVX2 function is compiled with.
-_LEVEL_NAMES = ("scalar", "avx2")  # indexed by FU32_LEVEL_*
+_LEVEL_NAMES = ("portable", "avx2")  # indexed by FU32_LEVEL_*
+# "scalar" was the portable level's first name; users and scripts still pass it.
+_LEVEL_ALIASES = {"scalar": "portable"}
 
 cdef int _simd_level = FU32_LEVEL_PORTABLE
 
@@ -123,28 +146,50 @@ def available_simd_levels():
     Returns
     -------
     tuple of str
-        Always starts with ``"scalar"``; ``"avx2"`` follows on x86-64 CPUs
-        and systems that have AVX2, BMI1, BMI2, LZCNT and POPCNT and save
-        the YMM registers (every instruction the AVX2 code is built with).
+        Always starts with ``"portable"`` (plain C loops that the compiler
+        vectorizes for the target's baseline: SSE2 on x86-64, NEON on
+        aarch64); ``"avx2"`` follows on x86-64 CPUs and systems that have
+        AVX2, BMI1, BMI2, LZCNT and POPCNT and save the YMM registers (every
+        instruction the AVX2 code is built with).
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> fixedutf32.available_simd_levels()[0]
+    'portable'
     """
-    if fu32_cpu_level() == FU32_LEVEL_AVX2:
-        return ("scalar", "avx2")
-    return ("scalar",)
+    return _LEVEL_NAMES[:fu32_cpu_level() + 1]
 
 
 def get_simd_level():
-    """Return the name of the kernel implementation in use (``"scalar"`` or ``"avx2"``)."""
+    """Return the name of the kernel implementation in use.
+
+    Returns
+    -------
+    str
+        ``"portable"`` or ``"avx2"``.
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> fixedutf32.get_simd_level() in fixedutf32.available_simd_levels()
+    True
+    """
     return _LEVEL_NAMES[_simd_level]
 
 
 def set_simd_level(name):
     """Pick the kernel implementation used by every later call.
 
+    Every kernel (chunk and UTF-8 alike) runs at the one level chosen here;
+    every level gives the same results and reports the same errors.
+
     Parameters
     ----------
     name : str
-        ``"scalar"``, ``"avx2"`` or ``"best"`` (the fastest this CPU has).
-        The environment variable ``FIXEDUTF32_SIMD`` sets it at import.
+        ``"portable"``, ``"avx2"`` or ``"best"`` (the fastest this CPU has);
+        ``"scalar"`` is accepted as an alias of ``"portable"``.  The
+        environment variable ``FIXEDUTF32_SIMD`` sets it at import.
 
     Returns
     -------
@@ -155,15 +200,27 @@ def set_simd_level(name):
     ------
     ValueError
         If ``name`` is unknown or this CPU cannot run it.
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> previous = fixedutf32.set_simd_level("portable")
+    >>> fixedutf32.get_simd_level()
+    'portable'
+    >>> fixedutf32.set_simd_level(previous)
+    'portable'
     """
     global _simd_level
     previous = _LEVEL_NAMES[_simd_level]
     available = available_simd_levels()
     if name == "best":
         name = available[len(available) - 1]
+    elif type(name) is str:
+        name = _LEVEL_ALIASES.get(name, name)
     if name not in _LEVEL_NAMES:
         raise ValueError(
-            f"unknown SIMD level {name!r}; expected one of {_LEVEL_NAMES + ('best',)}")
+            f"unknown SIMD level {name!r}; expected one of {_LEVEL_NAMES + ('best',)} "
+            f"('scalar' is an alias of 'portable')")
     if name not in available:
         raise ValueError(
             f"SIMD level {name!r} is not supported by this CPU; available: {available}")
@@ -172,178 +229,6 @@ def set_simd_level(name):
 
 
 set_simd_level(os.environ.get("FIXEDUTF32_SIMD", "best") or "best")
-
-# ---------------------------------------------------------------------------
-# Scalar reference loops
-# ---------------------------------------------------------------------------
-
-cdef inline bint is_scalar_value(uint32_t c) noexcept nogil:
-    # A Unicode scalar value: at most U+10FFFF and not a surrogate.
-    return c <= 0x10FFFF and (c ^ 0xD800) >= 0x800
-
-
-cdef inline uint32_t load_native(const uint8_t *p, bint swapped) noexcept nogil:
-    cdef uint32_t value = fu32_load_unit(p)
-    return fu32_bswap32(value) if swapped else value
-
-
-cdef Py_ssize_t find_invalid_scalar(const uint8_t *src, Py_ssize_t n, bint swapped) noexcept nogil:
-    """Index of the first unit that is not a scalar value, or -1."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        if not is_scalar_value(load_native(src + 4 * i, swapped)):
-            return i
-    return -1
-
-
-cdef Py_ssize_t convert_scalar(const uint8_t *src, uint8_t *dst, Py_ssize_t n, int flags) noexcept nogil:
-    """Copy (and swap) n units, checking each before it is written.
-
-    Returns -1, or the index of the first invalid unit: units before it are
-    written, it and the ones after are untouched.
-    """
-    cdef bint validate = (flags & FU32_VALIDATE) != 0
-    cdef bint src_swapped = (flags & FU32_SRC_SWAPPED) != 0
-    cdef bint swap = (flags & FU32_SWAP) != 0
-    cdef Py_ssize_t i
-    cdef uint32_t raw
-    for i in range(n):
-        raw = fu32_load_unit(src + 4 * i)
-        if validate and not is_scalar_value(fu32_bswap32(raw) if src_swapped else raw):
-            return i
-        fu32_store_unit(dst + 4 * i, fu32_bswap32(raw) if swap else raw)
-    return -1
-
-
-cdef struct RepadStatus:
-    int kind             # a RepadKind
-    Py_ssize_t element   # element index
-    Py_ssize_t position  # code unit inside the element
-
-
-cdef RepadStatus repad_scalar(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
-                              Py_ssize_t from_units, Py_ssize_t to_units, int flags) noexcept nogil:
-    """Element by element width change; dst may be NULL (check only)."""
-    cdef bint validate = (flags & FU32_VALIDATE) != 0
-    cdef bint src_swapped = (flags & FU32_SRC_SWAPPED) != 0
-    cdef bint swap = (flags & FU32_SWAP) != 0
-    cdef Py_ssize_t keep = from_units if from_units < to_units else to_units
-    cdef Py_ssize_t e, j
-    cdef const uint8_t *s
-    cdef uint8_t *d
-    cdef RepadStatus status
-    status.kind = KIND_OK
-    status.element = -1
-    status.position = -1
-    for e in range(n_elems):
-        s = src + 4 * e * from_units
-        for j in range(to_units, from_units):
-            if fu32_load_unit(s + 4 * j) != 0:
-                status.kind = KIND_TOO_LONG
-                status.element = e
-                status.position = j
-                return status
-        if validate:
-            for j in range(keep):
-                if not is_scalar_value(load_native(s + 4 * j, src_swapped)):
-                    status.kind = KIND_INVALID_CODE_POINT
-                    status.element = e
-                    status.position = j
-                    return status
-        if dst != NULL:
-            d = dst + 4 * e * to_units
-            if swap:
-                for j in range(keep):
-                    fu32_store_unit(d + 4 * j, fu32_bswap32(fu32_load_unit(s + 4 * j)))
-            else:
-                memcpy(d, s, 4 * keep)
-            memset(d + 4 * keep, 0, 4 * (to_units - keep))
-    return status
-
-
-cdef Py_ssize_t str_lengths_scalar(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
-                                   Py_ssize_t *lengths, int flags) noexcept nogil:
-    """Lengths without trailing U+0000; -1, or the flat index of the first invalid unit."""
-    cdef bint validate = (flags & FU32_VALIDATE) != 0
-    cdef bint src_swapped = (flags & FU32_SRC_SWAPPED) != 0
-    cdef Py_ssize_t e, j, length
-    cdef const uint8_t *s
-    for e in range(n_elems):
-        s = src + 4 * e * width
-        if validate:
-            for j in range(width):
-                if not is_scalar_value(load_native(s + 4 * j, src_swapped)):
-                    return e * width + j
-        length = width
-        while length > 0 and fu32_load_unit(s + 4 * (length - 1)) == 0:
-            length -= 1
-        lengths[e] = length
-    return -1
-
-# ---------------------------------------------------------------------------
-# Dispatchers: the SIMD path does the bulk, the scalar loop finishes
-# ---------------------------------------------------------------------------
-
-cdef Py_ssize_t validate_units(const uint8_t *src, Py_ssize_t n, bint swapped, int level) noexcept nogil:
-    cdef Py_ssize_t resume, bad
-    if level == FU32_LEVEL_AVX2:
-        resume = fu32_avx2_validate(src, n, swapped)
-    else:
-        resume = fu32_portable_validate(src, n, swapped)
-    if resume < 0:
-        return -1
-    bad = find_invalid_scalar(src + 4 * resume, n - resume, swapped)
-    return -1 if bad < 0 else resume + bad
-
-
-cdef Py_ssize_t convert_units(const uint8_t *src, uint8_t *dst, Py_ssize_t n, int flags, int level) noexcept nogil:
-    cdef Py_ssize_t resume, bad
-    if level == FU32_LEVEL_AVX2:
-        resume = fu32_avx2_convert(src, dst, n, flags)
-    else:
-        resume = fu32_portable_convert(src, dst, n, flags)
-    if resume < 0:
-        return -1
-    bad = convert_scalar(src + 4 * resume, dst + 4 * resume, n - resume, flags)
-    if bad < 0:
-        return -1
-    bad += resume
-    if src == dst and (flags & FU32_SWAP):
-        # In place: swap the converted prefix back so the caller's buffer is
-        # exactly as it was.
-        convert_units(dst, dst, bad, FU32_SWAP, level)
-    return bad
-
-
-cdef RepadStatus repad_elements(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
-                                Py_ssize_t from_units, Py_ssize_t to_units, int flags,
-                                int level) noexcept nogil:
-    cdef Py_ssize_t resume
-    cdef RepadStatus status
-    if level == FU32_LEVEL_AVX2:
-        resume = fu32_avx2_repad(src, dst, n_elems, from_units, to_units, flags)
-    else:
-        resume = fu32_portable_repad(src, dst, n_elems, from_units, to_units, flags)
-    status = repad_scalar(src + 4 * resume * from_units,
-                          dst + 4 * resume * to_units if dst != NULL else NULL,
-                          n_elems - resume, from_units, to_units, flags & ~FU32_STREAM)
-    if status.kind != KIND_OK:
-        status.element += resume
-    return status
-
-
-cdef Py_ssize_t str_lengths_elements(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
-                                     Py_ssize_t *lengths, int flags, int level) noexcept nogil:
-    cdef Py_ssize_t resume, bad
-    if level == FU32_LEVEL_AVX2:
-        resume = fu32_avx2_str_lengths(src, n_elems, width, lengths, flags)
-    else:
-        resume = fu32_portable_str_lengths(src, n_elems, width, lengths, flags)
-    if resume < 0:
-        return -1
-    bad = str_lengths_scalar(src + 4 * resume * width, n_elems - resume, width,
-                             lengths + resume, flags)
-    return -1 if bad < 0 else resume * width + bad
 
 # ---------------------------------------------------------------------------
 # Python entry points (argument checks and messages live in chunk.py)
@@ -378,29 +263,32 @@ cdef int acquire(object obj, Py_buffer *view, bint writable) except -1:
     return PyObject_GetBuffer(obj, view, PyBUF_SIMPLE | (PyBUF_WRITABLE if writable else 0))
 
 
-def validate(data, bint swapped):
-    """Index of the first code unit that is not a Unicode scalar value, or -1."""
+def validate(data, Py_ssize_t width, bint swapped):
+    """Check that every code unit of ``data`` (elements of ``width`` units) is a scalar value; a status."""
+    check_units(width, "width")
     cdef Py_buffer src
     cdef int level = _simd_level
-    cdef Py_ssize_t bad
+    cdef fu32_status status
     acquire(data, &src, False)
     try:
         with nogil:
-            bad = validate_units(<const uint8_t *>src.buf, src.len // 4, swapped, level)
+            status = fu32_validate(<const uint8_t *>src.buf, src.len // 4, width, swapped, level)
     finally:
         PyBuffer_Release(&src)
-    return bad
+    return status_tuple(status)
 
 
-def convert(source, destination, int flags):
-    """Copy the code units of ``source`` into ``destination`` by ``flags``.
+def convert(source, destination, Py_ssize_t width, int flags):
+    """Copy the code units of ``source`` into ``destination`` by ``flags``; a status.
 
-    ``destination`` may be ``source`` itself (in place).  Returns -1, or the
-    index of the first invalid unit; an in-place buffer is then left as it was.
+    ``destination`` may be ``source`` itself (in place), which is left as it
+    was on error.
     """
+    check_units(width, "width")
     cdef Py_buffer src, dst
     cdef int level = _simd_level
-    cdef Py_ssize_t bad, n
+    cdef fu32_status status
+    cdef Py_ssize_t n
     acquire(source, &src, False)
     try:
         acquire(destination, &dst, True)
@@ -409,27 +297,22 @@ def convert(source, destination, int flags):
             if dst.len < 4 * n:
                 raise ValueError(f"destination holds {dst.len} bytes, need {4 * n}")
             with nogil:
-                bad = convert_units(<const uint8_t *>src.buf, <uint8_t *>dst.buf, n, flags, level)
+                status = fu32_convert(<const uint8_t *>src.buf, <uint8_t *>dst.buf, n, width, flags, level)
         finally:
             PyBuffer_Release(&dst)
     finally:
         PyBuffer_Release(&src)
-    return bad
+    return status_tuple(status)
 
 
 def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int flags):
-    """Change the width of every element; ``destination`` None only checks.
-
-    Returns ``(kind, element, position)``: kind ``OK``, ``INVALID_CODE_POINT``
-    (position is the unit inside the element) or ``TOO_LONG`` (position is
-    the first non-zero unit past the new width).
-    """
+    """Change the width of every element; ``destination`` None only checks.  A status."""
     check_units(from_units, "from_units")
     check_units(to_units, "to_units")
     cdef Py_buffer src, dst
     cdef uint8_t *d = NULL
     cdef int level = _simd_level
-    cdef RepadStatus status
+    cdef fu32_status status
     cdef Py_ssize_t n_elems
     acquire(source, &src, False)
     try:
@@ -443,33 +326,33 @@ def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int f
                                      f"elements of {to_units} units")
                 d = <uint8_t *>dst.buf
             with nogil:
-                status = repad_elements(<const uint8_t *>src.buf, d, n_elems, from_units, to_units,
-                                        flags, level)
+                status = fu32_repad(<const uint8_t *>src.buf, d, n_elems, from_units, to_units, flags, level)
         finally:
             if destination is not None:
                 PyBuffer_Release(&dst)
     finally:
         PyBuffer_Release(&src)
-    return status.kind, status.element, status.position
+    return status_tuple(status)
 
 
 def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
-    """Fill ``lengths`` with code points per element; -1 or the first invalid unit."""
+    """Fill ``lengths`` with code points per element; a status."""
     check_units(width, "width")
     cdef Py_buffer src
     cdef int level = _simd_level
-    cdef Py_ssize_t bad, n_elems
+    cdef fu32_status status
+    cdef Py_ssize_t n_elems
     acquire(source, &src, False)
     try:
         n_elems = src.len // (4 * width)
         if lengths.shape[0] < n_elems:
             raise ValueError(f"lengths holds {lengths.shape[0]} entries, need {n_elems}")
         with nogil:
-            bad = str_lengths_elements(<const uint8_t *>src.buf, n_elems, width,
-                                       &lengths[0] if n_elems > 0 else NULL, flags, level)
+            status = fu32_str_lengths(<const uint8_t *>src.buf, n_elems, width,
+                                      &lengths[0] if n_elems > 0 else NULL, flags, level)
     finally:
         PyBuffer_Release(&src)
-    return bad
+    return status_tuple(status)
 
 
 def overlap(first, second):
@@ -582,44 +465,13 @@ def new_buffer(Py_ssize_t nbytes):
     return buffer
 
 
-def set_buffer_pool_limit(nbytes):
-    """Keep at most ``nbytes`` of freed output buffers for reuse (0 turns the pool off).
-
-    A chunk of at least 32 KiB decoded or encoded into a new array takes its
-    memory from this pool when a freed buffer of a fitting size is there,
-    which avoids the page faults of fresh memory.  At most 64 buffers and, by
-    default, 512 MiB are kept.
-
-    Parameters
-    ----------
-    nbytes : int
-        The new limit in bytes; buffers beyond it are freed at once.
-
-    Returns
-    -------
-    int
-        The previous limit.
-
-    Raises
-    ------
-    ValueError
-        If ``nbytes`` is negative or above ``sys.maxsize``.
-    TypeError
-        If ``nbytes`` is not an int.
-
-    Examples
-    --------
-    >>> import fixedutf32
-    >>> previous = fixedutf32.set_buffer_pool_limit(0)  # free the pool
-    >>> fixedutf32.buffer_pool_bytes()
-    0
-    >>> fixedutf32.set_buffer_pool_limit(previous)
-    0
-    """
+def set_buffer_pool_limit(Py_ssize_t nbytes):
+    """Keep at most ``nbytes`` of freed buffers (see fixedutf32.set_buffer_pool_limit); the previous limit."""
     global _pool_limit, _pool_bytes, _pool_count
-    cdef Py_ssize_t limit = _check_byte_count(nbytes, "the pool limit")
+    if nbytes < 0:
+        raise ValueError(f"bad pool limit {nbytes}")
     previous = _pool_limit
-    _pool_limit = limit
+    _pool_limit = nbytes
     for capacity in sorted(_pool, reverse=True):
         addresses = _pool[capacity]
         while addresses and _pool_bytes > _pool_limit:

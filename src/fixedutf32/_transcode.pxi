@@ -1,57 +1,27 @@
 # Included at the end of _kernels.pyx (``include "_transcode.pxi"``), so the
-# file directives and the runtime dispatch level ``_simd_level`` are shared.
+# file directives, the level ``_simd_level``, ``acquire``, ``check_units``,
+# ``fits`` and ``status_tuple`` are shared.
 #
 # Kernels between fixed_length_utf32 chunks and UTF-8: the loops live in
-# _utf8.h (scalar + AVX2); these wrappers release the GIL around them and hand
-# back a status tuple ``(error, index, position, value)`` that
-# ``fixedutf32.transcode`` turns into exceptions.  Nothing here raises on bad
-# data, and nothing here allocates: the Python layer passes every buffer in.
-# (Py_buffer, PyBuffer_Release and ``acquire`` come from _kernels.pyx.)
+# csrc/utf8.h (scalar + AVX2, chosen by the level passed in); these wrappers
+# release the GIL around them and hand back the status tuple ``(kind,
+# element, position, detail)`` that ``fixedutf32._status`` turns into
+# exceptions.  Nothing here raises on bad data, and nothing here allocates:
+# the Python layer passes every buffer in.
 
-from libc.stdint cimport int64_t, uint8_t
-
-cdef extern from "_utf8.h" nogil:
-    ctypedef struct fu32_utf8_result:
-        int error
-        Py_ssize_t index
-        Py_ssize_t position
-        int64_t value
+cdef extern from "csrc/utf8.h" nogil:
     const int FU32_UTF8_SLACK
-    const int FU32_UTF8_OK
-    const int FU32_UTF8_TOO_LARGE
-    const int FU32_UTF8_SURROGATE
-    const int FU32_UTF8_HEADER_BITS
-    const int FU32_UTF8_TOO_SHORT
-    const int FU32_UTF8_TOO_LONG
-    const int FU32_UTF8_OVERLONG
-    const int FU32_UTF8_CAPACITY
-    const int FU32_UTF8_BAD_OFFSETS
-    const int FU32_UTF8_BAD_VLEN
-    fu32_utf8_result fu32_utf32_to_utf8(const uint8_t *src, Py_ssize_t n, Py_ssize_t width, int swap,
-                                        int validate, int64_t *offsets, int vlen, uint8_t *dst, Py_ssize_t pos,
-                                        Py_ssize_t cap, Py_ssize_t *out_len, Py_ssize_t *done, int level)
+    fu32_status fu32_utf32_to_utf8(const uint8_t *src, Py_ssize_t n, Py_ssize_t width, int swap,
+                                   int validate, int64_t *offsets, int vlen, uint8_t *dst, Py_ssize_t pos,
+                                   Py_ssize_t cap, Py_ssize_t *out_len, Py_ssize_t *done, int level)
     void fu32_utf8_scatter_fixed(const int64_t *offsets, Py_ssize_t n, const uint8_t *values,
                                  uint8_t *dst, Py_ssize_t stride)
-    fu32_utf8_result fu32_utf8_to_utf32(const int64_t *starts, const int64_t *ends, Py_ssize_t stride,
-                                        Py_ssize_t n, const uint8_t *values, Py_ssize_t values_len,
-                                        Py_ssize_t width, int swap, uint8_t *dst, int level)
-    fu32_utf8_result fu32_utf8_vlen_parse(const uint8_t *buf, Py_ssize_t size, Py_ssize_t n, int64_t *pos)
+    fu32_status fu32_utf8_to_utf32(const int64_t *starts, const int64_t *ends, Py_ssize_t stride,
+                                   Py_ssize_t n, const uint8_t *values, Py_ssize_t values_len,
+                                   Py_ssize_t width, int swap, uint8_t *dst, int level)
+    fu32_status fu32_utf8_vlen_parse(const uint8_t *buf, Py_ssize_t size, Py_ssize_t n, int64_t *pos)
 
 UTF8_SLACK = FU32_UTF8_SLACK
-UTF8_OK = FU32_UTF8_OK
-UTF8_TOO_LARGE = FU32_UTF8_TOO_LARGE
-UTF8_SURROGATE = FU32_UTF8_SURROGATE
-UTF8_HEADER_BITS = FU32_UTF8_HEADER_BITS
-UTF8_TOO_SHORT = FU32_UTF8_TOO_SHORT
-UTF8_TOO_LONG = FU32_UTF8_TOO_LONG
-UTF8_OVERLONG = FU32_UTF8_OVERLONG
-UTF8_CAPACITY = FU32_UTF8_CAPACITY
-UTF8_BAD_OFFSETS = FU32_UTF8_BAD_OFFSETS
-UTF8_BAD_VLEN = FU32_UTF8_BAD_VLEN
-
-
-cdef inline tuple _utf8_status(fu32_utf8_result r):
-    return (r.error, r.index, r.position, r.value)
 
 
 # The wrappers take any C-contiguous buffers, acquired as plain bytes with the
@@ -69,14 +39,14 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
     ``start`` and ``pos`` 0).  With ``vlen``, ``destination`` must hold the worst
     case plus ``UTF8_SLACK`` bytes; otherwise the kernel stops before the first
     element that might not fit and the caller continues from there with more
-    room.  Returns ``(error, index, position, value, nbytes, done)``: ``nbytes``
-    the end of the bytes written, ``done`` the elements transcoded (both
-    counted from the start of their buffers).
+    room.  Returns ``(status, nbytes, done)``: ``nbytes`` the end of the bytes
+    written, ``done`` the elements transcoded (both counted from the start of
+    their buffers).
     """
     cdef Py_buffer src, dst, off
     cdef Py_ssize_t n, out_len = 0, done = 0
     cdef int64_t *offs = NULL
-    cdef fu32_utf8_result r
+    cdef fu32_status r
     cdef int level = _simd_level
     cdef bint have_offsets = offsets is not None
     check_units(width, "width")
@@ -107,18 +77,19 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
             PyBuffer_Release(&dst)
     finally:
         PyBuffer_Release(&src)
-    return (r.error, r.index + start, r.position, r.value, out_len, done + start)
+    if r.kind != FU32_OK:
+        r.element += start
+    return status_tuple(r), out_len, done + start
 
 
 def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t width, bint swap, destination):
     """Decode ``n`` UTF-8 strings into ``destination`` (n * width code units, zero padded).
 
     String ``i`` is ``values[positions[i * stride]:positions[i * stride + 1]]``
-    (``positions`` an int64 buffer); ``destination`` None only checks.  Returns
-    ``(error, index, position, value)``.
+    (``positions`` an int64 buffer); ``destination`` None only checks.  A status.
     """
     cdef Py_buffer pos, val, dst
-    cdef fu32_utf8_result r
+    cdef fu32_status r
     cdef int level = _simd_level
     cdef bint checking = destination is None
     cdef uint8_t *d = NULL
@@ -127,7 +98,7 @@ def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t
     if stride <= 0 or n < 0:
         raise ValueError(f"bad stride {stride} or count {n}")
     if n == 0:
-        return (FU32_UTF8_OK, 0, 0, 0)
+        return OK_STATUS
     acquire(positions, &pos, False)
     try:
         # The loop reads entries up to (n - 1) * stride + 1.
@@ -153,16 +124,16 @@ def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t
             PyBuffer_Release(&val)
     finally:
         PyBuffer_Release(&pos)
-    return _utf8_status(r)
+    return status_tuple(r)
 
 
 def utf8_vlen_parse(chunk, Py_ssize_t n, positions):
     """Fill ``positions`` (int64, 2 * n entries) with each item's (start, end) in a vlen-utf8 chunk.
 
-    Returns ``(error, index, position, value)``.
+    A status.
     """
     cdef Py_buffer buf, pos
-    cdef fu32_utf8_result r
+    cdef fu32_status r
     if n < 0:
         raise ValueError(f"bad count {n}")
     acquire(chunk, &buf, False)
@@ -177,7 +148,7 @@ def utf8_vlen_parse(chunk, Py_ssize_t n, positions):
             PyBuffer_Release(&pos)
     finally:
         PyBuffer_Release(&buf)
-    return _utf8_status(r)
+    return status_tuple(r)
 
 
 cdef Py_ssize_t bad_fixed_offsets(const int64_t *offsets, Py_ssize_t n, Py_ssize_t values_len,

@@ -419,6 +419,10 @@ def main(argv=None):
                         help="threads for the scaling test (default: 2; 1 skips it)")
     parser.add_argument("--repeat", type=int, default=9, help="timed repetitions per row (default: 9)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--zarr", action="store_true",
+                        help="instead, measure zarr-python reads and writes with and without fixedutf32.zarr")
+    parser.add_argument("--zarr-size", default="256MiB",
+                        help="bytes of the array for --zarr (default: 256MiB, in 1 MiB chunks)")
     args = parser.parse_args(argv)
     try:
         sizes = [_parse_size(text) for text in args.sizes.split(",") if text.strip()]
@@ -428,6 +432,12 @@ def main(argv=None):
         parser.error(f"--sizes: every size must be at least {4 * WIDTH} bytes")
     if args.threads < 1 or args.repeat < 1:
         parser.error("--threads and --repeat must be at least 1")
+    try:
+        zarr_size = _parse_size(args.zarr_size)
+    except ValueError:
+        parser.error(f"--zarr-size: cannot read {args.zarr_size!r}; use e.g. 8MiB or 256MiB")
+    if zarr_size < 4 * WIDTH:
+        parser.error(f"--zarr-size: must be at least {4 * WIDTH} bytes")
 
     interactive = sys.stderr.isatty()
 
@@ -438,8 +448,20 @@ def main(argv=None):
             sys.stderr.write(f"measuring {message}\n")
         sys.stderr.flush()
 
-    report = run(sizes, threads=args.threads, repeat=args.repeat, progress=progress)
+    if args.zarr:
+        from . import bench_zarr
+
+        try:
+            bench_zarr.require()
+        except ImportError as error:
+            parser.error(str(error))
+        report = bench_zarr.run(zarr_size, repeat=args.repeat, progress=progress)
+        status = 1 if bench_zarr.mismatches(report) else 0
+        table = bench_zarr.format_table
+    else:
+        report = run(sizes, threads=args.threads, repeat=args.repeat, progress=progress)
+        status, table = 0, format_table
     if interactive:
         sys.stderr.write("\r\x1b[K")
-    print(json.dumps(report, indent=2) if args.json else format_table(report))
-    return 0
+    print(json.dumps(report, indent=2) if args.json else table(report))
+    return status

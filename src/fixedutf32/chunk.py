@@ -16,20 +16,21 @@ from ._checks import (
     _SWAPPED,
     MAX_LENGTH_BYTES,
     NATIVE_ENDIAN,
-    as_bytes,
     byte_view,
     check_bool,
+    check_byte_count,
     check_endian,
     check_length_bytes,
     check_order,
     check_out_endian,
+    check_out_overlap,
     check_out_size,
-    dtype_endian,
     element_count,
-    native_dtype,
+    unicode_dtype,
     writable_byte_view,
 )
-from .errors import FixedUTF32Error, InvalidCodePointError, StringTooLongError
+from ._status import status_error
+from .errors import FixedUTF32Error
 
 __all__ = ["decode_chunk", "encode_chunk", "validate", "byteswap", "repad", "str_lengths"]
 
@@ -39,9 +40,10 @@ _SWAP = _kernels.SWAP
 _STREAM = _kernels.STREAM
 _POOL_MIN_BYTES = _kernels.POOL_MIN_BYTES
 _new_buffer = _kernels.new_buffer
+_OK = _kernels.OK_STATUS
 _frombuffer = np.frombuffer
 # Native U dtypes of the usual widths by length_bytes, for the hot path.
-_NATIVE_DTYPES = {4 * n: native_dtype(n) for n in range(1, 65)}
+_NATIVE_DTYPES = {4 * n: unicode_dtype(n) for n in range(1, 65)}
 _UINT8 = np.dtype(np.uint8)
 
 # Outputs at least this large are written with non-temporal stores: they
@@ -50,41 +52,50 @@ _UINT8 = np.dtype(np.uint8)
 STREAM_THRESHOLD_BYTES = 16 * 1024 * 1024
 
 
-def _code_point_at(buffer, unit, endian):
-    return int.from_bytes(as_bytes(buffer)[4 * unit : 4 * unit + 4], endian)
-
-
-def _invalid_code_point(view, unit, units_per_element, endian):
-    """The InvalidCodePointError for flat code unit ``unit`` of ``view``."""
-    index, position = divmod(unit, units_per_element)
-    return InvalidCodePointError(index, position, _code_point_at(view, unit, endian))
-
-
-def _too_long(view, element, units_per_element, capacity):
-    """The StringTooLongError for ``element`` of ``view``."""
-    start = element * units_per_element
-    length = units_per_element
-    while length > 0 and _code_point_at(view, start + length - 1, "little") == 0:
-        length -= 1
-    return StringTooLongError(element, length, capacity)
-
-
-def _raise_repad_status(status, view, from_units, to_units, endian):
-    kind, element, position = status
-    if kind == _kernels.INVALID_CODE_POINT:
-        raise _invalid_code_point(view, element * from_units + position, from_units, endian)
-    if kind == _kernels.TOO_LONG:
-        raise _too_long(view, element, from_units, to_units)
-    if kind != _kernels.OK:  # pragma: no cover
-        raise FixedUTF32Error(f"internal error: repad status {status}")
-
-
-def _new_array(count, dtype):
+def new_array(count, dtype):
     """A new writable 1-D array; large ones reuse freed memory from the pool."""
+    dtype = np.dtype(dtype)
     nbytes = count * dtype.itemsize
     if nbytes >= _POOL_MIN_BYTES:
         return np.frombuffer(_kernels.new_buffer(nbytes), dtype)
     return np.empty(count, dtype)
+
+
+def set_buffer_pool_limit(nbytes):
+    """Keep at most ``nbytes`` of freed output buffers for reuse (0 turns the pool off).
+
+    A chunk of at least 32 KiB decoded or encoded into a new array takes its
+    memory from this pool when a freed buffer of a fitting size is there,
+    which avoids the page faults of fresh memory.  At most 64 buffers and, by
+    default, 512 MiB are kept.
+
+    Parameters
+    ----------
+    nbytes : int
+        The new limit in bytes; buffers beyond it are freed at once.
+
+    Returns
+    -------
+    int
+        The previous limit.
+
+    Raises
+    ------
+    ValueError
+        If ``nbytes`` is negative or above ``sys.maxsize``.
+    TypeError
+        If ``nbytes`` is not an int.
+
+    Examples
+    --------
+    >>> import fixedutf32
+    >>> previous = fixedutf32.set_buffer_pool_limit(0)  # free the pool
+    >>> fixedutf32.buffer_pool_bytes()
+    0
+    >>> fixedutf32.set_buffer_pool_limit(previous)
+    0
+    """
+    return _kernels.set_buffer_pool_limit(check_byte_count(nbytes, "the pool limit"))
 
 
 def _stream_flag(nbytes):
@@ -137,9 +148,9 @@ def validate(data, length_bytes, *, endian="little"):
     swapped = check_endian(endian)
     src, nbytes = byte_view(data, "data")
     element_count(nbytes, length_bytes, None)
-    bad = _kernels.validate(src, swapped)
-    if bad >= 0:
-        raise _invalid_code_point(src, bad, length_bytes // 4, endian)
+    status = _kernels.validate(src, length_bytes >> 2, swapped)
+    if status[0]:
+        raise status_error(status)
 
 
 def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", validate=True, out=None):
@@ -222,7 +233,7 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
     count = nbytes // length_bytes
     if shape is not None or count * length_bytes != nbytes:
         count, shape = element_count(nbytes, length_bytes, shape)
-    dtype = _NATIVE_DTYPES.get(length_bytes) or native_dtype(length_bytes >> 2)
+    dtype = _NATIVE_DTYPES.get(length_bytes) or unicode_dtype(length_bytes >> 2)
     flags = _VALIDATE if validate else 0
     if swapped:
         flags |= _SRC_SWAPPED | _SWAP
@@ -232,9 +243,9 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
     if out is None:
         if not swapped:
             if validate:
-                bad = _kernels.validate(src, False)
-                if bad >= 0:
-                    raise _invalid_code_point(src, bad, length_bytes // 4, endian)
+                status = _kernels.validate(src, length_bytes >> 2, False)
+                if status[0]:
+                    raise status_error(status)
             result = np.frombuffer(src, dtype)
         else:
             if nbytes < _POOL_MIN_BYTES:
@@ -243,14 +254,14 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
                 result = _frombuffer(_new_buffer(nbytes), dtype)
                 if nbytes >= STREAM_THRESHOLD_BYTES:
                     flags |= _STREAM
-            bad = _kernels.convert(src, result, flags)
-            if bad >= 0:
-                raise _invalid_code_point(src, bad, length_bytes // 4, endian)
+            status = _kernels.convert(src, result, length_bytes >> 2, flags)
+            if status[0]:
+                raise status_error(status)
     else:
         check_out_endian(out, NATIVE_ENDIAN)  # the result is native
         dst, out_nbytes = writable_byte_view(out, "out")
         check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {length_bytes}")
-        _write_units(src, dst, flags, length_bytes // 4, endian)
+        _write_units(src, dst, flags, length_bytes >> 2)
         result = np.frombuffer(dst, dtype)
 
     if shape is not None and len(shape) != 1:
@@ -258,49 +269,47 @@ def decode_chunk(data, length_bytes, *, endian="little", shape=None, order="C", 
     return result
 
 
-def _write_units(src, dst, flags, units_per_element, endian):
+def _write_units(src, dst, flags, width):
     """Convert ``src`` into ``dst`` by ``flags``, leaving ``dst`` untouched on error."""
-    relation = _kernels.overlap(src, dst)
-    if relation == 2:
-        raise ValueError("out partly overlaps data; pass the same buffer or a separate one")
-    if relation == 1:
+    swapped = bool(flags & _SRC_SWAPPED)
+    if check_out_overlap(dst, [("data", src)], in_place=True):
         # In place: the kernel swaps the prefix back if it finds a bad unit.
         if flags & _SWAP:
-            bad = _kernels.convert(src, dst, flags)
+            status = _kernels.convert(src, dst, width, flags)
         elif flags & _VALIDATE:
-            bad = _kernels.validate(src, bool(flags & _SRC_SWAPPED))
+            status = _kernels.validate(src, width, swapped)
         else:
-            bad = -1
+            return
     else:
         # A separate buffer: check everything first so that a bad unit near
         # the end cannot leave ``out`` half written.
-        bad = -1
-        if flags & _VALIDATE:
-            bad = _kernels.validate(src, bool(flags & _SRC_SWAPPED))
-        if bad < 0:
-            bad = _kernels.convert(src, dst, (flags & ~_VALIDATE) | _stream_flag(memoryview(dst).nbytes))
-    if bad >= 0:
-        raise _invalid_code_point(src, bad, units_per_element, endian)
+        status = _kernels.validate(src, width, swapped) if flags & _VALIDATE else _OK
+        if not status[0]:
+            flags = (flags & ~_VALIDATE) | _stream_flag(memoryview(dst).nbytes)
+            status = _kernels.convert(src, dst, width, flags)
+    if status[0]:
+        raise status_error(status)
 
 
-def _repad_chunk(src, out, count, from_units, to_units, flags, endian):
+def _repad_chunk(src, out, count, from_units, to_units, flags):
     """Write ``count`` elements of ``src`` at the new width into a new array or ``out``."""
     nbytes = count * to_units * 4
     if out is None:
-        result = _new_array(nbytes, _UINT8)
+        result = new_array(nbytes, _UINT8)
         status = _kernels.repad(src, result, from_units, to_units, flags | _stream_flag(nbytes))
-        _raise_repad_status(status, src, from_units, to_units, endian)
+        if status[0]:
+            raise status_error(status, capacity=to_units)
         return result
     dst, out_nbytes = writable_byte_view(out, "out")
     check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * to_units}")
-    if _kernels.overlap(src, dst):
-        raise ValueError("out overlaps the data it is written from; pass a separate buffer")
+    check_out_overlap(dst, [("data", src)])
     # Check everything first so that a bad element late in the chunk cannot
     # leave ``out`` half written.
     status = _kernels.repad(src, None, from_units, to_units, flags)
-    _raise_repad_status(status, src, from_units, to_units, endian)
-    status = _kernels.repad(src, dst, from_units, to_units, (flags & ~_VALIDATE) | _stream_flag(nbytes))
-    _raise_repad_status(status, src, from_units, to_units, endian)
+    if not status[0]:
+        status = _kernels.repad(src, dst, from_units, to_units, (flags & ~_VALIDATE) | _stream_flag(nbytes))
+    if status[0]:
+        raise status_error(status, capacity=to_units)
     return out
 
 
@@ -311,7 +320,9 @@ def _as_unicode_array(array):
         if kind == "U":
             return array
         if kind == "T":
-            return _string_dtype_to_unicode(array)
+            from .transcode import string_dtype_to_unicode
+
+            return string_dtype_to_unicode(array)
         if kind != "O":
             raise TypeError(
                 f"array must hold strings (NumPy 'U', StringDType, or object array of "
@@ -332,14 +343,6 @@ def _as_unicode_array(array):
                 f"element {index} is a {type(item).__name__} ({item!r:.40}); expected str"
             )
     return objects.astype(np.str_) if objects.size else objects.astype("U1")
-
-
-def _string_dtype_to_unicode(array):
-    # The widest string sets the width; a string too long for length_bytes
-    # is then reported by the repad kernel, at its index in the chunk order.
-    from .transcode import _string_dtype_to_utf32
-
-    return _string_dtype_to_utf32(array, None, NATIVE_ENDIAN)
 
 
 def encode_chunk(array, length_bytes=None, *, endian="little", order="C", validate=True, out=None):
@@ -446,9 +449,9 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
         if out is None:
             if not flags & _SWAP:
                 if validate:
-                    bad = _kernels.validate(src, source_swapped)
-                    if bad >= 0:
-                        raise _invalid_code_point(src, bad, width, dtype_endian(dtype))
+                    status = _kernels.validate(src, width, source_swapped)
+                    if status[0]:
+                        raise status_error(status)
                 return src.reshape(-1).view(np.uint8)
             # Allocation and convert inline, as in decode_chunk: a helper
             # call here is a measurable part of a 64 KiB chunk's time.
@@ -458,19 +461,19 @@ def encode_chunk(array, length_bytes=None, *, endian="little", order="C", valida
                 result = _frombuffer(_new_buffer(nbytes), _UINT8)
                 if nbytes >= STREAM_THRESHOLD_BYTES:
                     flags |= _STREAM
-            bad = _kernels.convert(src, result, flags)
-            if bad >= 0:
-                raise _invalid_code_point(src, bad, width, dtype_endian(dtype))
+            status = _kernels.convert(src, result, width, flags)
+            if status[0]:
+                raise status_error(status)
             return result
         check_out_endian(out, endian)
         dst, out_nbytes = writable_byte_view(out, "out")
         check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * capacity}")
-        _write_units(src, dst, flags, width, dtype_endian(dtype))
+        _write_units(src, dst, flags, width)
         return out
 
     if out is not None:
         check_out_endian(out, endian)
-    return _repad_chunk(src, out, count, width, capacity, flags, dtype_endian(dtype))
+    return _repad_chunk(src, out, count, width, capacity, flags)
 
 
 def byteswap(buffer):
@@ -506,8 +509,9 @@ def byteswap(buffer):
     """
     view, nbytes = writable_byte_view(buffer, "buffer")
     element_count(nbytes, 4, None, name="buffer")
-    if _kernels.convert(view, view, _SWAP) >= 0:  # pragma: no cover - nothing is checked
-        raise FixedUTF32Error("internal error: byteswap reported a bad unit")
+    status = _kernels.convert(view, view, 1, _SWAP)
+    if status[0]:  # pragma: no cover - nothing is checked
+        raise FixedUTF32Error(f"internal error: byteswap reported {status}")
 
 
 def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None, validate=True):
@@ -576,7 +580,7 @@ def repad(data, from_length_bytes, to_length_bytes, *, endian="little", out=None
     count, _ = element_count(src_nbytes, from_length_bytes, None)
     from_units, to_units = from_length_bytes // 4, to_length_bytes // 4
     flags = (_VALIDATE if validate else 0) | (_SRC_SWAPPED if swapped else 0)
-    return _repad_chunk(src, out, count, from_units, to_units, flags, endian)
+    return _repad_chunk(src, out, count, from_units, to_units, flags)
 
 
 def str_lengths(data, length_bytes, *, endian="little", validate=True):
@@ -625,7 +629,7 @@ def str_lengths(data, length_bytes, *, endian="little", validate=True):
     count, _ = element_count(nbytes, length_bytes, None)
     lengths = np.empty(count, np.intp)
     flags = (_VALIDATE if validate else 0) | (_SRC_SWAPPED if swapped else 0)
-    bad = _kernels.str_lengths(src, lengths, length_bytes // 4, flags)
-    if bad >= 0:
-        raise _invalid_code_point(src, bad, length_bytes // 4, endian)
+    status = _kernels.str_lengths(src, lengths, length_bytes >> 2, flags)
+    if status[0]:
+        raise status_error(status)
     return lengths

@@ -22,28 +22,28 @@ other kernels) and run with the GIL released; this module checks arguments,
 allocates the outputs and turns kernel statuses into exceptions.
 """
 
-import sys
-
 import numpy as np
 
 from . import _kernels
 from ._checks import (
+    _SWAPPED,
+    NATIVE_ENDIAN,
     as_bytes,
     byte_view,
     check_bool,
     check_endian,
     check_length_bytes,
     check_out_endian,
+    check_out_overlap,
+    check_out_size,
     dtype_endian,
+    element_count,
+    unicode_dtype,
     writable_byte_view,
 )
-from .errors import (
-    ChunkSizeError,
-    FixedUTF32Error,
-    InvalidCodePointError,
-    InvalidUTF8Error,
-    StringTooLongError,
-)
+from ._status import status_error
+from .chunk import new_array
+from .errors import ChunkSizeError, FixedUTF32Error
 
 __all__ = [
     "to_utf8",
@@ -58,23 +58,13 @@ __all__ = [
 _INT32_MAX = 2**31 - 1
 _UINT32_MAX = 2**32 - 1
 
-_UTF8_REASONS = {
-    _kernels.UTF8_TOO_LARGE: "the sequence encodes a value above U+10FFFF",
-    _kernels.UTF8_SURROGATE: "the sequence encodes a surrogate (U+D800..U+DFFF)",
-    _kernels.UTF8_HEADER_BITS: "this byte never occurs in UTF-8",
-    _kernels.UTF8_TOO_SHORT: "truncated sequence: the lead byte is not followed by enough continuation bytes",
-    _kernels.UTF8_TOO_LONG: "continuation byte without a lead byte",
-    _kernels.UTF8_OVERLONG: "overlong encoding (the value needs fewer bytes)",
-}
-
-
 # ---------------------------------------------------------------------------
 # Argument handling
 # ---------------------------------------------------------------------------
 
 
 def _chunk_input(data, length_bytes, endian):
-    """Return ``(buffer, nbytes, width, swap, count, shape)`` for a fixed_length_utf32 chunk.
+    """Return ``(buffer, width, endian, count, shape)`` for a fixed_length_utf32 chunk.
 
     ``data`` is a NumPy ``U`` array (its dtype gives the width and byte order)
     or any C-contiguous buffer holding the chunk's bytes.
@@ -99,79 +89,19 @@ def _chunk_input(data, length_bytes, endian):
                 f"endian {endian!r} does not match the array's dtype {data.dtype.str} "
                 f"({own} endian); leave endian out for NumPy arrays"
             )
-        shape = data.shape
-        view = np.ascontiguousarray(data)
-        nbytes = view.nbytes
-    else:
-        if length_bytes is None:
-            raise TypeError(
-                "length_bytes is required unless data is a NumPy 'U' array, "
-                f"got data of type {type(data).__name__}"
-            )
-        length_bytes = check_length_bytes(length_bytes)
-        if endian is None:
-            endian = "little"
-        view, nbytes = byte_view(data, "data")
-        count, rest = divmod(nbytes, length_bytes)
-        if rest:
-            raise ChunkSizeError(
-                f"data holds {nbytes} bytes, which is not a multiple of "
-                f"length_bytes {length_bytes} ({rest} bytes left over)"
-            )
-        shape = (count,)
-    swap = check_endian(endian)
-    width = length_bytes // 4
-    count = nbytes // length_bytes
-    return view, nbytes, width, swap, count, shape
-
-
-def _raise_code_point(status):
-    error, index, position, value = status[:4]
-    if error in (_kernels.UTF8_TOO_LARGE, _kernels.UTF8_SURROGATE):
-        raise InvalidCodePointError(index, position, value)
-    raise FixedUTF32Error(f"internal error: transcoder status {status}")  # pragma: no cover
-
-
-def _raise_utf8(status, values, starts, width):
-    """Turn a UTF-8 -> UTF-32 kernel status into the matching exception."""
-    error, index, position, value = status
-    values = as_bytes(values)
-    if error == _kernels.UTF8_CAPACITY:
-        raise StringTooLongError(index, value, width)
-    if error == _kernels.UTF8_BAD_OFFSETS:
-        raise ValueError(
-            f"offsets of string {index} do not lie inside values "
-            f"({values.nbytes} bytes): expected 0 <= offsets[{index}] <= offsets[{index + 1}] "
-            f"<= {values.nbytes}"
+        return np.ascontiguousarray(data), itemsize // 4, endian, data.size, data.shape
+    if length_bytes is None:
+        raise TypeError(
+            "length_bytes is required unless data is a NumPy 'U' array, "
+            f"got data of type {type(data).__name__}"
         )
-    reason = _UTF8_REASONS.get(error)
-    if reason is None:  # pragma: no cover
-        raise FixedUTF32Error(f"internal error: transcoder status {status}")
-    start = int(starts[index]) + position
-    shown = bytes(values[start : start + 4]).hex(" ")
-    raise InvalidUTF8Error(index, position, f"{reason} (bytes there: {shown})")
-
-
-def _check_out(out, nbytes, inputs):
-    view, out_nbytes = writable_byte_view(out, "out")
-    if out_nbytes != nbytes:
-        raise ChunkSizeError(f"out holds {out_nbytes} bytes; expected exactly {nbytes}")
-    for name, other in inputs:
-        if _kernels.overlap(view, other):
-            raise ValueError(f"out must not overlap {name}")
-    return view
-
-
-def _fixed_dtype(width, endian):
-    return np.dtype(("<U" if endian == "little" else ">U") + str(width))
-
-
-def _new_array(count, dtype):
-    """A new writable 1-D array; large ones reuse freed memory from the core's pool."""
-    dtype = np.dtype(dtype)
-    if count * dtype.itemsize >= _kernels.POOL_MIN_BYTES:
-        return np.frombuffer(_kernels.new_buffer(count * dtype.itemsize), dtype)
-    return np.empty(count, dtype)
+    length_bytes = check_length_bytes(length_bytes)
+    if endian is None:
+        endian = "little"
+    check_endian(endian)
+    view, nbytes = byte_view(data, "data")
+    count, _ = element_count(nbytes, length_bytes, None)
+    return view, length_bytes // 4, endian, count, (count,)
 
 
 # Chunks from this size on are first transcoded to UTF-8 in half the worst case's room.
@@ -186,7 +116,7 @@ def _shrink(buffer, nbytes):
     """
     if 2 * nbytes >= buffer.size:
         return buffer[:nbytes]
-    result = _new_array(nbytes, np.uint8)
+    result = new_array(nbytes, np.uint8)
     np.copyto(result, buffer[:nbytes])
     return result
 
@@ -251,25 +181,25 @@ def to_utf8(data, length_bytes=None, *, endian=None, validate=True):
     b'Hi'
     """
     validate = check_bool(validate, "validate")
-    view, nbytes, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
+    view, width, endian, count, _ = _chunk_input(data, length_bytes, endian)
+    swap, nbytes = _SWAPPED[endian], 4 * width * count
     offsets = np.empty(count + 1, np.int64)
     # Most text needs well under the worst case (4 bytes per code unit): start
     # with half of it, so that such a result is kept as a view (see _shrink)
     # instead of copied out; text that needs more continues in a larger buffer.
     room = nbytes // 2 if nbytes >= _HALF_ROOM_MIN else nbytes
-    dst = _new_array(room + _kernels.UTF8_SLACK, np.uint8)
-    status = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False)
-    if not status[0] and status[5] < count:
-        done, written = status[5], status[4]
-        grown = _new_array(written + (count - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
+    dst = new_array(room + _kernels.UTF8_SLACK, np.uint8)
+    status, written, done = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False)
+    if not status[0] and done < count:
+        grown = new_array(written + (count - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
         np.copyto(grown[:written], dst[:written])
         dst = grown
-        status = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False, done, written)
+        status, written, done = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False, done, written)
     if status[0]:
-        _raise_code_point(status)
-    if status[5] != count:  # pragma: no cover - the second pass has room for all
-        raise FixedUTF32Error(f"internal error: transcoded {status[5]} of {count} elements")
-    return offsets, _shrink(dst, status[4])
+        raise status_error(status)
+    if done != count:  # pragma: no cover - the second pass has room for all
+        raise FixedUTF32Error(f"internal error: transcoded {done} of {count} elements")
+    return offsets, _shrink(dst, written)
 
 
 def to_arrow(data, length_bytes=None, *, endian=None, validate=True, large=False):
@@ -359,8 +289,8 @@ def to_string_dtype(data, length_bytes=None, *, endian=None, validate=True):
     (StringDType(), (2, 2), [['Hi', 'Я'], ['', '🎉']])
     """
     string_dtype = _string_dtype_class("to_string_dtype")
-    view, _, width, swap, count, shape = _chunk_input(data, length_bytes, endian)
-    offsets, values = to_utf8(view, 4 * width, endian=_endian_of(swap), validate=validate)
+    view, width, endian, count, shape = _chunk_input(data, length_bytes, endian)
+    offsets, values = to_utf8(view, 4 * width, endian=endian, validate=validate)
     stride = int(np.diff(offsets).max()) if count else 1
     stride = max(stride, 1)
     fixed = np.empty(count, f"S{stride}")
@@ -402,17 +332,18 @@ def encode_vlen_utf8(data, length_bytes=None, *, endian=None, validate=True):
     b'\\x02\\x00\\x00\\x00\\x02\\x00\\x00\\x00ab\\x02\\x00\\x00\\x00\\xd0\\xaf'
     """
     validate = check_bool(validate, "validate")
-    view, nbytes, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
+    view, width, endian, count, _ = _chunk_input(data, length_bytes, endian)
+    swap, nbytes = _SWAPPED[endian], 4 * width * count
     if count > _UINT32_MAX or 4 * width > _UINT32_MAX:
         raise ValueError(
             f"a vlen-utf8 chunk holds fewer than 2**32 items of fewer than 2**32 bytes; "
             f"got {count} elements of {4 * width} bytes"
         )
-    dst = _new_array(4 + 4 * count + nbytes + _kernels.UTF8_SLACK, np.uint8)
-    status = _kernels.utf32_to_utf8(view, width, swap, validate, None, dst, True)
+    dst = new_array(4 + 4 * count + nbytes + _kernels.UTF8_SLACK, np.uint8)
+    status, written, _ = _kernels.utf32_to_utf8(view, width, swap, validate, None, dst, True)
     if status[0]:
-        _raise_code_point(status)
-    return _shrink(dst, status[4])
+        raise status_error(status)
+    return _shrink(dst, written)
 
 
 # ---------------------------------------------------------------------------
@@ -430,22 +361,22 @@ def _decode(positions, stride, count, values, length_bytes, endian, out, inputs)
     width = length_bytes // 4
     nbytes = count * length_bytes
     if out is None:
-        result = _new_array(count, _fixed_dtype(width, endian))
+        result = new_array(count, unicode_dtype(width, endian))
         target = result if count else None
         status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
         if status[0]:
-            _raise_utf8(status, values, positions[::stride], width)
+            raise status_error(status, capacity=width, values=values, starts=positions[::stride])
         return result
     check_out_endian(out, endian)
-    target = _check_out(out, nbytes, inputs)
+    target, out_nbytes = writable_byte_view(out, "out")
+    check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {length_bytes}")
+    check_out_overlap(target, inputs)
     # Check everything first, so that an error leaves out as it was.
     status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, None)
-    if status[0]:
-        _raise_utf8(status, values, positions[::stride], width)
-    if count:
+    if not status[0] and count:
         status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
-        if status[0]:  # pragma: no cover - the checking pass found nothing
-            _raise_utf8(status, values, positions[::stride], width)
+    if status[0]:
+        raise status_error(status, capacity=width, values=values, starts=positions[::stride])
     return out
 
 
@@ -638,29 +569,13 @@ def decode_vlen_utf8(chunk, length_bytes, *, endian="little", out=None):
     positions = np.empty(2 * count, np.int64)
     status = _kernels.utf8_vlen_parse(view, count, positions)
     if status[0]:
-        _, index, position, _ = status
-        if index == count:
-            raise ChunkSizeError(
-                f"vlen-utf8 chunk of {nbytes} bytes has {nbytes - position} bytes left over: "
-                f"its header announces {count} items, which end at byte {position}"
-            )
-        raise ChunkSizeError(
-            f"vlen-utf8 chunk of {nbytes} bytes is truncated: item {index} "
-            f"(header or bytes at offset {position}) runs past its end"
-        )
+        raise status_error(status, values=view)
     return _decode(positions, 2, count, view, length_bytes, endian, out, [("chunk", view)])
 
 
 # ---------------------------------------------------------------------------
 # NumPy StringDType and optional imports
 # ---------------------------------------------------------------------------
-
-
-def _endian_of(swap):
-    native = sys.byteorder
-    if not swap:
-        return native
-    return "big" if native == "little" else "little"
 
 
 def _string_dtype_class(what):
@@ -683,40 +598,19 @@ def _import_pyarrow(what):
     return pyarrow
 
 
-def _string_dtype_to_utf32(array, length_bytes, endian):
-    """A NumPy ``StringDType`` array as a fixed-width ``U`` array (for ``encode_chunk``).
+def string_dtype_to_unicode(array):
+    """A NumPy ``StringDType`` array as a native ``U`` array as wide as its longest string.
 
-    Parameters
-    ----------
-    array : numpy.ndarray
-        Of ``StringDType``, any shape and layout (read in C order).
-    length_bytes : int or None
-        Bytes per element; None means the longest string's length in code
-        points (at least 1).
-    endian : {"little", "big"}
-        Byte order of the result.
-
-    Returns
-    -------
-    numpy.ndarray
-        A new C-contiguous ``U{length_bytes // 4}`` array of the same shape in
-        ``endian`` byte order; its bytes are the encoded chunk.
-
-    Raises
-    ------
-    StringTooLongError
-        For the first string (flat C order) longer than the capacity; U+0000
-        beyond the capacity counts as padding.
+    For ``encode_chunk``, which then writes it at its ``length_bytes`` and
+    byte order (a string too long for them is reported there, at its index).
+    Returns a new C-contiguous array of the same shape, at least ``U1``.
 
     NumPy does not expose a ``StringDType`` array's UTF-8 bytes to Python.
     pyarrow reads them through NumPy's C API, so when pyarrow is installed the
     strings go ``pyarrow.array`` -> :func:`from_arrow` (about 3x faster than
     NumPy's cast); otherwise, or for arrays with missing values, NumPy's own
-    ``astype`` does the work after a length check.
+    ``astype`` does the work.
     """
-    check_endian(endian)
-    if length_bytes is not None:
-        length_bytes = check_length_bytes(length_bytes)
     flat = array.reshape(-1)
     try:
         import pyarrow
@@ -725,31 +619,15 @@ def _string_dtype_to_utf32(array, length_bytes, endian):
         pyarrow = None
     if pyarrow is not None and getattr(array.dtype, "na_object", _NO_NA) is _NO_NA:
         strings = pyarrow.array(flat)
-        if length_bytes is None:
-            longest = pyarrow.compute.max(pyarrow.compute.utf8_length(strings)).as_py() if len(flat) else 0
-            length_bytes = 4 * max(longest or 0, 1)
-        return from_arrow(strings, length_bytes, endian=endian).reshape(array.shape)
+        longest = pyarrow.compute.max(pyarrow.compute.utf8_length(strings)).as_py() if len(flat) else 0
+        return from_arrow(strings, 4 * max(longest or 0, 1), endian=NATIVE_ENDIAN).reshape(array.shape)
     try:
         lengths = np.strings.str_len(flat)
     except ValueError:
         # NumPy cannot measure a missing value (na_object None or NaN).
         raise _missing_value_error(flat) from None
-    if length_bytes is None:
-        width = max(int(lengths.max()) if lengths.size else 1, 1)
-    else:
-        width = length_bytes // 4
-        over = np.flatnonzero(lengths > width)
-        if over.size:
-            stripped = np.strings.str_len(np.strings.rstrip(flat[over], "\x00"))
-            bad = np.flatnonzero(stripped > width)
-            if bad.size:
-                raise StringTooLongError(int(over[bad[0]]), int(stripped[bad[0]]), width)
-    # (NumPy's cast from StringDType writes native code units whatever the
-    # target's byte order says, so cast to native order first.)
-    result = np.ascontiguousarray(array.astype(_fixed_dtype(width, sys.byteorder)))
-    if endian != sys.byteorder:
-        result = result.astype(_fixed_dtype(width, endian))
-    return result
+    width = max(int(lengths.max()) if lengths.size else 1, 1)
+    return np.ascontiguousarray(array.astype(unicode_dtype(width)))
 
 
 _NO_NA = object()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import zarr.codecs
 from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
@@ -20,6 +20,11 @@ def _is_fixed_utf32(dtype):
     return isinstance(dtype, _ZarrFixedLengthUTF32)
 
 
+def _same_fields(a, b):
+    """zarr's dataclass ``__eq__`` without its same-class test: the compared fields."""
+    return all(getattr(a, f.name) == getattr(b, f.name) for f in fields(a) if f.compare)
+
+
 # --------------------------------------------------------------------------
 # The bytes codec
 
@@ -33,7 +38,9 @@ class BytesCodec(zarr.codecs.BytesCodec):
     codec's byte order.  For every other data type it is zarr's own class.
     Select it with ``zarr.config.set({"codecs.bytes":
     "fixedutf32.zarr.BytesCodec"})`` or the environment variable
-    ``ZARR_CODECS__BYTES=fixedutf32.zarr.BytesCodec``.
+    ``ZARR_CODECS__BYTES=fixedutf32.zarr.BytesCodec``.  It compares equal
+    to, and hashes like, zarr's own ``BytesCodec`` with the same ``endian``:
+    both stand for the same JSON.
 
     Parameters
     ----------
@@ -59,10 +66,24 @@ class BytesCodec(zarr.codecs.BytesCodec):
     ...     arr[:] = ["ab", "cde"]
     ...     arr[:]
     array(['ab', 'cde'], dtype='<U3')
+    >>> BytesCodec(endian="big") == zarr.codecs.BytesCodec(endian="big")
+    True
     """
 
     # zarr's registry and configuration name classes by module and name
     __module__ = "fixedutf32.zarr"
+
+    def __eq__(self, other):
+        # zarr's dataclass __eq__ wants the very same class, but this codec
+        # stands for the same JSON: metadata parsed with it must equal the
+        # metadata zarr builds with its own class (create_array), either way
+        # round (Python asks the subclass first).
+        if type(other) in _SAME_CODEC:
+            return _same_fields(self, other)
+        return NotImplemented
+
+    # zarr's hash is that of (endian,): equal codecs of either class hash alike
+    __hash__ = zarr.codecs.BytesCodec.__hash__
 
     @classmethod
     def from_dict(cls, data):
@@ -171,6 +192,9 @@ class BytesCodec(zarr.codecs.BytesCodec):
         return await super()._encode_single(chunk_array, chunk_spec)
 
 
+_SAME_CODEC = (zarr.codecs.BytesCodec, BytesCodec)
+
+
 # --------------------------------------------------------------------------
 # The strict data type
 
@@ -186,9 +210,14 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
     string NumPy would not write (``"<U02"``, ``"<U0"``), and a fill value
     with more code points than the type holds (zarr would truncate it) or
     with a lone surrogate.  The rules are those of :mod:`fixedutf32.metadata`.
+    It compares equal to, and hashes like, zarr's class with the same
+    ``length`` and ``endianness``.
 
     Examples
     --------
+    >>> from zarr.dtype import FixedLengthUTF32
+    >>> StrictFixedLengthUTF32(length=2) == FixedLengthUTF32(length=2)
+    True
     >>> StrictFixedLengthUTF32.from_json(
     ...     {"name": "fixed_length_utf32", "configuration": {"length_bytes": 13}},
     ...     zarr_format=3)
@@ -198,6 +227,16 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
     """
 
     __module__ = "fixedutf32.zarr"
+
+    def __eq__(self, other):
+        # The same JSON as zarr's class: metadata opened with this type equals
+        # metadata zarr made with its own, either way round.
+        if type(other) in _SAME_DTYPE:
+            return _same_fields(self, other)
+        return NotImplemented
+
+    # as BytesCodec's: the hash of the compared fields, whichever class
+    __hash__ = _ZarrFixedLengthUTF32.__hash__
 
     @classmethod
     def _from_json_v3(cls, data):
@@ -241,6 +280,9 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
         if isinstance(data, str):
             _rules.FixedLengthUTF32(self.item_size).decode_fill_value(str(data))
         return super().cast_scalar(data)
+
+
+_SAME_DTYPE = (_ZarrFixedLengthUTF32, StrictFixedLengthUTF32)
 
 
 class InvalidChunkCodePointError(InvalidCodePointError):

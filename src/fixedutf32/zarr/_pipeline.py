@@ -34,7 +34,7 @@ from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
 from zarr.storage import LocalStore, StorePath
 
 from .. import metadata as _rules
-from .._checks import NATIVE_ENDIAN, byte_view, check_out_size, dtype_endian, native_dtype
+from .._checks import NATIVE_ENDIAN, byte_view, check_out_size, dtype_endian, unicode_dtype
 from ..chunk import decode_chunk, encode_chunk, validate
 from ..errors import InvalidCodePointError
 from ._codec import InvalidChunkCodePointError
@@ -205,12 +205,21 @@ def _whole_chunk(chunk_selection, out_selection, is_complete, drop_axes):
             and _plain_slices(out_selection))
 
 
+def _block(array, selection):
+    """``array[selection]`` for a tuple of slices, always a view.
+
+    Indexing a 0-d array with ``()`` gives a NumPy scalar, a copy; the
+    trailing ``...`` keeps it a 0-d view of the array's memory.
+    """
+    return array[(*selection, Ellipsis)]
+
+
 def _direct_target(out_np, spec, chunk_selection, out_selection, is_complete, drop_axes, order):
     """The flat bytes of ``out`` where a whole chunk goes, if they are one block laid out
     like the stored chunk; else None."""
     if not _whole_chunk(chunk_selection, out_selection, is_complete, drop_axes):
         return None
-    view = out_np[out_selection]
+    view = _block(out_np, out_selection)
     if view.shape != spec.shape:
         return None
     if order == "C" or view.ndim <= 1:
@@ -244,7 +253,7 @@ def _decode_into(src, target, length_bytes, stored, wanted):
         if src is not target:
             target[:] = np.frombuffer(src, _UINT8)
     else:
-        units = np.frombuffer(src, native_dtype(length_bytes // 4))
+        units = np.frombuffer(src, unicode_dtype(length_bytes // 4))
         encode_chunk(units, length_bytes, endian=wanted, out=target)
 
 
@@ -354,7 +363,9 @@ class CodecPipeline(_ZarrCodecPipeline):
     def __eq__(self, other):
         return type(other) is type(self) and other.fallback == self.fallback
 
-    __hash__ = None
+    def __hash__(self):
+        # as __eq__: the class and zarr's pipeline (a frozen dataclass) decide
+        return hash((type(self), self.fallback))
 
     def __iter__(self):
         return iter(self.fallback)
@@ -789,7 +800,7 @@ class CodecPipeline(_ZarrCodecPipeline):
             chunk = None
             if (_whole_chunk(chunk_selection, out_selection, is_complete, drop_axes)
                     and value_np.ndim == len(spec.shape)):
-                part = value_np[out_selection]
+                part = _block(value_np, out_selection)
                 if part.shape == spec.shape:
                     chunk = part  # the whole chunk is in the value: encode it from there
             if chunk is None:

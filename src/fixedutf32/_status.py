@@ -1,0 +1,71 @@
+"""Kernel statuses to exceptions: the one place where errors found in data are made.
+
+Every kernel wrapper in ``_kernels`` reports the same way, a status tuple
+``(kind, element, position, detail)`` whose kinds are defined once, in
+``csrc/common.h``; ``_kernels.OK_STATUS`` when nothing is wrong.
+"""
+
+from . import _kernels
+from ._checks import as_bytes
+from .errors import ChunkSizeError, FixedUTF32Error, InvalidCodePointError, InvalidUTF8Error, StringTooLongError
+
+_UTF8_REASONS = {
+    _kernels.UTF8_TOO_LARGE: "the sequence encodes a value above U+10FFFF",
+    _kernels.UTF8_SURROGATE: "the sequence encodes a surrogate (U+D800..U+DFFF)",
+    _kernels.UTF8_HEADER_BITS: "this byte never occurs in UTF-8",
+    _kernels.UTF8_TOO_SHORT: "truncated sequence: the lead byte is not followed by enough continuation bytes",
+    _kernels.UTF8_STRAY_CONTINUATION: "continuation byte without a lead byte",
+    _kernels.UTF8_OVERLONG: "overlong encoding (the value needs fewer bytes)",
+}
+
+
+def status_error(status, *, capacity=None, values=None, starts=None):
+    """The exception for a kernel status that is not ``OK``.
+
+    Parameters
+    ----------
+    status : tuple
+        ``(kind, element, position, detail)`` from a ``_kernels`` wrapper.
+    capacity : int, optional
+        Code points per element of the output (for ``STRING_TOO_LONG``).
+    values : buffer, optional
+        The UTF-8 bytes read (UTF-8 kinds, ``BAD_OFFSETS``), or the
+        vlen-utf8 chunk (``BAD_VLEN``).
+    starts : sequence of int, optional
+        Where each string starts in ``values`` (UTF-8 kinds: the bytes at
+        the error are shown).
+
+    Returns
+    -------
+    FixedUTF32Error or ValueError
+        For the caller to raise.
+    """
+    kind, element, position, detail = status
+    if kind == _kernels.TOO_LARGE or kind == _kernels.SURROGATE:
+        return InvalidCodePointError(element, position, detail)
+    if kind == _kernels.STRING_TOO_LONG:
+        return StringTooLongError(element, detail, capacity)
+    reason = _UTF8_REASONS.get(kind)
+    if reason is not None:
+        start = int(starts[element]) + position
+        shown = bytes(as_bytes(values)[start : start + 4]).hex(" ")
+        return InvalidUTF8Error(element, position, f"{reason} (bytes there: {shown})")
+    if kind == _kernels.BAD_OFFSETS:
+        nbytes = as_bytes(values).nbytes
+        return ValueError(
+            f"offsets of string {element} do not lie inside values "
+            f"({nbytes} bytes): expected 0 <= offsets[{element}] <= offsets[{element + 1}] "
+            f"<= {nbytes}"
+        )
+    if kind == _kernels.BAD_VLEN:
+        nbytes = as_bytes(values).nbytes
+        if detail > 0:  # bytes left over after the last item (element: the item count)
+            return ChunkSizeError(
+                f"vlen-utf8 chunk of {nbytes} bytes has {detail} bytes left over: "
+                f"its header announces {element} items, which end at byte {position}"
+            )
+        return ChunkSizeError(
+            f"vlen-utf8 chunk of {nbytes} bytes is truncated: item {element} "
+            f"(header or bytes at offset {position}) runs past its end"
+        )
+    return FixedUTF32Error(f"internal error: kernel status {status}")  # pragma: no cover

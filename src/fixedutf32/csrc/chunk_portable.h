@@ -1,0 +1,248 @@
+/*
+ * chunk_portable.h -- the chunk kernels' portable fast paths: plain loops
+ * that compilers vectorize for the baseline of any target (SSE2 on x86-64,
+ * NEON on aarch64).
+ *
+ * Each runs over a whole buffer and returns either -1 (all done, all valid)
+ * or a "resume index": the first code unit (or element) from which the
+ * reference loop must carry on.  Everything before it has been checked and
+ * written exactly as the reference loop would have done it; nothing from it
+ * on has been written.  The reference loops (at the end of this file) then
+ * pin down the exact error, so every error is reported by one piece of code,
+ * whatever the level; chunk.h runs a fast path, then a reference loop.
+ */
+#ifndef FIXEDUTF32_CHUNK_PORTABLE_H
+#define FIXEDUTF32_CHUNK_PORTABLE_H
+
+#include "common.h"
+
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
+
+/* ------------------------------------------------------------------------
+ * Portable fast paths: plain loops without early exits, which compilers
+ * vectorize for the baseline of any target (SSE2 on x86-64, NEON on
+ * aarch64).  They find the failing block; the reference loops below pin
+ * down the error, as they do after the AVX2 paths.
+ * ------------------------------------------------------------------------ */
+
+/* 1 when all n units are scalar values.  Flags are ORed rather than tracked
+ * as a max and a min: unsigned compares vectorize on SSE2, unsigned max does
+ * not.  Swapped units are tested byte by byte where they lie, without
+ * swapping them first. */
+static int fu32_portable_block_valid(const uint8_t *src, ptrdiff_t n, int swapped) {
+    uint32_t bad = 0;
+    ptrdiff_t i;
+    if (swapped) {
+        for (i = 0; i < n; i++) {
+            uint32_t s = fu32_load_unit(src + 4 * i);
+            /* Native top byte is s's low byte, the next one s's second. */
+            bad |= (uint32_t)((s & 0xFFu) != 0) | (uint32_t)(((s >> 8) & 0xFFu) > 0x10u)
+                 | (uint32_t)((s & 0x00F8FFFFu) == 0x00D80000u);
+        }
+    } else {
+        for (i = 0; i < n; i++) {
+            uint32_t c = fu32_load_unit(src + 4 * i);
+            bad |= (uint32_t)(c > 0x10FFFFu) | (uint32_t)(c - 0xD800u < 0x800u);
+        }
+    }
+    return bad == 0;
+}
+
+/* Byte-swap n units from s to d (which may be s), with the baseline SIMD of
+ * the target: compilers do not vectorize a byte swap on SSE2 by themselves. */
+static void fu32_portable_swap_copy(const uint8_t *s, uint8_t *d, ptrdiff_t n) {
+    ptrdiff_t j = 0;
+#if defined(__SSE2__) || defined(_M_X64)
+    for (; j + 4 <= n; j += 4) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + 4 * j));
+        v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xB1), 0xB1); /* swap 16-bit halves */
+        v = _mm_or_si128(_mm_slli_epi16(v, 8), _mm_srli_epi16(v, 8)); /* swap bytes in them */
+        _mm_storeu_si128((__m128i *)(d + 4 * j), v);
+    }
+#elif defined(__ARM_NEON)
+    for (; j + 4 <= n; j += 4) vst1q_u8(d + 4 * j, vrev32q_u8(vld1q_u8(s + 4 * j)));
+#endif
+    for (; j < n; j++) fu32_store_unit(d + 4 * j, fu32_bswap32(fu32_load_unit(s + 4 * j)));
+}
+
+/* -1 when all n units are valid, else the start of the first failing block. */
+static ptrdiff_t fu32_portable_validate(const uint8_t *src, ptrdiff_t n, int swapped) {
+    for (ptrdiff_t i = 0; i < n; i += FU32_BLOCK_UNITS) {
+        ptrdiff_t count = (n - i < FU32_BLOCK_UNITS) ? n - i : FU32_BLOCK_UNITS;
+        if (!fu32_portable_block_valid(src + 4 * i, count, swapped)) return i;
+    }
+    return -1;
+}
+
+/* Like fu32_avx2_convert: -1, or the start of the first block that failed
+ * validation (units before it written, the block itself untouched). */
+static ptrdiff_t fu32_portable_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags) {
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
+    const int swap = (flags & FU32_SWAP) != 0;
+    for (ptrdiff_t i = 0; i < n; i += FU32_BLOCK_UNITS) {
+        ptrdiff_t count = (n - i < FU32_BLOCK_UNITS) ? n - i : FU32_BLOCK_UNITS;
+        const uint8_t *s = src + 4 * i;
+        uint8_t *d = dst + 4 * i;
+        if (validate && !fu32_portable_block_valid(s, count, src_swapped)) return i;
+        if (swap) {
+            fu32_portable_swap_copy(s, d, count);
+        } else if (s != d) {
+            memcpy(d, s, 4 * (size_t)count);
+        }
+    }
+    return -1;
+}
+
+/* Like fu32_avx2_str_lengths: -1, or the first element of a group that
+ * failed validation (lengths before it written). */
+static ptrdiff_t fu32_portable_str_lengths(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+                                           ptrdiff_t *lengths, int flags) {
+    ptrdiff_t group = FU32_BLOCK_UNITS / width;
+    if (group < 1) group = 1;
+    for (ptrdiff_t e = 0; e < n_elems; e += group) {
+        ptrdiff_t group_end = (n_elems - e < group) ? n_elems : e + group;
+        const uint8_t *s = src + 4 * e * width;
+        if ((flags & FU32_VALIDATE) &&
+            !fu32_portable_block_valid(s, (group_end - e) * width, (flags & FU32_SRC_SWAPPED) != 0))
+            return e;
+        for (ptrdiff_t k = e; k < group_end; k++, s += 4 * width) {
+            ptrdiff_t length = width;
+            while (length > 0 && fu32_load_unit(s + 4 * (length - 1)) == 0) length--;
+            lengths[k] = length;
+        }
+    }
+    return -1;
+}
+
+/* Like fu32_avx2_repad: the element from which the reference loop resumes
+ * (n_elems when all are done).  Each group is checked before it is written. */
+static ptrdiff_t fu32_portable_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
+                                     ptrdiff_t from_units, ptrdiff_t to_units, int flags) {
+    const ptrdiff_t keep = from_units < to_units ? from_units : to_units;
+    ptrdiff_t group = FU32_BLOCK_UNITS / (from_units > to_units ? from_units : to_units);
+    if (group < 1) group = 1;
+    for (ptrdiff_t e = 0; e < n_elems; e += group) {
+        ptrdiff_t group_end = (n_elems - e < group) ? n_elems : e + group;
+        const uint8_t *s = src + 4 * e * from_units;
+        uint32_t spill = 0;
+        for (ptrdiff_t k = e; k < group_end; k++, s += 4 * from_units)
+            for (ptrdiff_t j = keep; j < from_units; j++) spill |= fu32_load_unit(s + 4 * j);
+        s = src + 4 * e * from_units;
+        if (spill || ((flags & FU32_VALIDATE) &&
+                      !fu32_portable_block_valid(s, (group_end - e) * from_units,
+                                                 (flags & FU32_SRC_SWAPPED) != 0)))
+            return e;
+        if (dst == NULL) continue;
+        uint8_t *d = dst + 4 * e * to_units;
+        for (ptrdiff_t k = e; k < group_end; k++, s += 4 * from_units, d += 4 * to_units) {
+            if (flags & FU32_SWAP) fu32_portable_swap_copy(s, d, keep);
+            else memcpy(d, s, 4 * (size_t)keep);
+            memset(d + 4 * keep, 0, 4 * (size_t)(to_units - keep));
+        }
+    }
+    return n_elems;
+}
+
+/* ------------------------------------------------------------------------
+ * Reference loops: one unit or element at a time, early exits.  They run
+ * from a fast path's resume index to the end and report every error.
+ * ------------------------------------------------------------------------ */
+
+static inline int fu32_is_scalar_value(uint32_t c) { return c <= 0x10FFFFu && (c ^ 0xD800u) >= 0x800u; }
+
+static inline uint32_t fu32_load_native(const uint8_t *p, int swapped)
+{
+    const uint32_t v = fu32_load_unit(p);
+    return swapped ? fu32_bswap32(v) : v;
+}
+
+/* Index of the first unit that is not a scalar value, or -1. */
+static ptrdiff_t fu32_reference_validate(const uint8_t *src, ptrdiff_t n, int swapped)
+{
+    for (ptrdiff_t i = 0; i < n; i++)
+        if (!fu32_is_scalar_value(fu32_load_native(src + 4 * i, swapped))) return i;
+    return -1;
+}
+
+/* Copy (and swap) n units, checking each before it is written.  Returns -1,
+ * or the index of the first invalid unit: units before it are written, it
+ * and the ones after are untouched. */
+static ptrdiff_t fu32_reference_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags)
+{
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
+    const int swap = (flags & FU32_SWAP) != 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const uint32_t raw = fu32_load_unit(src + 4 * i);
+        if (validate && !fu32_is_scalar_value(src_swapped ? fu32_bswap32(raw) : raw)) return i;
+        fu32_store_unit(dst + 4 * i, swap ? fu32_bswap32(raw) : raw);
+    }
+    return -1;
+}
+
+/* Length of an element without its trailing U+0000 padding. */
+static inline ptrdiff_t fu32_reference_length(const uint8_t *s, ptrdiff_t width)
+{
+    ptrdiff_t length = width;
+    while (length > 0 && fu32_load_unit(s + 4 * (length - 1)) == 0) length--;
+    return length;
+}
+
+/* Element by element width change; dst may be NULL (check only).  A string
+ * too long for to_units is FU32_STRING_TOO_LONG at the first non-zero unit
+ * past the new width. */
+static fu32_status fu32_reference_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
+                                        ptrdiff_t from_units, ptrdiff_t to_units, int flags)
+{
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
+    const int swap = (flags & FU32_SWAP) != 0;
+    const ptrdiff_t keep = from_units < to_units ? from_units : to_units;
+    for (ptrdiff_t e = 0; e < n_elems; e++) {
+        const uint8_t *s = src + 4 * e * from_units;
+        ptrdiff_t j;
+        for (j = to_units; j < from_units; j++)
+            if (fu32_load_unit(s + 4 * j) != 0)
+                return fu32_error(FU32_STRING_TOO_LONG, e, j, fu32_reference_length(s, from_units));
+        if (validate) {
+            for (j = 0; j < keep; j++) {
+                const uint32_t c = fu32_load_native(s + 4 * j, src_swapped);
+                if (!fu32_is_scalar_value(c)) return fu32_error(fu32_code_point_kind(c), e, j, c);
+            }
+        }
+        if (dst != NULL) {
+            uint8_t *d = dst + 4 * e * to_units;
+            if (swap) {
+                for (j = 0; j < keep; j++) fu32_store_unit(d + 4 * j, fu32_bswap32(fu32_load_unit(s + 4 * j)));
+            } else {
+                memcpy(d, s, 4 * (size_t)keep);
+            }
+            memset(d + 4 * keep, 0, 4 * (size_t)(to_units - keep));
+        }
+    }
+    return fu32_ok();
+}
+
+/* Lengths without trailing U+0000; -1, or the flat index of the first invalid unit. */
+static ptrdiff_t fu32_reference_str_lengths(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+                                            ptrdiff_t *lengths, int flags)
+{
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
+    for (ptrdiff_t e = 0; e < n_elems; e++) {
+        const uint8_t *s = src + 4 * e * width;
+        if (validate) {
+            for (ptrdiff_t j = 0; j < width; j++)
+                if (!fu32_is_scalar_value(fu32_load_native(s + 4 * j, src_swapped))) return e * width + j;
+        }
+        lengths[e] = fu32_reference_length(s, width);
+    }
+    return -1;
+}
+
+#endif /* FIXEDUTF32_CHUNK_PORTABLE_H */

@@ -1,0 +1,143 @@
+/*
+ * common.h -- what every kernel shares: unaligned loads and stores of 4-byte
+ * code units, the byte swap, and the flags of the chunk kernels.
+ *
+ * Plain C99, static functions, no global state.  Inputs may start at any
+ * address; all lengths are ptrdiff_t (Py_ssize_t compatible), counted in code
+ * units: UTF-32 code units for fixed-width chunks, bytes for UTF-8.
+ */
+#ifndef FIXEDUTF32_COMMON_H
+#define FIXEDUTF32_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <stdlib.h>
+#define fu32_bswap32(x) _byteswap_ulong(x)
+#elif defined(__GNUC__) || defined(__clang__)
+#define fu32_bswap32(x) __builtin_bswap32(x)
+#else
+static inline uint32_t fu32_bswap32(uint32_t v) {
+    return (v >> 24) | ((v >> 8) & 0xFF00u) | ((v << 8) & 0xFF0000u) | (v << 24);
+}
+#endif
+
+/* Unaligned 4-byte access: inputs may start at any address. */
+static inline uint32_t fu32_load_unit(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static inline void fu32_store_unit(uint8_t *p, uint32_t v) {
+    memcpy(p, &v, 4);
+}
+
+/* Flags shared by the convert kernels (scalar and SIMD). */
+#define FU32_VALIDATE 1    /* check every code point */
+#define FU32_SRC_SWAPPED 2 /* source units are in non-native byte order */
+#define FU32_SWAP 4        /* byte-swap units on the way to the destination */
+#define FU32_STREAM 8      /* non-temporal stores: output larger than cache */
+
+/* Units per fast-check block (16 KiB): small enough to stay in L1 between
+ * the validating pass and the writing pass over the same block. */
+#define FU32_BLOCK_UNITS 4096
+
+static inline uint32_t fu32_utf8_load32(const uint8_t *p, int swap)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    if (swap) {
+        v = fu32_bswap32(v);
+    }
+    return v;
+}
+
+static inline void fu32_utf8_store32(uint8_t *p, uint32_t v, int swap)
+{
+    if (swap) {
+        v = fu32_bswap32(v);
+    }
+    memcpy(p, &v, 4);
+}
+
+static inline void fu32_utf8_store_le32(uint8_t *p, uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* one store (GCC does not always merge the byte stores below) */
+    memcpy(p, &v, 4);
+#else
+    uint8_t b[4];
+    b[0] = (uint8_t)v;
+    b[1] = (uint8_t)(v >> 8);
+    b[2] = (uint8_t)(v >> 16);
+    b[3] = (uint8_t)(v >> 24);
+    memcpy(p, b, 4);
+#endif
+}
+
+static inline uint32_t fu32_utf8_load_le32(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+#else
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+#endif
+}
+
+/* ------------------------------------------------------------------------
+ * The status every kernel returns: one shape, one name per meaning.
+ * element: the element (string, item) at fault; position: the code unit
+ * inside it (UTF-32 side) or the byte offset inside its UTF-8 bytes (UTF-8
+ * side); detail: the bad code unit (FU32_TOO_LARGE, FU32_SURROGATE), the
+ * string's length in code points (FU32_STRING_TOO_LONG), the bad end offset
+ * (FU32_BAD_OFFSETS), the bytes left over after the last item (FU32_BAD_VLEN,
+ * element n; 0 when an item runs past the end); 0 otherwise.
+ * ------------------------------------------------------------------------ */
+enum {
+    FU32_OK = 0,
+    FU32_TOO_LARGE = 1,                /* UTF-32 code unit above U+10FFFF */
+    FU32_SURROGATE = 2,                /* UTF-32 code unit in U+D800..U+DFFF */
+    FU32_STRING_TOO_LONG = 3,          /* more code points than the element holds */
+    FU32_UTF8_HEADER_BITS = 4,         /* UTF-8 byte that can never appear (F8..FF) */
+    FU32_UTF8_TOO_SHORT = 5,           /* UTF-8 sequence cut short (end of element or a non-continuation byte) */
+    FU32_UTF8_STRAY_CONTINUATION = 6,  /* UTF-8 continuation byte that no lead byte claims */
+    FU32_UTF8_OVERLONG = 7,            /* UTF-8 sequence longer than needed for its value */
+    FU32_UTF8_TOO_LARGE = 8,           /* UTF-8 sequence encoding a value above U+10FFFF */
+    FU32_UTF8_SURROGATE = 9,           /* UTF-8 sequence encoding U+D800..U+DFFF */
+    FU32_BAD_OFFSETS = 10,             /* offsets decreasing, negative, or past the end of values */
+    FU32_BAD_VLEN = 11                 /* vlen-utf8 chunk truncated or with trailing bytes */
+};
+
+typedef struct {
+    int kind;
+    ptrdiff_t element;
+    ptrdiff_t position;
+    int64_t detail;
+} fu32_status;
+
+static inline fu32_status fu32_error(int kind, ptrdiff_t element, ptrdiff_t position, int64_t detail)
+{
+    fu32_status r;
+    r.kind = kind;
+    r.element = element;
+    r.position = position;
+    r.detail = detail;
+    return r;
+}
+
+static inline fu32_status fu32_ok(void) { return fu32_error(FU32_OK, 0, 0, 0); }
+
+/* FU32_OK for a Unicode scalar value, else why it is not one. */
+static inline int fu32_code_point_kind(uint32_t c)
+{
+    if (c > 0x10FFFFu) return FU32_TOO_LARGE;
+    if ((c ^ 0xD800u) < 0x800u) return FU32_SURROGATE;
+    return FU32_OK;
+}
+
+#endif /* FIXEDUTF32_COMMON_H */

@@ -1,0 +1,311 @@
+/*
+ * utf8_scalar.h -- transcoding between fixed_length_utf32 chunks and UTF-8,
+ * the portable scalar code: always compiled, always correct, and the code
+ * that locates and reports every error, whatever the level (an AVX2 path
+ * that finds an error hands the element or the chunk over to it).
+ *
+ * Kernels never raise: they return an fu32_status (common.h).  Byte order: `swap`
+ * is 1 when the chunk's byte order differs from the machine's.
+ */
+#ifndef FIXEDUTF32_UTF8_SCALAR_H
+#define FIXEDUTF32_UTF8_SCALAR_H
+
+#include "common.h"
+
+/* Output slack the encoders need past the worst-case size. */
+#define FU32_UTF8_SLACK 64
+
+/* The result for element i of a UTF-8 -> UTF-32 decode whose element
+ * decoder returned `kind` (the capacity error has no byte position). */
+static inline fu32_status fu32_utf8_element_error(int kind, ptrdiff_t i, ptrdiff_t errpos, ptrdiff_t count)
+{
+    return kind == FU32_STRING_TOO_LONG ? fu32_error(kind, i, 0, count) : fu32_error(kind, i, errpos, 0);
+}
+
+/* ======================================================================== */
+/* UTF-32 -> UTF-8                                                           */
+/* ======================================================================== */
+
+/* Number of code units of an element before its trailing U+0000 padding. */
+static inline ptrdiff_t fu32_utf8_content_len_scalar(const uint8_t *e, ptrdiff_t width)
+{
+    ptrdiff_t k = width;
+    while (k >= 2) {
+        uint64_t w;
+        memcpy(&w, e + 4 * (k - 2), 8);
+        if (w != 0) {
+            break;
+        }
+        k -= 2;
+    }
+    while (k > 0) {
+        uint32_t v;
+        memcpy(&v, e + 4 * (k - 1), 4);
+        if (v != 0) {
+            break;
+        }
+        k--;
+    }
+    return k;
+}
+
+/* Encodes one code point; values that are not scalar values still take 1..4 bytes. */
+static inline uint8_t *fu32_utf8_put(uint8_t *d, uint32_t c)
+{
+    if (c < 0x80u) {
+        d[0] = (uint8_t)c;
+        return d + 1;
+    }
+    if (c < 0x800u) {
+        d[0] = (uint8_t)(0xC0u | (c >> 6));
+        d[1] = (uint8_t)(0x80u | (c & 0x3Fu));
+        return d + 2;
+    }
+    if (c < 0x10000u) {
+        d[0] = (uint8_t)(0xE0u | (c >> 12));
+        d[1] = (uint8_t)(0x80u | ((c >> 6) & 0x3Fu));
+        d[2] = (uint8_t)(0x80u | (c & 0x3Fu));
+        return d + 3;
+    }
+    d[0] = (uint8_t)(0xF0u | ((c >> 18) & 0x07u));
+    d[1] = (uint8_t)(0x80u | ((c >> 12) & 0x3Fu));
+    d[2] = (uint8_t)(0x80u | ((c >> 6) & 0x3Fu));
+    d[3] = (uint8_t)(0x80u | (c & 0x3Fu));
+    return d + 4;
+}
+
+/*
+ * Transcodes n elements of `width` UTF-32 code units at `src` to UTF-8 at `dst`,
+ * without each element's trailing padding.
+ *   offsets: if not NULL, n + 1 entries, offsets[i] the start of element i in dst.
+ *   vlen:    if 1, writes the vlen-utf8 layout instead (uint32 LE count, then per
+ *            element a uint32 LE byte length and the bytes); the caller checks that
+ *            n and every length fit in 32 bits (they do when 4 * width < 2**32).
+ *   dst, pos, cap: writing starts at dst + pos, and offsets count from dst; dst
+ *            holds cap bytes.  An element is started only while 4 * width (+ 4
+ *            with vlen) + FU32_UTF8_SLACK bytes are left, so a dst of pos + 4 * n *
+ *            width (+ 4 + 4 * n with vlen) + FU32_UTF8_SLACK bytes takes them all;
+ *            with less, the caller continues from element *done in more room.
+ *   *out_len receives the end of the bytes written (from dst), *done the number
+ *            of elements transcoded.
+ * With validate, the first code unit that is not a Unicode scalar value is reported
+ * (element order, among the elements transcoded) and dst's contents are unspecified.
+ */
+static fu32_status fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t n, ptrdiff_t width,
+                                                  int swap, int validate, int64_t *offsets, int vlen,
+                                                  uint8_t *dst, ptrdiff_t pos, ptrdiff_t cap,
+                                                  ptrdiff_t *out_len, ptrdiff_t *done)
+{
+    fu32_status r = fu32_ok();
+    const ptrdiff_t need = 4 * width + (vlen ? 4 : 0) + FU32_UTF8_SLACK;
+    uint8_t *const end = dst + cap;
+    uint8_t *d = dst + pos;
+    ptrdiff_t i, j;
+    if (vlen) {
+        fu32_utf8_store_le32(d, (uint32_t)n);
+        d += 4;
+    }
+    if (offsets) {
+        offsets[0] = (int64_t)(d - dst);
+    }
+    for (i = 0; i < n; i++) {
+        const uint8_t *e = src + 4 * width * i;
+        ptrdiff_t k;
+        uint8_t *lenp = d;
+        uint8_t *start;
+        if (end - d < need) {
+            break;
+        }
+        k = fu32_utf8_content_len_scalar(e, width);
+        if (vlen) {
+            d += 4;
+        }
+        start = d;
+        for (j = 0; j < k; j++) {
+            uint32_t c = fu32_utf8_load32(e + 4 * j, swap);
+            if (validate) {
+                int kind = fu32_code_point_kind(c);
+                if (kind != FU32_OK) {
+                    r.kind = kind;
+                    r.element = i;
+                    r.position = j;
+                    r.detail = c;
+                    *out_len = d - dst;
+                    *done = i;
+                    return r;
+                }
+            }
+            d = fu32_utf8_put(d, c);
+        }
+        if (vlen) {
+            fu32_utf8_store_le32(lenp, (uint32_t)(d - start));
+        }
+        if (offsets) {
+            offsets[i + 1] = (int64_t)(d - dst);
+        }
+    }
+    *out_len = d - dst;
+    *done = i;
+    return r;
+}
+
+/* Copies element i (values[offsets[i]:offsets[i+1]]) to dst + i * stride, zero-padded
+ * to stride bytes; the caller checks that every element fits. */
+static void fu32_utf8_scatter_fixed(const int64_t *offsets, ptrdiff_t n, const uint8_t *values,
+                                    uint8_t *dst, ptrdiff_t stride)
+{
+    ptrdiff_t i;
+    for (i = 0; i < n; i++) {
+        ptrdiff_t len = (ptrdiff_t)(offsets[i + 1] - offsets[i]);
+        memcpy(dst + stride * i, values + offsets[i], (size_t)len);
+        memset(dst + stride * i + len, 0, (size_t)(stride - len));
+    }
+}
+
+/* ======================================================================== */
+/* UTF-8 -> UTF-32                                                           */
+/* ======================================================================== */
+
+/*
+ * Strictly decodes s[pos:len] (one element's UTF-8 bytes), continuing at code point
+ * index *o.  Code points at index < width are stored at dst (if not NULL) in the
+ * chunk's byte order; *nz becomes the index + 1 of the last non-zero code point.
+ * Returns FU32_OK or an error kind with *errpos the byte offset of the
+ * ill-formed sequence's first byte.  A lead byte's continuation bytes are checked
+ * first (TOO_SHORT), then the value (OVERLONG, TOO_LARGE, SURROGATE).
+ */
+static inline int fu32_utf8_decode_scalar(const uint8_t *s, ptrdiff_t pos, ptrdiff_t len, uint8_t *dst,
+                                          ptrdiff_t width, int swap, ptrdiff_t *o_io, ptrdiff_t *nz_io,
+                                          ptrdiff_t *errpos)
+{
+    static const uint32_t min_value[5] = {0, 0, 0x80u, 0x800u, 0x10000u};
+    ptrdiff_t o = *o_io;
+    ptrdiff_t nz = *nz_io;
+    while (pos < len) {
+        uint32_t b0 = s[pos];
+        uint32_t c;
+        ptrdiff_t L, t;
+        if (b0 < 0x80u) {
+            c = b0;
+            L = 1;
+        } else {
+            if (b0 < 0xC0u) {
+                *errpos = pos;
+                return FU32_UTF8_STRAY_CONTINUATION;
+            } else if (b0 < 0xE0u) {
+                L = 2;
+                c = b0 & 0x1Fu;
+            } else if (b0 < 0xF0u) {
+                L = 3;
+                c = b0 & 0x0Fu;
+            } else if (b0 < 0xF8u) {
+                L = 4;
+                c = b0 & 0x07u;
+            } else {
+                *errpos = pos;
+                return FU32_UTF8_HEADER_BITS;
+            }
+            for (t = 1; t < L; t++) {
+                uint32_t bt;
+                if (pos + t >= len || ((bt = s[pos + t]) & 0xC0u) != 0x80u) {
+                    *errpos = pos;
+                    return FU32_UTF8_TOO_SHORT;
+                }
+                c = (c << 6) | (bt & 0x3Fu);
+            }
+            if (c < min_value[L]) {
+                *errpos = pos;
+                return FU32_UTF8_OVERLONG;
+            }
+            if (c > 0x10FFFFu) {
+                *errpos = pos;
+                return FU32_UTF8_TOO_LARGE;
+            }
+            if ((c & 0xFFFFF800u) == 0xD800u) {
+                *errpos = pos;
+                return FU32_UTF8_SURROGATE;
+            }
+        }
+        if (dst && o < width) {
+            fu32_utf8_store32(dst + 4 * o, c, swap);
+        }
+        if (c != 0) {
+            nz = o + 1;
+        }
+        o++;
+        pos += L;
+    }
+    *o_io = o;
+    *nz_io = nz;
+    return FU32_OK;
+}
+
+/* Finishes an element: capacity check, then zero padding. */
+static inline int fu32_utf8_finish(uint8_t *dst, ptrdiff_t width, ptrdiff_t o, ptrdiff_t nz)
+{
+    if (nz > width) {
+        return FU32_STRING_TOO_LONG;
+    }
+    if (dst && o < width) {
+        memset(dst + 4 * o, 0, (size_t)(4 * (width - o)));
+    }
+    return FU32_OK;
+}
+
+static inline int fu32_utf8_elem_scalar(const uint8_t *s, ptrdiff_t len, uint8_t *dst, ptrdiff_t width,
+                                        int swap, ptrdiff_t *errpos, ptrdiff_t *count)
+{
+    ptrdiff_t o = 0, nz = 0;
+    int kind = fu32_utf8_decode_scalar(s, 0, len, dst, width, swap, &o, &nz, errpos);
+    if (kind != FU32_OK) {
+        return kind;
+    }
+    *count = nz;
+    return fu32_utf8_finish(dst, width, o, nz);
+}
+
+/* The reference decoder: see fu32_utf8_to_utf32 in utf8.h. */
+static fu32_status fu32_utf8_to_utf32_scalar(const int64_t *starts, const int64_t *ends, ptrdiff_t stride,
+                                                  ptrdiff_t n, const uint8_t *values, ptrdiff_t values_len,
+                                                  ptrdiff_t width, int swap, uint8_t *dst)
+{
+    fu32_status r = fu32_ok();
+    ptrdiff_t i;
+    for (i = 0; i < n; i++) {
+        const int64_t a = starts[i * stride];
+        const int64_t b = ends[i * stride];
+        uint8_t *d = dst ? dst + 4 * width * i : NULL;
+        ptrdiff_t errpos = 0, count = 0;
+        int kind;
+        if (a < 0 || b < a || b > (int64_t)values_len) {
+            return fu32_error(FU32_BAD_OFFSETS, i, 0, b);
+        }
+        kind = fu32_utf8_elem_scalar(values + a, (ptrdiff_t)(b - a), d, width, swap, &errpos, &count);
+        if (kind != FU32_OK) return fu32_utf8_element_error(kind, i, errpos, count);
+    }
+    return r;
+}
+
+/*
+ * Reads a vlen-utf8 chunk's item table: n items after the 4-byte count, each a
+ * uint32 LE byte length and the bytes.  pos receives 2 * n entries, (start, end)
+ * of each item.  The chunk must end exactly after the last item.
+ */
+static fu32_status fu32_utf8_vlen_parse(const uint8_t *buf, ptrdiff_t size, ptrdiff_t n, int64_t *pos)
+{
+    ptrdiff_t p = 4, i;
+    for (i = 0; i < n; i++) {
+        uint32_t L;
+        if (size - p < 4) return fu32_error(FU32_BAD_VLEN, i, p, 0);
+        L = fu32_utf8_load_le32(buf + p);
+        p += 4;
+        if ((uint64_t)(size - p) < (uint64_t)L) return fu32_error(FU32_BAD_VLEN, i, p, 0);
+        pos[2 * i] = p;
+        pos[2 * i + 1] = p + (ptrdiff_t)L;
+        p += (ptrdiff_t)L;
+    }
+    /* detail: the bytes left over after the last item (element n) */
+    return p == size ? fu32_ok() : fu32_error(FU32_BAD_VLEN, n, p, size - p);
+}
+
+#endif /* FIXEDUTF32_UTF8_SCALAR_H */

@@ -1,0 +1,180 @@
+"""``fixedutf32 bench --zarr``: its report, the data each configuration reads, its two readers.
+
+No timing is asserted: the bench runs once, small, and its structure and the
+data read back are checked.
+"""
+
+import doctest
+import json
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+zarr = pytest.importorskip("zarr", reason="the zarr bench needs zarr-python")
+pytest.importorskip("numcodecs", reason="the zarr bench needs numcodecs")
+
+from fixedutf32 import bench_zarr  # noqa: E402
+from fixedutf32.errors import MetadataError  # noqa: E402
+
+MiB = 1024 * 1024
+CASES = ["read raw little", "read raw big", "read zstd, 1 thread", "read zstd, 2 threads",
+         "write raw little", "write raw big"]
+
+
+@pytest.fixture(autouse=True)
+def _quiet_zarr():
+    from zarr.errors import UnstableSpecificationWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnstableSpecificationWarning)
+        yield
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "fixedutf32", "bench", "--zarr", *args],
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def report():
+    done = _cli("--zarr-size", "8MiB", "--repeat", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "measuring read raw little" in done.stderr  # progress goes to stderr, the report to stdout
+    return json.loads(done.stdout)
+
+
+def test_report_describes_the_run(report):
+    assert report["dtype"] == "<U16"
+    assert report["size"] == 8 * MiB and report["chunk_size"] == MiB
+    assert report["repeat"] == 1
+    assert report["zarr_version"] == zarr.__version__
+    assert [row["case"] for row in report["rows"]] == CASES
+    reference = report["threads_reference"]
+    assert reference["threads"] == 2 and reference["size"] == MiB
+    assert reference["decode_chunk_scaling"] > 0 and reference["memcpy_scaling"] > 0
+
+
+def test_the_integration_is_measured(report):
+    # This branch ships fixedutf32.zarr, so no column may be n/a for want of it.
+    assert report["integration"] is True
+    assert report["selected"]["codec"]["bytes codec"] == "fixedutf32.zarr.BytesCodec"
+    assert report["selected"]["pipeline"]["pipeline"] == "fixedutf32.zarr.CodecPipeline"
+    assert report["selected"]["stock"]["bytes codec"] == "zarr.codecs.bytes.BytesCodec"
+
+
+def test_each_configuration_reads_back_the_data_written(report):
+    applies = {  # which configurations each case runs
+        "read raw little": {"stock", "codec", "pipeline", "reader", "floor"},
+        "read raw big": {"stock", "codec", "pipeline", "reader", "floor"},
+        "read zstd, 1 thread": {"stock", "codec", "pipeline", "reader"},
+        "read zstd, 2 threads": {"stock", "codec", "pipeline"},
+        "write raw little": {"stock", "codec", "pipeline"},
+        "write raw big": {"stock", "codec", "pipeline"},
+    }
+    for row in report["rows"]:
+        ran = {name for name, gbps in row["gbps"].items() if gbps is not None}
+        assert ran == applies[row["case"]], row["case"]
+        assert all(row["gbps"][name] > 0 for name in ran)
+        assert {name for name, same in row["same_data"].items() if same is not None} == ran
+        assert all(row["same_data"][name] is True for name in ran), (row["case"], row["same_data"])
+        assert row["threads"] == {"read zstd, 1 thread": 1, "read zstd, 2 threads": 2}.get(row["case"])
+
+
+def test_ratios_carry_the_targets_of_the_issue(report):
+    ratios = {ratio["ratio"]: ratio for ratio in report["ratios"]}
+    targets = {
+        "pipeline / stock, read raw little": 1.8,
+        "pipeline / stock, read raw big": 1.8,
+        "pipeline / floor, read raw little": 0.9,
+        "pipeline / floor, read raw big": 0.9,
+        "pipeline / stock, read zstd, 1 thread": 1.0,
+        "zstd 2 threads / 1 thread, pipeline": 1.7,
+        "pipeline / stock, write raw little": 1.2,
+        "pipeline / stock, write raw big": 1.2,
+        "codec / stock, read raw big": 1.05,
+        "codec / stock, read raw little": 0.95,
+    }
+    for name, target in targets.items():
+        assert ratios[name]["target"] == target, name
+    for ratio in ratios.values():
+        assert ratio["value"] > 0, ratio["ratio"]
+        expected = None if ratio["target"] is None else ratio["value"] >= ratio["target"]
+        assert ratio["met"] is expected, ratio["ratio"]
+
+
+def test_table_names_every_case_and_verdict(report):
+    table = bench_zarr.format_table(report)
+    for case in CASES:
+        assert case in table
+    assert ("met" in table) or ("MISSED" in table)
+    assert "same data" in table
+    assert "numpy.copyto" in table.splitlines()[-2]
+
+
+def test_table_marks_missing_integration_and_different_data(report):
+    broken = json.loads(json.dumps(report))
+    broken["integration"] = False
+    for row in broken["rows"]:
+        row["gbps"]["pipeline"] = row["same_data"]["pipeline"] = None
+    broken["rows"][1]["same_data"]["codec"] = False
+    for ratio in broken["ratios"]:
+        if ratio["ratio"].startswith("pipeline"):
+            ratio["value"] = ratio["met"] = None
+    table = bench_zarr.format_table(broken)
+    assert "fixedutf32.zarr is not installed" in table
+    assert "pipeline / stock, read raw little                 n/a  >= 1.80 n/a" in table
+    assert "DIFFERENT DATA read back by: read raw big: codec" in table
+    assert bench_zarr.mismatches(broken) == [("read raw big", "codec")]
+    assert bench_zarr.mismatches(report) == []
+
+
+def test_edge_chunks_and_the_temporary_directory(tmp_path):
+    # 1.5 MiB: one whole chunk and one cut at the array's edge.
+    report = bench_zarr.run(MiB + MiB // 2, repeat=1, directory=str(tmp_path))
+    assert all(same is not False for row in report["rows"] for same in row["same_data"].values())
+    assert report["rows"][0]["same_data"]["floor"] is True
+    assert list(tmp_path.iterdir()) == []  # the arrays are removed afterwards
+
+
+def test_readers_match_zarr_on_a_sparse_big_endian_array(tmp_path):
+    from zarr.codecs import BytesCodec
+
+    data = np.array(["a", "bé", "😀x", "", "ok"], "<U2")
+    array = zarr.create_array(str(tmp_path), shape=(7,), chunks=(3,), dtype="<U2", fill_value="z",
+                              serializer=BytesCodec(endian="big"), compressors=None)
+    array[:5] = data  # elements 5 and 6 stay fill, chunk 2 is partly written
+    expected = array[...]
+    assert bench_zarr.read_array(tmp_path).tolist() == expected.tolist()
+    floor = bench_zarr.read_floor(tmp_path)
+    assert floor.dtype == np.dtype(">U2")
+    assert floor[:6].tolist() == expected[:6].tolist()
+
+
+def test_floor_rejects_what_it_cannot_read(tmp_path):
+    zarr.create_array(str(tmp_path / "2d"), shape=(2, 2), chunks=(1, 1), dtype="<U2")
+    with pytest.raises(ValueError, match=r"expected a one-dimensional array without compressors .* got shape \(2, 2\)"):
+        bench_zarr.read_floor(tmp_path / "2d")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "zarr.json").write_text(json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [2], "data_type": {
+            "name": "fixed_length_utf32", "configuration": {"length_bytes": 13}},
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": "",
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}))
+    with pytest.raises(MetadataError, match="length_bytes"):
+        bench_zarr.read_array(tmp_path / "bad")
+
+
+@pytest.mark.parametrize("size", ["0", "12", "lots"])
+def test_bad_size_is_a_usage_error(size):
+    done = _cli("--zarr-size", size)
+    assert done.returncode == 2
+    assert "--zarr-size" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_docstring_examples():
+    result = doctest.testmod(bench_zarr, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
