@@ -9,7 +9,9 @@ same comparisons as a table.
 import numpy as np
 import pytest
 
-from fixedutf32.bench import MiB, _cases
+from fixedutf32.bench.cases import kernel_cases
+
+MiB = 1 << 20
 
 SIZES = [1 * MiB, 64 * MiB]
 _CACHE = {}
@@ -18,8 +20,7 @@ _CACHE = {}
 def cases(nbytes):
     if nbytes not in _CACHE:
         _CACHE.clear()  # one size's data at a time: 64 MiB cases are large
-        _CACHE[nbytes] = {name: (counted, kernel, numpy_way, prepare)
-                          for name, counted, kernel, numpy_way, prepare in _cases(nbytes)[0]}
+        _CACHE[nbytes] = {case.name: case for case in kernel_cases(nbytes)}
     return _CACHE[nbytes]
 
 
@@ -45,7 +46,7 @@ def run(benchmark, function, prepare):
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("way", ["memcpy", "numpy", "fixedutf32"])
 def test_kernel(benchmark, kernel, nbytes, way):
-    counted, function, numpy_way, prepare = cases(nbytes)[kernel]
+    _, counted, function, numpy_way, prepare = cases(nbytes)[kernel]
     benchmark.group = f"{kernel} @ {nbytes // MiB} MiB"
     benchmark.extra_info["bytes"] = counted
     if way == "memcpy":

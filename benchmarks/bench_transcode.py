@@ -5,9 +5,9 @@ default test run).  Every group holds one kernel on one kind of text at one
 size: ``memcpy`` (``numpy.copyto`` of the UTF-32 bytes into a preallocated
 array), this package, and the NumPy/pyarrow/numcodecs ways of doing the same.
 Read the rows of a group as ratios; absolute times drift on shared machines.
-The same comparisons, as a table: ``python -m fixedutf32._bench_transcode``.
+The same comparisons, as a table: ``fixedutf32 bench`` (its transcoding rows).
 
-Text (``fixedutf32._bench_transcode.make_text``): 16-code-point elements,
+Text (``fixedutf32.bench.cases.make_text``): 16-code-point elements,
 ``ascii`` = English-like words with 1 word in 20 accented, ``mixed`` =
 Cyrillic, CJK, Japanese, Korean, Greek, Arabic, Hebrew, emoji and some ASCII.
 """
@@ -15,9 +15,9 @@ Cyrillic, CJK, Japanese, Korean, Greek, Arabic, Hebrew, emoji and some ASCII.
 import numpy as np
 import pytest
 
-from fixedutf32._bench_transcode import make_text
+from fixedutf32 import encode_chunk
+from fixedutf32.bench.cases import make_text
 from fixedutf32.transcode import (
-    _string_dtype_to_utf32,
     decode_vlen_utf8,
     encode_vlen_utf8,
     from_arrow,
@@ -109,7 +109,7 @@ def ways(kernel, d):
         StringDType = _string_dtype()
         t = u.astype(StringDType())
         return {
-            "fixedutf32": lambda: _string_dtype_to_utf32(t, width_bytes, "little"),
+            "fixedutf32": lambda: encode_chunk(t, width_bytes, endian="little"),
             "astype(U)": lambda: t.astype(u.dtype),
         }
     raise ValueError(kernel)

@@ -3,7 +3,7 @@
 One group per case of ``fixedutf32 bench --zarr`` (a 64 MiB ``<U16`` array in
 1 MiB chunks here, to keep the rounds short): stock zarr, zarr with
 ``fixedutf32.zarr.BytesCodec``, zarr with ``fixedutf32.zarr.CodecPipeline``,
-the README's standalone reader and the floor, side by side.  Read each group
+the standalone reader of docs/reader.md and the floor, side by side.  Read each group
 as ratios between its rows; ``fixedutf32 bench --zarr`` prints them as a
 table with the targets.
 """
@@ -14,8 +14,11 @@ pytest.importorskip("zarr", reason="the zarr benchmarks need zarr-python")
 pytest.importorskip("numcodecs", reason="the zarr benchmarks need numcodecs")
 pytest.importorskip("fixedutf32.zarr", reason="the zarr benchmarks measure fixedutf32.zarr")
 
-from fixedutf32.bench import MiB  # noqa: E402
-from fixedutf32.bench_zarr import CASES, arrays, configurations  # noqa: E402
+from fixedutf32.bench import ZARR_CASES as CASES  # noqa: E402
+from fixedutf32.bench import zarr_arrays as arrays  # noqa: E402
+from fixedutf32.bench import zarr_configurations as configurations  # noqa: E402
+
+MiB = 1 << 20
 
 SIZE = 64 * MiB
 # The fixtures outlive one test's warning filters: zarr warns at each array it opens.

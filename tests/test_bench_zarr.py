@@ -16,7 +16,7 @@ import pytest
 zarr = pytest.importorskip("zarr", reason="the zarr bench needs zarr-python")
 pytest.importorskip("numcodecs", reason="the zarr bench needs numcodecs")
 
-from fixedutf32 import bench_zarr  # noqa: E402
+from fixedutf32.bench import _report, _zarr, read_array, read_floor  # noqa: E402
 from fixedutf32.errors import MetadataError  # noqa: E402
 
 MiB = 1024 * 1024
@@ -106,7 +106,7 @@ def test_ratios_carry_the_targets_of_the_issue(report):
 
 
 def test_table_names_every_case_and_verdict(report):
-    table = bench_zarr.format_table(report)
+    table = _report.format_zarr_table(report)
     for case in CASES:
         assert case in table
     assert ("met" in table) or ("MISSED" in table)
@@ -123,17 +123,17 @@ def test_table_marks_missing_integration_and_different_data(report):
     for ratio in broken["ratios"]:
         if ratio["ratio"].startswith("pipeline"):
             ratio["value"] = ratio["met"] = None
-    table = bench_zarr.format_table(broken)
+    table = _report.format_zarr_table(broken)
     assert "fixedutf32.zarr is not installed" in table
     assert "pipeline / stock, read raw little                 n/a  >= 1.80 n/a" in table
     assert "DIFFERENT DATA read back by: read raw big: codec" in table
-    assert bench_zarr.mismatches(broken) == [("read raw big", "codec")]
-    assert bench_zarr.mismatches(report) == []
+    assert _report.mismatches(broken) == [("read raw big", "codec")]
+    assert _report.mismatches(report) == []
 
 
 def test_edge_chunks_and_the_temporary_directory(tmp_path):
     # 1.5 MiB: one whole chunk and one cut at the array's edge.
-    report = bench_zarr.run(MiB + MiB // 2, repeat=1, directory=str(tmp_path))
+    report = _zarr.run(MiB + MiB // 2, repeat=1, directory=str(tmp_path))
     assert all(same is not False for row in report["rows"] for same in row["same_data"].values())
     assert report["rows"][0]["same_data"]["floor"] is True
     assert list(tmp_path.iterdir()) == []  # the arrays are removed afterwards
@@ -147,8 +147,8 @@ def test_readers_match_zarr_on_a_sparse_big_endian_array(tmp_path):
                               serializer=BytesCodec(endian="big"), compressors=None)
     array[:5] = data  # elements 5 and 6 stay fill, chunk 2 is partly written
     expected = array[...]
-    assert bench_zarr.read_array(tmp_path).tolist() == expected.tolist()
-    floor = bench_zarr.read_floor(tmp_path)
+    assert read_array(tmp_path).tolist() == expected.tolist()
+    floor = read_floor(tmp_path)
     assert floor.dtype == np.dtype(">U2")
     assert floor[:6].tolist() == expected[:6].tolist()
 
@@ -156,7 +156,7 @@ def test_readers_match_zarr_on_a_sparse_big_endian_array(tmp_path):
 def test_floor_rejects_what_it_cannot_read(tmp_path):
     zarr.create_array(str(tmp_path / "2d"), shape=(2, 2), chunks=(1, 1), dtype="<U2")
     with pytest.raises(ValueError, match=r"expected a one-dimensional array without compressors .* got shape \(2, 2\)"):
-        bench_zarr.read_floor(tmp_path / "2d")
+        read_floor(tmp_path / "2d")
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "zarr.json").write_text(json.dumps({
         "zarr_format": 3, "node_type": "array", "shape": [2], "data_type": {
@@ -165,7 +165,7 @@ def test_floor_rejects_what_it_cannot_read(tmp_path):
         "chunk_key_encoding": {"name": "default"}, "fill_value": "",
         "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}))
     with pytest.raises(MetadataError, match="length_bytes"):
-        bench_zarr.read_array(tmp_path / "bad")
+        read_array(tmp_path / "bad")
 
 
 @pytest.mark.parametrize("size", ["0", "12", "lots"])
@@ -176,5 +176,5 @@ def test_bad_size_is_a_usage_error(size):
 
 
 def test_docstring_examples():
-    result = doctest.testmod(bench_zarr, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(_zarr, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

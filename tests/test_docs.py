@@ -1,15 +1,18 @@
-"""The Examples sections of the public docstrings run as written."""
+"""The Examples sections of the public docstrings, the README's usage tour and the
+code of docs/guide.md run as written; the README starts with its two commands."""
 
 import doctest
 import importlib
+import json
 import pathlib
 import re
+import warnings
 
 import pytest
 
 ROOT = pathlib.Path(__file__).parents[1]
-MODULES = ["fixedutf32.chunk", "fixedutf32.errors", "fixedutf32.metadata", "fixedutf32.bench", "fixedutf32.transcode",
-           "fixedutf32._kernels"]
+MODULES = ["fixedutf32.chunk", "fixedutf32.errors", "fixedutf32.metadata", "fixedutf32.bench",
+           "fixedutf32.bench.cases", "fixedutf32.transcode", "fixedutf32._kernels"]
 # Docstrings whose examples need an optional dependency: skipped, with the
 # reason, when it is not installed.
 NEEDS = {
@@ -64,11 +67,21 @@ def test_public_functions_are_documented():
             assert section in doc, f"{name} lacks a {section} section"
 
 
+def python_blocks(text):
+    """The ```python code blocks of a Markdown text, in order."""
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+def readme_usage_tour():
+    """The README's "## Use" section, up to the next section."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("\n## Use\n")
+    end = text.index("\n## ", start + 1)
+    return text[start:end]
+
+
 def test_readme_usage_example_runs():
-    readme = ROOT / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    section = text[text.index("## Use") :]
-    source = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    source = python_blocks(readme_usage_tour())[0]
     namespace = {}
     exec(compile(source, "README usage", "exec"), namespace)
     assert namespace["arr"].tolist() == ["Hi"]
@@ -76,19 +89,54 @@ def test_readme_usage_example_runs():
     assert namespace["wide"].nbytes == 2 * 40
 
 
+def test_readme_usage_tour_runs(tmp_path, monkeypatch):
+    """Every block of the tour, in order in one namespace: chunks, transcoding, zarr, stores."""
+    zarr = pytest.importorskip("zarr", reason="the tour's zarr and store blocks need zarr-python")
+    pytest.importorskip("numcodecs", reason="the store tools need numcodecs")
+    import fixedutf32.zarr
+
+    blocks = python_blocks(readme_usage_tour())
+    assert len(blocks) == 4
+    monkeypatch.chdir(tmp_path)  # the tour writes strings.zarr and big.zarr where it runs
+    namespace = {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", zarr.errors.UnstableSpecificationWarning)
+            for number, source in enumerate(blocks):
+                exec(compile(source, f"README usage block {number}", "exec"), namespace)
+            big = zarr.open_array(tmp_path / "big.zarr")
+            assert big[:].tolist() == [f"item {i}" for i in range(1000)]
+    finally:
+        fixedutf32.zarr.disable()
+    assert namespace["report"].ok
+    written = json.loads((tmp_path / "big.zarr" / "zarr.json").read_text())
+    assert written["codecs"][0] == {"name": "bytes", "configuration": {"endian": "big"}}
+
+
+def test_guide_examples_run():
+    """The code of docs/guide.md (chunks, transcoding) runs as written."""
+    pytest.importorskip("pyarrow", reason="the transcoding example calls to_arrow")
+    text = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    blocks = python_blocks(text)
+    assert len(blocks) == 2
+    for number, source in enumerate(blocks):
+        exec(compile(source, f"docs/guide.md block {number}", "exec"), {})
+
+
+def test_markdown_links_point_at_files():
+    """Relative links in the README, CONTRIBUTING and docs/ name files that exist."""
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue  # a URL, or a section of the same page
+            path = (page.parent / target.split("#")[0]).resolve()
+            assert path.is_relative_to(ROOT) and path.exists(), f"{page.name}: broken link {target}"
+
+
 def test_readme_starts_with_the_two_commands():
-    readme = ROOT / "README.md"
-    head = readme.read_text(encoding="utf-8").split("```")[1]
-    assert "fixedutf32 bench" in head and "python -m pytest" in head
+    head = (ROOT / "README.md").read_text(encoding="utf-8").split("```")[1]
+    assert 'pip install ".[test]" && fixedutf32 bench' in head
+    assert 'pip install ".[test]" && python -m pytest' in head
     ci = (ROOT / ".ci" / "run").read_text()
     assert re.search(r"^\s*python -m pytest$", ci, re.M), "CI must run the README's test command"
-
-
-@pytest.mark.parametrize("name", ["README.md", "docs/spec.md"])
-def test_relative_links_resolve_inside_the_project(name):
-    page = ROOT / name
-    for target in re.findall(r"\]\(([^)#\s]+)", page.read_text(encoding="utf-8")):
-        if "://" in target:
-            continue
-        path = (page.parent / target).resolve()
-        assert path.is_relative_to(ROOT) and path.exists(), f"{name} links to {target}, not a file of the project"

@@ -1,8 +1,8 @@
 """fixedutf32 against real zarr-python: reading its stores, writing stores it reads,
-and what zarr-python does with each rule of the data type (the README table).
+and what zarr-python does with each rule of the data type (docs/strictness.md).
 
 The ``test_zarr_*`` tests at the end record zarr-python's behaviour as observed;
-if one fails after a zarr-python upgrade, update the table in README.md.
+if one fails after a zarr-python upgrade, update the table in docs/strictness.md.
 """
 
 import importlib.util
@@ -216,32 +216,27 @@ def test_missing_chunks_read_as_fill_in_zarr(tmp_path):
     assert (values[:3] == "😀?").all() and values[3, 3] == "x"
 
 
-# --- the README section ---------------------------------------------------
+# --- the standalone reader of docs/reader.md ------------------------------
 
 
-def _readme_reader_source():
-    """The code block of the 'Reading a Zarr array with fixedutf32' section."""
-    for path in [ROOT / "README.md"]:
-        if path.exists():
-            text = path.read_text(encoding="utf-8")
-            start = text.find("## Reading a Zarr array with fixedutf32")
-            if start >= 0:
-                return re.search(r"```python\n(.*?)```", text[start:], re.S).group(1)
-    pytest.fail("no 'Reading a Zarr array with fixedutf32' section found")
+def _reader_source():
+    """The code block of docs/reader.md, 'Reading a Zarr array without zarr-python'."""
+    text = (ROOT / "docs" / "reader.md").read_text(encoding="utf-8")
+    return re.search(r"```python\n(.*?)```", text, re.S).group(1)
 
 
 @pytest.mark.parametrize("name", [n for n in STORE_NAMES if n.startswith("v3")])
-def test_readme_reader_runs_as_written(name):
-    source = _readme_reader_source()
+def test_docs_reader_runs_as_written(name):
+    source = _reader_source()
     assert len(source.strip().splitlines()) <= 25
     namespace = {}
-    exec(compile(source, "README reader", "exec"), namespace)
+    exec(compile(source, "docs/reader.md", "exec"), namespace)
     values = namespace["read_array"](FIXTURES / name)
     assert_same(values, DATA)
     assert_same(values, zarr_read(FIXTURES / name))
 
 
-# --- what zarr-python does with each rule (the README table) --------------
+# --- what zarr-python does with each rule (docs/strictness.md) ------------
 
 
 def v3_store(tmp_path, data_type=None, fill_value="", codecs=None, chunks=None, shape=(2,)):

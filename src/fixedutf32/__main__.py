@@ -12,7 +12,7 @@ from ._version import __version__
 
 # name -> (module relative to this package, function in it, one-line description)
 COMMANDS = {
-    "bench": (".bench", "main", "measure every kernel against memcpy and NumPy, side by side"),
+    "bench": (".bench", "main", "measure the kernels (--zarr: zarr, --store: whole stores) against baselines"),
     "check": (".store._cli", "check_main", "check every fixed_length_utf32 array of a Zarr store"),
     "convert": (".store._cli", "convert_main", "copy a Zarr store with its string arrays converted"),
 }

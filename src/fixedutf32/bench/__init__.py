@@ -1,0 +1,235 @@
+"""Throughput of fixedutf32 as ratios to baselines measured side by side: ``fixedutf32 bench``.
+
+``fixedutf32 bench`` (also ``python -m fixedutf32 bench`` and
+``python -m fixedutf32.bench``) runs :func:`main`:
+
+- by default, every kernel and the UTF-8 transcoding against ``numpy.copyto``
+  of as many bytes (memcpy) and the NumPy way of doing the same job;
+- ``--zarr``: zarr-python reads and writes with and without
+  ``fixedutf32.zarr``;
+- ``--store``: ``fixedutf32 check`` and ``convert`` of a whole store against
+  reading its chunk files and compressing its bytes.
+
+Machines are shared and noisy, so absolute speeds drift; each figure that
+matters is a ratio between timings taken alternately in the same run.
+
+Layout: ``_timing`` (timing and sizes), ``cases`` (the generated text and
+the calls measured, shared with the pytest-benchmark groups in
+``benchmarks/``), one module per family of rows (``_kernels``,
+``_transcode``, ``_zarr``, ``_store``), ``_targets`` (the targets of every
+row) and ``_report`` (tables and JSON).
+"""
+
+import argparse
+import os
+import sys
+
+from .._kernels import get_simd_level
+from . import _kernels, _report, _store, _transcode, _zarr
+from ._store import stores
+from ._timing import KiB, MiB, format_size, parse_size
+from ._zarr import CASES as ZARR_CASES
+from ._zarr import arrays as zarr_arrays
+from ._zarr import configurations as zarr_configurations
+from ._zarr import read_array, read_floor
+from .cases import NATIVE, WIDTH, sample_chunk, sample_units
+
+# The pytest-benchmark groups in benchmarks/ use the cases module, the zarr
+# arrays and cases, and the stores; the zarr bench's two readers are public too.
+__all__ = ["run", "format_table", "main", "sample_units", "sample_chunk", "ZARR_CASES", "zarr_arrays",
+           "zarr_configurations", "read_array", "read_floor", "stores"]
+
+DEFAULT_SIZES = (1 * MiB, 64 * MiB)
+format_table = _report.format_table
+
+
+def run(sizes=DEFAULT_SIZES, threads=2, repeat=9, progress=None):
+    """Measure every kernel and the transcoding on each chunk size; the report ``fixedutf32 bench`` prints.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Chunk sizes in bytes, each at least one 64-byte element.
+    threads : int
+        Threads for the scaling test of ``decode_chunk``; 1 skips it.
+    repeat : int
+        Alternating timings per round of a row (5 rounds per kernel row).
+    progress : callable, optional
+        Called with a short message before each step.
+
+    Returns
+    -------
+    dict
+        ``simd_level``, ``native_byteorder``; ``rows``: ``kernel``, ``size``,
+        ``gbps``, ``memcpy_gbps``, ``ratio_memcpy``, ``ratio_numpy``,
+        ``target`` and ``met`` each (transcoding rows add ``baseline``);
+        ``overhead_us``: microseconds per call on a one-element chunk;
+        ``threads``: the scaling on ``threads`` threads (empty for 1);
+        ``notes``: a transcoding row whose NumPy-side baseline needs a package
+        that is not installed (numcodecs for the vlen-utf8 rows) is left out,
+        and a note says so.  A new dict; nothing is kept.
+
+    Raises
+    ------
+    ValueError
+        If a size is smaller than one element.
+
+    Examples
+    --------
+    >>> report = run([64 * 1024], threads=1, repeat=1)
+    >>> report["rows"][0]["kernel"], report["rows"][0]["target"]
+    ('validate', 0.5)
+    >>> print(format_table(report).splitlines()[0])
+    fixedutf32 bench: SIMD level ..., ...-endian host; text of 16-code-point elements, mostly ASCII
+    """
+    if any(size < 4 * WIDTH for size in sizes):
+        raise ValueError(f"sizes: expected at least {4 * WIDTH} bytes each (one element), got {list(sizes)}")
+    report = {
+        "simd_level": get_simd_level(),
+        "native_byteorder": NATIVE,
+        "rows": [],
+        "overhead_us": {},
+        "threads": {},
+        "notes": [],
+    }
+    left_out = []
+    for nbytes in sizes:
+        report["rows"].extend(_kernels.measure(nbytes, repeat=repeat, progress=progress))
+        if progress:
+            progress(f"UTF-8 transcoding @ {format_size(nbytes)}")
+        for row in _transcode.measure(nbytes, repeat):
+            kernel = row["kernel"].split(" (")[0]
+            if row["baseline"] is not None:
+                report["rows"].append(row)
+            elif kernel not in left_out:
+                left_out.append(kernel)
+    report["notes"] = _transcode.missing_baseline_notes(left_out)
+    if progress:
+        progress("call overhead")
+    report["overhead_us"] = _kernels.measure_overhead()
+    if progress:
+        progress("64 KiB chunks")
+    report["rows"].extend(
+        row for row in _kernels.measure(64 * KiB, repeat=max(repeat, 51), progress=None)
+        if row["kernel"] in ("validate", "decode swap -> new", "encode -> swapped")
+    )
+    if threads > 1:
+        if progress:
+            progress(f"{threads} threads")
+        scaling, copy_scaling = _kernels.measure_threads(MiB, threads)
+        report["threads"] = {"threads": threads, "size": MiB, "scaling": scaling, "memcpy_scaling": copy_scaling}
+    return report
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="fixedutf32 bench",
+        description="Measure every fixedutf32 kernel against memcpy and NumPy, side by side.",
+    )
+    parser.add_argument("--sizes", default="1MiB,64MiB", help="comma-separated chunk sizes (default: 1MiB,64MiB)")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="threads for the scaling test, and of --store's threaded rows (default: 2; "
+                             "1 skips the scaling test)")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="timed repetitions per row (default: 9; --store: 3, best of them)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    family = parser.add_mutually_exclusive_group()
+    family.add_argument("--zarr", action="store_true",
+                        help="instead, measure zarr-python reads and writes with and without fixedutf32.zarr")
+    family.add_argument("--store", action="store_true",
+                        help="instead, measure fixedutf32 check and convert of a whole local store against "
+                             "reading its chunk files and zstd-compressing its bytes")
+    parser.add_argument("--zarr-size", default="256MiB",
+                        help="bytes of the array for --zarr (default: 256MiB, in 1 MiB chunks)")
+    parser.add_argument("--store-size", default="256MiB",
+                        help="bytes of chunk data for --store (default: 256MiB, in 2 MiB chunks)")
+    parser.add_argument("--dir", default=None,
+                        help="where --zarr and --store write their temporary stores (default: the system's "
+                             "temporary directory)")
+    return parser
+
+
+def _size_option(parser, args, option, example):
+    text = getattr(args, option.lstrip("-").replace("-", "_"))
+    try:
+        size = parse_size(text)
+    except ValueError:
+        parser.error(f"{option}: cannot read {text!r}; use e.g. {example}")
+    if size < 4 * WIDTH:
+        parser.error(f"{option}: must be at least {4 * WIDTH} bytes")
+    return size
+
+
+def main(argv=None):
+    """Run ``fixedutf32 bench`` with the command-line arguments ``argv``; the exit status.
+
+    Progress goes to stderr, the table (or ``--json``) to stdout.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``bench`` (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0; 1 when ``--zarr`` read back different data or ``--store``'s
+        check found problems in the stores it wrote.
+
+    Raises
+    ------
+    SystemExit
+        With status 2 on a usage error (an unreadable size, a missing
+        zarr-python for ``--zarr``/``--store``), after one line on stderr.
+
+    Examples
+    --------
+    >>> main(["--sizes", "lots"])
+    Traceback (most recent call last):
+    SystemExit: 2
+    """
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        sizes = [parse_size(text) for text in args.sizes.split(",") if text.strip()]
+    except ValueError:
+        parser.error(f"--sizes: cannot read {args.sizes!r}; use e.g. 64KiB,1MiB,64MiB")
+    if not sizes or any(size < 4 * WIDTH for size in sizes):
+        parser.error(f"--sizes: every size must be at least {4 * WIDTH} bytes")
+    if args.threads < 1 or (args.repeat is not None and args.repeat < 1):
+        parser.error("--threads and --repeat must be at least 1")
+    zarr_size = _size_option(parser, args, "--zarr-size", "8MiB or 256MiB")
+    store_size = _size_option(parser, args, "--store-size", "8MiB or 256MiB")
+    if args.dir is not None and not os.path.isdir(args.dir):
+        parser.error(f"--dir: expected an existing directory, got {args.dir!r}")
+
+    interactive = sys.stderr.isatty()
+
+    def progress(message):
+        if interactive:
+            sys.stderr.write(f"\r\x1b[Kmeasuring {message}")
+        else:
+            sys.stderr.write(f"measuring {message}\n")
+        sys.stderr.flush()
+
+    if args.zarr or args.store:
+        try:
+            _zarr.require()
+        except ImportError as error:
+            parser.error(str(error))
+    if args.zarr:
+        report = _zarr.run(zarr_size, repeat=args.repeat or 9, progress=progress, directory=args.dir)
+        status = 1 if _report.mismatches(report) else 0
+        table = _report.format_zarr_table
+    elif args.store:
+        report = _store.run(store_size, threads=args.threads, repeat=args.repeat or 3, progress=progress,
+                            directory=args.dir)
+        status = 0 if report["check_ok"] else 1
+        table = _report.format_store_table
+    else:
+        report = run(sizes, threads=args.threads, repeat=args.repeat or 9, progress=progress)
+        status, table = 0, format_table
+    if interactive:
+        sys.stderr.write("\r\x1b[K")
+    print(_report.to_json(report) if args.json else table(report))
+    return status

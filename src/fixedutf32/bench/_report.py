@@ -1,0 +1,119 @@
+"""The bench's reports as text tables or JSON, each target marked met or MISSED."""
+
+import json
+
+from ._timing import MiB, format_size
+from .cases import WIDTH
+
+
+def to_json(report):
+    """The report as indented JSON (what ``--json`` prints)."""
+    return json.dumps(report, indent=2)
+
+
+def verdict(entry):
+    """``">= 0.80 met"``, ``"... MISSED"`` or ``"... n/a"`` for a row or ratio with a target, else ``""``."""
+    if entry["target"] is None:
+        return ""
+    met = "n/a" if entry["met"] is None else "met" if entry["met"] else "MISSED"
+    return f"{entry.get('bound', '>=')} {entry['target']:.2f} {met}"
+
+
+def format_table(report):
+    """The kernel and transcoding report as the text table ``fixedutf32 bench`` prints."""
+    lines = [
+        f"fixedutf32 bench: SIMD level {report['simd_level']}, {report['native_byteorder']}-endian host; "
+        f"text of {WIDTH}-code-point elements, mostly ASCII",
+        "",
+        "size and GB/s count the bytes of the chunk read (repad: written); x memcpy is the",
+        "ratio to numpy.copyto of as many bytes, x NumPy to the NumPy way, timed in the same run",
+        "",
+        f"{'kernel':36} {'size':>7} {'GB/s':>7} {'x memcpy':>9} {'x NumPy':>8}  target",
+        "-" * 82,
+    ]
+    for row in report["rows"]:
+        lines.append(
+            f"{row['kernel']:36} {format_size(row['size']):>7} {row['gbps']:7.2f} "
+            f"{row['ratio_memcpy']:9.2f} {row['ratio_numpy']:8.1f}  {verdict(row)}"
+        )
+    lines.append("")
+    lines.append("call overhead (one-element chunk): " + ", ".join(
+        f"{name} {us:.2f} us" for name, us in report["overhead_us"].items()))
+    if report["threads"]:
+        t = report["threads"]
+        lines.append(f"{t['threads']} threads on {format_size(t['size'])} chunks: decode_chunk "
+                     f"{t['scaling']:.2f}x the throughput of one (GIL released); numpy.copyto "
+                     f"{t['memcpy_scaling']:.2f}x, measured alongside")
+    lines.extend(f"note: {note}" for note in report.get("notes", []))
+    return "\n".join(lines)
+
+
+def _ratio_lines(ratios):
+    lines = [f"{'ratio':46} {'value':>6}  target", "-" * 70]
+    for ratio in ratios:
+        value = "n/a" if ratio["value"] is None else f"{ratio['value']:.2f}"
+        lines.append(f"{ratio['ratio']:46} {value:>6}  {verdict(ratio)}".rstrip())
+    return lines
+
+
+def mismatches(zarr_report):
+    """(case, configuration) pairs of a ``--zarr`` report whose data differed from what was written."""
+    return [(row["case"], name) for row in zarr_report["rows"]
+            for name, same in row["same_data"].items() if same is False]
+
+
+def format_zarr_table(report):
+    """The ``--zarr`` report as the text table ``fixedutf32 bench --zarr`` prints."""
+    configs = list(report["rows"][0]["gbps"]) if report["rows"] else []
+    threads = {None: "zarr's defaults", 1: "1 thread", 2: "2 threads"}
+    lines = [
+        f"fixedutf32 bench --zarr: zarr-python {report['zarr_version']}, a {format_size(report['size'])} "
+        f"{report['dtype']} array in {format_size(report['chunk_size'])} chunks on a local directory",
+        "",
+        f"GB/s of array data, median of {report['repeat']} rounds, each configuration timed in turn within a round.",
+        "codec = zarr + fixedutf32.zarr.BytesCodec; pipeline = zarr + fixedutf32.zarr.CodecPipeline;",
+        "reader = the standalone reader with decode_chunk(out=...); floor = the chunk files read into one new array.",
+        "The zstd rows set async.concurrency and threading.max_workers to the threads shown. A ratio is the",
+        "median over rounds of that round's ratio, so it can differ from the ratio of the GB/s columns.",
+        "",
+        f"{'case':22} " + " ".join(f"{name:>8}" for name in configs) + "   threads",
+        "-" * 86,
+    ]
+    if not report["integration"]:
+        lines.insert(-2, "fixedutf32.zarr is not installed: its columns are n/a")
+        lines.insert(-2, "")
+    for row in report["rows"]:
+        cells = [f"{'n/a':>8}" if row["gbps"][name] is None else f"{row['gbps'][name]:8.2f}" for name in configs]
+        lines.append(f"{row['case']:22} " + " ".join(cells) + f"   {threads[row['threads']]}")
+    lines += ["", *_ratio_lines(report["ratios"])]
+    t = report["threads_reference"]
+    lines.append("")
+    lines.append(f"{t['threads']} threads on {format_size(t['size'])} chunks, measured after the rows: decode_chunk "
+                 f"{t['decode_chunk_scaling']:.2f}x one thread, numpy.copyto {t['memcpy_scaling']:.2f}x "
+                 "(the machine's own limit on scaling)")
+    mismatched = mismatches(report)
+    if mismatched:
+        lines.append("DIFFERENT DATA read back by: " + ", ".join(f"{case}: {name}" for case, name in mismatched))
+    else:
+        lines.append("every configuration read back (or wrote) the same data, checked once each outside the timing")
+    return "\n".join(lines)
+
+
+def format_store_table(report):
+    """The ``--store`` report as the table ``fixedutf32 bench --store`` prints (Markdown rows)."""
+    size = report["size"]
+    lines = [
+        f"fixedutf32 bench --store: {format_size(size)} of fixed_length_utf32 chunks "
+        f"({format_size(report['chunk_size'])} each), {report['threads']} threads, best of {report['repeat']}",
+        "",
+        f"| {'row':<32} | {'seconds':>8} | {'MiB/s':>8} |",
+        f"|{'-' * 34}|{'-' * 9}:|{'-' * 9}:|",
+    ]
+    for row in report["rows"]:
+        lines.append(f"| {row['row']:<32} | {row['seconds']:8.3f} | {size / MiB / row['seconds']:8.0f} |")
+    lines += ["", *_ratio_lines(report["ratios"]), ""]
+    if report["check_ok"]:
+        lines.append("check found both stores clean, checked once each outside the timing")
+    else:
+        lines.append("CHECK FOUND PROBLEMS in the stores written: the rows time a failing check")
+    return "\n".join(lines)

@@ -1,0 +1,105 @@
+"""The targets of every row the bench prints, from the project's performance issues.
+
+One table: (family, row, size class) -> target.  Families: ``kernel`` (ratio to
+memcpy, by size class), ``transcode`` (ratio to memcpy of the UTF-32 bytes, any
+size), ``zarr`` (``fixedutf32 bench --zarr`` ratios) and ``store``
+(``fixedutf32 bench --store`` ratios).  A size class of ``None`` is any size.
+"""
+
+from typing import NamedTuple
+
+from ._timing import MiB
+
+
+class Target(NamedTuple):
+    """A bound on a measured value: ``>=`` (at least) or ``<=`` (at most)."""
+
+    bound: str
+    value: float
+
+    def met(self, measured):
+        """Whether ``measured`` meets the target; None when nothing was measured."""
+        if measured is None:
+            return None
+        return measured >= self.value if self.bound == ">=" else measured <= self.value
+
+    def __str__(self):
+        return f"{self.bound} {self.value:.2f}"
+
+
+def _least(value):
+    return Target(">=", value)
+
+
+NOISE = 0.95  # "not slower than stock": within 5 %
+
+TARGETS = {
+    # Kernels: least ratio to memcpy.  "cache" is 1 MiB up to 32 MiB, "memory" above.
+    ("kernel", "validate", "cache"): _least(1.2),
+    ("kernel", "validate", "memory"): _least(1.0),
+    ("kernel", "decode swap -> new", "cache"): _least(0.85),
+    ("kernel", "decode swap -> new", "memory"): _least(0.8),
+    ("kernel", "decode swap in place", "cache"): _least(0.85),
+    ("kernel", "decode swap in place", "memory"): _least(0.7),
+    ("kernel", "encode -> swapped", "cache"): _least(0.85),
+    ("kernel", "encode -> swapped", "memory"): _least(0.8),
+    ("kernel", "repad widen U8->U16", "cache"): _least(0.8),
+    ("kernel", "repad widen U8->U16", "memory"): _least(1.0),
+    ("kernel", "repad narrow U16->U8", "cache"): _least(0.8),
+    ("kernel", "repad narrow U16->U8", "memory"): _least(1.0),
+    ("kernel", "str_lengths", "cache"): _least(0.8),
+    ("kernel", "str_lengths", "memory"): _least(0.8),
+    # Per-call overhead of at most 2 us keeps 64 KiB chunks ("small") above 0.5x.
+    ("kernel", "validate", "small"): _least(0.5),
+    ("kernel", "decode swap -> new", "small"): _least(0.5),
+    ("kernel", "encode -> swapped", "small"): _least(0.5),
+    # Transcoding: throughput over memcpy of the UTF-32 bytes, whatever the size.
+    ("transcode", "to_utf8 (ascii)", None): _least(0.5),
+    ("transcode", "to_utf8 (mixed)", None): _least(0.25),
+    ("transcode", "from_utf8 (ascii)", None): _least(0.4),
+    ("transcode", "from_utf8 (mixed)", None): _least(0.2),
+    # zarr-python with fixedutf32.zarr (speed ratios of one run's rounds).
+    ("zarr", "pipeline / stock, read raw little", None): _least(1.8),
+    ("zarr", "pipeline / stock, read raw big", None): _least(1.8),
+    ("zarr", "pipeline / stock, read zstd, 1 thread", None): _least(1.0),
+    ("zarr", "pipeline / stock, write raw little", None): _least(1.2),
+    ("zarr", "pipeline / stock, write raw big", None): _least(1.2),
+    ("zarr", "pipeline / floor, read raw little", None): _least(0.9),
+    ("zarr", "pipeline / floor, read raw big", None): _least(0.9),
+    ("zarr", "codec / stock, read raw little", None): _least(NOISE),
+    ("zarr", "codec / stock, read raw big", None): _least(1.05),
+    ("zarr", "codec / stock, read zstd, 1 thread", None): _least(NOISE),
+    ("zarr", "codec / stock, read zstd, 2 threads", None): _least(NOISE),
+    ("zarr", "codec / stock, write raw little", None): _least(NOISE),
+    ("zarr", "codec / stock, write raw big", None): _least(NOISE),
+    ("zarr", "zstd 2 threads / 1 thread, pipeline", None): _least(1.7),
+    # Whole stores: check and convert against reading and compressing the bytes.
+    ("store", "check raw / read files (speed)", None): _least(0.8),
+    ("store", "check raw / read files, cold cache (speed)", None): _least(0.8),
+    ("store", "check zstd N threads / 1 thread (speed)", None): _least(1.7),
+    ("store", "convert / zstd-compress (time)", None): Target("<=", 1.3),
+}
+
+
+def size_class(nbytes):
+    """The size class of a kernel row: ``small`` (< 1 MiB), ``cache`` or ``memory`` (>= 32 MiB)."""
+    if nbytes < MiB:
+        return "small"
+    return "memory" if nbytes >= 32 * MiB else "cache"
+
+
+def target(family, row, nbytes=None):
+    """The target of a row (for the size ``nbytes``, where it depends on it), or None."""
+    if nbytes is not None:
+        found = TARGETS.get((family, row, size_class(nbytes)))
+        if found is not None:
+            return found
+    return TARGETS.get((family, row, None))
+
+
+def judge(family, row, measured, nbytes=None):
+    """The ``target`` (its value, or None) and ``met`` keys of a measured row or ratio."""
+    found = target(family, row, nbytes)
+    if found is None:
+        return {"target": None, "met": None}
+    return {"target": found.value, "met": found.met(measured)}
