@@ -4,7 +4,8 @@ Usage: python .ci/check_sdist.py SDIST TREE
 
 TREE is the source tree the sdist was built from, before the build. Every file
 of TREE under src/, tests/, benchmarks/, docs/, fuzz/ and tools/ (fixtures and
-their dot files included) must be in SDIST, and so must the files named below.
+their dot files included) must be in SDIST, and so must its top-level Markdown
+files (the docs link them) and the files named below.
 """
 
 import pathlib
@@ -23,7 +24,7 @@ def main(sdist, tree):
         names = [member.name for member in tar.getmembers() if member.isfile()]
     top = names[0].split("/")[0]
     inside = {name[len(top) + 1:] for name in names}
-    expected = set(REQUIRED) | {
+    expected = set(REQUIRED) | {path.name for path in tree.glob("*.md")} | {
         path.relative_to(tree).as_posix()
         for folder in TREES if (tree / folder).is_dir()
         for path in (tree / folder).rglob("*")
