@@ -1,12 +1,22 @@
 """Build the Cython kernels.
 
+This file is the one place for the Cython directives (``_kernels.pyx`` has no
+``# cython:`` header, which would override them).
+
 Environment switches (off by default):
 
-FIXEDUTF32_DEBUG=1     bounds checks back on, -O0 -g
-FIXEDUTF32_SANITIZE=1  build with -fsanitize=address,undefined
+FIXEDUTF32_DEBUG=1     bounds and initialisation checks on, -O0 -g
+FIXEDUTF32_SANITIZE=1  build with -fsanitize=address,undefined and -g
 
 The default build adds no -march flag: the SIMD paths are chosen at run time,
-so one wheel is fast on every CPU.  CFLAGS from the environment are honoured.
+so one wheel is fast on every CPU.  CFLAGS from the environment are honoured:
+-O3 is added only when CFLAGS names no optimisation level.  MSVC (Windows)
+gets no extra flags.
+
+Each combination of switches cythonizes and compiles under its own folder in
+build/, so switching between them never reuses a module built the other way
+(Cython and setuptools only compare timestamps).  A change of compiler or
+CFLAGS is not detected: remove build/ first.
 """
 
 import os
@@ -14,8 +24,16 @@ import os
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-DEBUG = os.environ.get("FIXEDUTF32_DEBUG", "") not in ("", "0")
-SANITIZE = os.environ.get("FIXEDUTF32_SANITIZE", "") not in ("", "0")
+
+def _switch(name):
+    return os.environ.get(name, "") not in ("", "0")
+
+
+DEBUG = _switch("FIXEDUTF32_DEBUG")
+SANITIZE = _switch("FIXEDUTF32_SANITIZE")
+BUILD_BASE = os.path.join(
+    "build", ("debug" if DEBUG else "release") + ("-sanitize" if SANITIZE else "")
+)
 
 directives = {
     "language_level": 3,
@@ -26,25 +44,52 @@ directives = {
     "embedsignature": True,
 }
 
-compile_args = []
-link_args = []
-if os.name != "nt":
-    compile_args.append("-O0" if DEBUG else "-O3")
-    if DEBUG:
-        compile_args.append("-g")
-    if SANITIZE:
-        compile_args += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
-        link_args += ["-fsanitize=address,undefined"]
 
+def _compile_args():
+    """Extra flags for GCC and Clang; the user's CFLAGS come before them."""
+    if os.name == "nt":
+        return [], []
+    compile_args, link_args = [], []
+    if DEBUG:
+        compile_args += ["-O0", "-g"]
+    elif not any(flag.startswith("-O") for flag in os.environ.get("CFLAGS", "").split()):
+        compile_args.append("-O3")
+    if SANITIZE:
+        compile_args += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+        link_args += ["-fsanitize=address,undefined"]
+    return compile_args, link_args
+
+
+compile_args, link_args = _compile_args()
 extensions = [
     Extension(
         "fixedutf32._kernels",
         sources=["src/fixedutf32/_kernels.pyx"],
         include_dirs=["src/fixedutf32"],
-        depends=["src/fixedutf32/_transcode.pxi"] + [f"src/fixedutf32/csrc/{name}.h" for name in ("buffer", "chunk", "chunk_avx2", "chunk_portable", "common", "cpu", "utf8", "utf8_avx2", "utf8_scalar", "utf8_tables")],
+        depends=["src/fixedutf32/_transcode.pxi"]
+        + [
+            f"src/fixedutf32/csrc/{name}.h"
+            for name in (
+                "buffer",
+                "chunk",
+                "chunk_avx2",
+                "chunk_portable",
+                "common",
+                "cpu",
+                "utf8",
+                "utf8_avx2",
+                "utf8_scalar",
+                "utf8_tables",
+            )
+        ],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=directives))
+setup(
+    ext_modules=cythonize(
+        extensions, compiler_directives=directives, build_dir=os.path.join(BUILD_BASE, "cython")
+    ),
+    options={"build": {"build_base": BUILD_BASE}},
+)

@@ -5,11 +5,17 @@ import doctest
 import json
 import uuid
 
-import numcodecs
 import numpy as np
 import pytest
-import zarr
-from store_data import (
+
+import fixedutf32
+
+zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
+numcodecs = pytest.importorskip(
+    "numcodecs", reason="fixedutf32.store needs numcodecs (extra [zarr])"
+)
+
+from store_data import (  # noqa: E402
     CHUNKS,
     LAYOUTS,
     PLANTED,
@@ -22,8 +28,7 @@ from store_data import (
     write_array,
 )
 
-import fixedutf32
-from fixedutf32.store import StoreError, check
+from fixedutf32.store import StoreError, check  # noqa: E402
 
 
 def _where(kind, tmp_path):

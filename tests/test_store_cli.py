@@ -5,10 +5,12 @@ import subprocess
 import sys
 
 import pytest
-import zarr
-from store_data import PLANTED, hierarchy, planted, quiet, text, tree, write_array
 
-from fixedutf32.__main__ import main
+zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
+
+from store_data import PLANTED, hierarchy, planted, quiet, text, tree, write_array  # noqa: E402
+
+from fixedutf32.__main__ import main  # noqa: E402
 
 
 def run(capsys, *argv):

@@ -10,8 +10,10 @@ import uuid
 
 import numpy as np
 import pytest
-import zarr
-from store_data import (
+
+zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
+
+from store_data import (  # noqa: E402
     CHUNKS,
     PLANTED,
     expected_key,
@@ -23,7 +25,7 @@ from store_data import (
     write_array,
 )
 
-from fixedutf32.store import InvalidChunkError, StoreError, check, convert
+from fixedutf32.store import InvalidChunkError, StoreError, check, convert  # noqa: E402
 
 
 def _read(where, path):

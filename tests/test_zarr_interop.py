@@ -12,10 +12,8 @@ import re
 import sys
 import tempfile
 
-import numcodecs
 import numpy
 import pytest
-import zarr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +24,14 @@ from fixedutf32.metadata import (
     MetadataError,
     check_codecs,
     parse_array_metadata,
+)
+
+# Optional test dependencies: without them this module is skipped, visibly.
+zarr = pytest.importorskip(
+    "zarr", reason="zarr-python is not installed (pip install 'fixedutf32[test]')"
+)
+numcodecs = pytest.importorskip(
+    "numcodecs", reason="numcodecs is not installed (pip install 'fixedutf32[test]')"
 )
 
 TESTS = pathlib.Path(__file__).resolve().parent

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True, embedsignature=True
+# Cython directives live in setup.py; a "# cython:" header here would override them.
 """Wrappers of the C kernels in ``csrc/`` for fixed_length_utf32 data.
 
 The loops are C (``csrc/chunk.h`` and ``csrc/utf8.h``): each entry point

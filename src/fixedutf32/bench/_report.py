@@ -52,6 +52,7 @@ def format_table(report):
             f"{t['scaling']:.2f}x the throughput of one (GIL released); numpy.copyto "
             f"{t['memcpy_scaling']:.2f}x, measured alongside"
         )
+    lines.extend(f"note: {note}" for note in report.get("notes", []))
     return "\n".join(lines)
 
 

@@ -5,6 +5,7 @@ same run as its baselines: ``numpy.copyto`` of those bytes into a preallocated
 array (memcpy) and the NumPy or pyarrow way of doing the same conversion.
 """
 
+import importlib.util
 from typing import Any
 
 import numpy as np
@@ -57,6 +58,27 @@ def _baselines(u):
             ("numcodecs VLenUTF8", lambda: codec.decode(encoded).astype(u.dtype))
         )
     return ways
+
+
+def missing_baseline_notes(left_out):
+    """Notes on rows left out, or compared differently, for want of an optional package.
+
+    ``left_out`` names the kernels whose rows had no baseline to compare with.
+    """
+    missing = [name for name in ("pyarrow", "numcodecs") if importlib.util.find_spec(name) is None]
+    notes = []
+    if left_out:
+        why = (
+            f"not installed: {', '.join(missing)}"
+            if missing
+            else "NumPy has no StringDType before 2.0"
+        )
+        notes.append(f"left out for want of a NumPy-side baseline ({why}): {', '.join(left_out)}")
+    if "pyarrow" in missing:
+        notes.append(
+            "to_utf8 x NumPy compares with NumPy's StringDType cast only (pyarrow is not installed)"
+        )
+    return notes
 
 
 def measure(size_bytes, repeat=5, progress=None):
