@@ -830,13 +830,10 @@ def test_vlen_utf8_zarr_python_interop(tmp_path):
 
 
 def test_public_functions_are_documented():
-    import doctest
-
+    # The examples themselves run in test_docs.py, which skips the pyarrow ones without pyarrow.
     import fixedutf32.transcode as transcode
 
     for name in transcode.__all__:
         doc = getattr(transcode, name).__doc__
         for section in ("Parameters", "Returns", "Raises", "Examples"):
             assert section in doc, f"{name} lacks a {section} section"
-    result = doctest.testmod(transcode, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted >= 7

@@ -140,6 +140,11 @@ def _level_for_features(unsigned features):
     return _LEVEL_NAMES[fu32_level_for_features(features)]
 
 
+# The CPU does not change while the process runs: ask it once (CPUID and
+# XGETBV cost tens of microseconds on a virtual machine).
+_AVAILABLE_LEVELS = _LEVEL_NAMES[:fu32_cpu_level() + 1]
+
+
 def available_simd_levels():
     """Return the kernel implementations this CPU can run, slowest first.
 
@@ -158,7 +163,7 @@ def available_simd_levels():
     >>> fixedutf32.available_simd_levels()[0]
     'portable'
     """
-    return _LEVEL_NAMES[:fu32_cpu_level() + 1]
+    return _AVAILABLE_LEVELS
 
 
 def get_simd_level():
