@@ -427,6 +427,19 @@ def arrays(size=DEFAULT_SIZE, directory=None):
         yield _Bench(root, data, chunk_elements, zarr, _integration())
 
 
+def _size_zarr_thread_pool(zarr):
+    """Make zarr's thread pool as wide as the widest row asks for.
+
+    zarr creates its pool once, at the first call made while
+    ``threading.max_workers`` is set, and keeps it: had the 1-thread row come
+    first, the 2-thread row would run on a pool of one.  Each row's own
+    settings then bound how many threads it uses.
+    """
+    widest = max(threads for _, threads, _, _ in CASES.values() if threads)
+    with zarr.config.set({"threading.max_workers": widest}):
+        zarr.create_group(store=zarr.storage.MemoryStore())
+
+
 def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
     """Measure zarr reads and writes with and without fixedutf32; a report dict.
 
@@ -467,6 +480,7 @@ def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
     say(f"generating {format_size(size)} of <U{WIDTH} text")
     rows = []
     with arrays(size, directory) as bench:
+        _size_zarr_thread_pool(bench.zarr)
         counted, chunk_size = bench.data.nbytes, bench.chunks[0] * ELEMENT_BYTES
         for case, (_, threads, endian, compressed) in CASES.items():
             say(f"{case} ({format_size(size)}, {repeat} rounds)")
