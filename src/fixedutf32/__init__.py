@@ -6,6 +6,7 @@ decodes and encodes whole chunks of it, checking that every code unit is a
 Unicode scalar value, with the GIL released.
 """
 
+from . import chunk, errors, transcode
 from ._kernels import (
     available_simd_levels,
     buffer_pool_bytes,
@@ -13,23 +14,11 @@ from ._kernels import (
     set_simd_level,
 )
 from ._version import __version__ as __version__
-from .chunk import (
-    byteswap,
-    decode_chunk,
-    encode_chunk,
-    repad,
-    set_buffer_pool_limit,
-    str_lengths,
-    validate,
-)
-from .errors import (
-    ChunkSizeError,
-    FixedUTF32Error,
-    InvalidCodePointError,
-    InvalidUTF8Error,
-    MetadataError,
-    StringTooLongError,
-)
+
+# Each of these submodules names its public part in its __all__, added below.
+from .chunk import *  # noqa: F403
+from .chunk import set_buffer_pool_limit
+from .errors import *  # noqa: F403
 from .metadata import (
     ArrayMetadata,
     FixedLengthUTF32,
@@ -37,30 +26,9 @@ from .metadata import (
     parse_array_metadata,
     parse_v2_dtype,
 )
-from .transcode import (
-    decode_vlen_utf8,
-    encode_vlen_utf8,
-    from_arrow,
-    from_utf8,
-    to_arrow,
-    to_string_dtype,
-    to_utf8,
-)
+from .transcode import *  # noqa: F403
 
 __all__ = [
-    "decode_chunk",
-    "encode_chunk",
-    "validate",
-    "byteswap",
-    "repad",
-    "str_lengths",
-    "to_utf8",
-    "from_utf8",
-    "to_arrow",
-    "from_arrow",
-    "to_string_dtype",
-    "encode_vlen_utf8",
-    "decode_vlen_utf8",
     "FixedLengthUTF32",
     "ArrayMetadata",
     "check_codecs",
@@ -71,10 +39,7 @@ __all__ = [
     "set_simd_level",
     "set_buffer_pool_limit",
     "buffer_pool_bytes",
-    "FixedUTF32Error",
-    "InvalidCodePointError",
-    "StringTooLongError",
-    "ChunkSizeError",
-    "MetadataError",
-    "InvalidUTF8Error",
 ]
+__all__ += chunk.__all__
+__all__ += transcode.__all__
+__all__ += errors.__all__

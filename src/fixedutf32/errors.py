@@ -5,7 +5,7 @@ Every data error derives from :class:`FixedUTF32Error`, itself a
 do not care which rule was broken.
 """
 
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "FixedUTF32Error",
@@ -27,7 +27,19 @@ class FixedUTF32Error(ValueError):
     """Base class of every data error raised by fixedutf32."""
 
 
-class InvalidCodePointError(FixedUTF32Error):
+class _FieldsError(FixedUTF32Error):
+    """An error built from the attributes named in ``_fields``, in that order.
+
+    Pickles as those attributes (``Exception`` would pass only the message).
+    """
+
+    _fields: ClassVar[tuple[str, ...]]
+
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
+        return type(self), tuple(getattr(self, name) for name in self._fields)
+
+
+class InvalidCodePointError(_FieldsError):
     """A code unit is not a Unicode scalar value.
 
     Attributes
@@ -42,6 +54,8 @@ class InvalidCodePointError(FixedUTF32Error):
         ``"surrogate"`` (U+D800..U+DFFF) or ``"too_large"`` (above U+10FFFF).
     """
 
+    _fields = ("index", "position", "code_point")
+
     def __init__(self, index: int, position: int, code_point: int) -> None:
         self.index = index
         self.position = position
@@ -53,11 +67,8 @@ class InvalidCodePointError(FixedUTF32Error):
             f"(U+0000..U+10FFFF, not U+D800..U+DFFF)"
         )
 
-    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
-        return type(self), (self.index, self.position, self.code_point)
 
-
-class StringTooLongError(FixedUTF32Error):
+class StringTooLongError(_FieldsError):
     """A string holds more code points than the element width allows.
 
     Attributes
@@ -70,6 +81,8 @@ class StringTooLongError(FixedUTF32Error):
         The most code points the target width holds (``length_bytes // 4``).
     """
 
+    _fields = ("index", "length", "capacity")
+
     def __init__(self, index: int, length: int, capacity: int) -> None:
         self.index = index
         self.length = length
@@ -78,9 +91,6 @@ class StringTooLongError(FixedUTF32Error):
             f"string at element {index} has {length} code points; expected at most "
             f"{capacity} (length_bytes {4 * capacity})"
         )
-
-    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
-        return type(self), (self.index, self.length, self.capacity)
 
 
 class ChunkSizeError(FixedUTF32Error):
@@ -91,7 +101,7 @@ class MetadataError(FixedUTF32Error):
     """Array metadata breaks the fixed_length_utf32 specification."""
 
 
-class InvalidUTF8Error(FixedUTF32Error):
+class InvalidUTF8Error(_FieldsError):
     """UTF-8 input is not well formed.
 
     Attributes
@@ -104,11 +114,10 @@ class InvalidUTF8Error(FixedUTF32Error):
         What is wrong with the bytes there.
     """
 
+    _fields = ("index", "byte_offset", "reason")
+
     def __init__(self, index: int, byte_offset: int, reason: str) -> None:
         self.index = index
         self.byte_offset = byte_offset
         self.reason = reason
         super().__init__(f"invalid UTF-8 at element {index}, byte {byte_offset}: {reason}")
-
-    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
-        return type(self), (self.index, self.byte_offset, self.reason)

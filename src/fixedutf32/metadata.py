@@ -291,6 +291,7 @@ class FixedLengthUTF32:
         Returns
         -------
         FixedLengthUTF32
+            A new instance with the configuration's ``length_bytes``.
 
         Raises
         ------
@@ -340,6 +341,7 @@ class FixedLengthUTF32:
         Returns
         -------
         FixedLengthUTF32
+            A new instance whose ``length_bytes`` is the dtype's itemsize.
 
         Raises
         ------
@@ -370,16 +372,18 @@ class FixedLengthUTF32:
 
         Parameters
         ----------
-        endian : {"little", "big"}
+        endian : {"little", "big"}, default "little"
+            As for :meth:`to_v2`.
 
         Returns
         -------
         numpy.dtype
+            The ``U`` dtype that :meth:`to_v2` names.
 
         Raises
         ------
         MetadataError
-            If ``endian`` is not ``"little"`` or ``"big"``.
+            As for :meth:`to_v2`.
 
         Examples
         --------
@@ -393,11 +397,13 @@ class FixedLengthUTF32:
 
         Parameters
         ----------
-        endian : {"little", "big"}
+        endian : {"little", "big"}, default "little"
+            Byte order, written as the prefix ``"<"`` or ``">"``.
 
         Returns
         -------
         str
+            The prefix, ``"U"`` and :attr:`capacity`.
 
         Raises
         ------
@@ -997,7 +1003,7 @@ class ArrayMetadata:
         Parameters
         ----------
         index : sequence of int
-            The chunk's position in the chunk grid.
+            As for :meth:`chunk_key`.
 
         Returns
         -------
