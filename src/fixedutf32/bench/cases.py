@@ -372,6 +372,21 @@ def kernel_cases(nbytes):
         return bool(((units <= 0x10FFFF) & ((units ^ 0xD800) >= 0x800)).all())
 
     size = len(little)
+    # Each swapping row also runs without validation, against the same NumPy way.
+    decode_swap = Case(
+        "decode swap -> new",
+        size,
+        lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN),
+        lambda: np.frombuffer(foreign, f"{foreign_prefix}U{WIDTH}").astype(f"=U{WIDTH}"),
+        None,
+    )
+    encode_swap = Case(
+        "encode -> swapped",
+        size,
+        lambda: encode_chunk(native_array, endian=FOREIGN),
+        lambda: native_array.astype(f"{foreign_prefix}U{WIDTH}"),
+        None,
+    )
     return [
         Case(
             "validate",
@@ -387,19 +402,10 @@ def kernel_cases(nbytes):
             lambda: np.frombuffer(little, f"=U{WIDTH}").copy(),
             None,
         ),
-        Case(
-            "decode swap -> new",
-            size,
-            lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN),
-            lambda: np.frombuffer(foreign, f"{foreign_prefix}U{WIDTH}").astype(f"=U{WIDTH}"),
-            None,
-        ),
-        Case(
-            "decode swap -> new, validate=False",
-            size,
-            lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN, validate=False),
-            lambda: np.frombuffer(foreign, f"{foreign_prefix}U{WIDTH}").astype(f"=U{WIDTH}"),
-            None,
+        decode_swap,
+        decode_swap._replace(
+            name=f"{decode_swap.name}, validate=False",
+            kernel=lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN, validate=False),
         ),
         Case(
             "decode swap in place",
@@ -408,19 +414,10 @@ def kernel_cases(nbytes):
             lambda: in_place.view(np.uint32).byteswap(inplace=True),
             restore,
         ),
-        Case(
-            "encode -> swapped",
-            size,
-            lambda: encode_chunk(native_array, endian=FOREIGN),
-            lambda: native_array.astype(f"{foreign_prefix}U{WIDTH}"),
-            None,
-        ),
-        Case(
-            "encode -> swapped, validate=False",
-            size,
-            lambda: encode_chunk(native_array, endian=FOREIGN, validate=False),
-            lambda: native_array.astype(f"{foreign_prefix}U{WIDTH}"),
-            None,
+        encode_swap,
+        encode_swap._replace(
+            name=f"{encode_swap.name}, validate=False",
+            kernel=lambda: encode_chunk(native_array, endian=FOREIGN, validate=False),
         ),
         Case(
             "repad widen U8->U16",
