@@ -457,9 +457,26 @@ def test_too_long_index_follows_order():
 def test_errors_pickle():
     import pickle
 
-    for error in [InvalidCodePointError(1, 2, 0xD800), StringTooLongError(1, 5, 3)]:
+    errors = [
+        InvalidCodePointError(1, 2, 0xD800),
+        StringTooLongError(1, 5, 3),
+        fixedutf32.InvalidUTF8Error(4, 7, "truncated sequence"),
+    ]
+    for error in errors:
         clone = pickle.loads(pickle.dumps(error))
+        assert type(clone) is type(error)
         assert str(clone) == str(error)
+        assert vars(clone) == vars(error)
+
+
+def test_package_all_is_the_submodules_public_names():
+    from fixedutf32 import chunk, errors, transcode
+
+    names = fixedutf32.__all__
+    assert len(names) == len(set(names))
+    assert {*chunk.__all__, *transcode.__all__, *errors.__all__} <= set(names)
+    for name in names:
+        assert getattr(fixedutf32, name).__module__.startswith("fixedutf32"), name
 
 
 # --- unaligned, read-only, wrong sizes and types ------------------------------
