@@ -51,10 +51,12 @@ def _common(parser):
     group.add_argument("--no-progress", dest="progress", action="store_false")
 
 
-def _progress(args):
-    if args.progress is not None:
-        return args.progress
-    return not args.json and sys.stderr.isatty()
+def _run_options(args):
+    """The keyword arguments of check/convert that the options of ``_common`` give."""
+    progress = args.progress
+    if progress is None:
+        progress = not args.json and sys.stderr.isatty()
+    return {"threads": args.threads, "scheduler": args.dask, "progress": progress}
 
 
 def _fail(prog, exc, status=2):
@@ -86,14 +88,7 @@ def check_main(argv):
     if args is None:
         return status
     try:
-        report = check(
-            args.store,
-            args.path,
-            threads=args.threads,
-            scheduler=args.dask,
-            progress=_progress(args),
-            max_errors=args.max_errors,
-        )
+        report = check(args.store, args.path, max_errors=args.max_errors, **_run_options(args))
     except (StoreError, ValueError, OSError) as exc:
         return _fail(parser.prog, exc)
     print(report.to_json(indent=2) if args.json else report.to_text())
@@ -216,13 +211,11 @@ def convert_main(argv):
             length_bytes=args.length_bytes,
             compressors=_compressors(args.compressor, args.zarr_format),
             chunks=chunks,
-            threads=args.threads,
-            scheduler=args.dask,
-            progress=_progress(args),
             overwrite=args.overwrite,
             resume=args.resume,
             skip_invalid=args.skip_invalid,
             verify=args.verify,
+            **_run_options(args),
         )
     except InvalidChunkError as exc:
         return _fail(parser.prog, exc, 1)

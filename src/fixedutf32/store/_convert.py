@@ -415,9 +415,10 @@ def _write(dst, job, key, payload, result):
         time.sleep(_WRITE_DELAY)
 
 
-def _new_result(job, chunks):
+def _new_result(path, chunks):
+    """The counts a task returns, all zero: for ``chunks`` chunks of the array at ``path``."""
     return {
-        "path": job.path,
+        "path": path,
         "chunks": chunks,
         "written": 0,
         "kept": 0,
@@ -435,7 +436,7 @@ def convert_key(src_ref, dst_ref, job, key_index):
     plan = job.source
     key = plan.key(key_index)
     chunks = plan.chunks_of_key(key_index)
-    result = _new_result(job, len(chunks))
+    result = _new_result(job.path, len(chunks))
     read = plan.read_key(src, key_index)
     if read is None:
         result["missing"] = len(chunks)
@@ -539,7 +540,7 @@ def _region_chunk(job, key, chunk, data, error):
 def convert_region(src_ref, dst_ref, job, index):
     """Write destination chunk ``index`` from the source chunks it overlaps; a task."""
     src, dst = resolve(src_ref), resolve(dst_ref, "w")
-    result = _new_result(job, 1)
+    result = _new_result(job.path, 1)
     strings, present = _source_region_strings(job, src, index, result)
     if result["fatal"] is not None:
         return result
@@ -573,18 +574,7 @@ def copy_key(src_ref, dst_ref, key, resume):
     """Copy one key's bytes as they are; with resume, keep an equal copy. A task."""
     src, dst = resolve(src_ref), resolve(dst_ref, "w")
     data = src.get(key)
-    result: dict[str, Any] = {
-        "path": None,
-        "chunks": 1,
-        "written": 0,
-        "kept": 0,
-        "missing": 0,
-        "bytes_read": 0,
-        "bytes_written": 0,
-        "problems": [],
-        "fatal": None,
-        "copy": True,
-    }
+    result: dict[str, Any] = {**_new_result(None, 1), "copy": True}
     if data is None:
         return result
     result["bytes_read"] = data.nbytes

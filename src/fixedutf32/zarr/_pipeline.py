@@ -659,11 +659,25 @@ class CodecPipeline(_ZarrCodecPipeline):
 
     # ---- reading -------------------------------------------------------
 
-    def _plan_for(self, batch_info: Any, array: Any) -> Any:
+    async def _plan_or_fallback(
+        self, method: Any, batch_info: Any, array: Any, drop_axes: Any
+    ) -> Any:
+        """The plan for this batch, or None once zarr's ``method`` has done the batch.
+
+        ``method`` is the fallback's ``read`` or ``write``; ``array`` is its
+        ``out`` or ``value``.
+        """
         plan = self._plan
-        if plan is None or not batch_info or type(array) is not np.ndarray:
-            return None
-        if not isinstance(batch_info[0][1].dtype, _ZarrFixedLengthUTF32):
+        if (
+            plan is None
+            or not batch_info
+            or type(array.as_ndarray_like()) is not np.ndarray
+            or not isinstance(batch_info[0][1].dtype, _ZarrFixedLengthUTF32)
+        ):
+            if self._is_sharded_utf32(batch_info):
+                await self._by_shard(method, batch_info, array, drop_axes)
+            else:
+                await method(batch_info, array, drop_axes)
             return None
         return plan
 
@@ -710,14 +724,10 @@ class CodecPipeline(_ZarrCodecPipeline):
         array(['-', 'ab', 'c', '-'], dtype='>U2')
         """
         batch_info = list(batch_info)
-        out_np = out.as_ndarray_like()
-        plan = self._plan_for(batch_info, out_np)
+        plan = await self._plan_or_fallback(self.fallback.read, batch_info, out, drop_axes)
         if plan is None:
-            if self._is_sharded_utf32(batch_info):
-                await self._by_shard(self.fallback.read, batch_info, out, drop_axes)
-            else:
-                await self.fallback.read(batch_info, out, drop_axes)
             return
+        out_np = out.as_ndarray_like()
 
         # Chunks in local files are read on a few threads, each looping over
         # its share: one thread hop per share rather than two per chunk.
@@ -727,31 +737,16 @@ class CodecPipeline(_ZarrCodecPipeline):
         for item in batch_info:
             (local if in_thread and _local_file(item[0]) else other).append(item)
 
-        async def read_one(
-            getter: Any, spec: Any, chunk_selection: Any, out_selection: Any, is_complete: Any
-        ) -> None:
-            layout = plan.chunk_layout(spec)
-            target = _direct_target(
-                out_np, spec, chunk_selection, out_selection, is_complete, drop_axes, layout[2]
-            )
+        async def read_one(*item: Any) -> None:
+            getter, spec, _, out_selection, _ = item
+            layout, target = _chunk_target(plan, item, out_np, drop_axes)
             data = await getter.get(prototype=spec.prototype)
             if data is None:
                 out_np[out_selection] = _fill_value(spec)
                 return
             if plan.bb_codecs and plan.decoders is None:
                 data = await _zarr_decompress(plan, data, spec)
-            args = (
-                plan,
-                data.as_numpy_array(),
-                target,
-                getter,
-                spec,
-                layout,
-                chunk_selection,
-                out_selection,
-                out_np,
-                drop_axes,
-            )
+            args = (plan, data.as_numpy_array(), item, layout, target, out_np, drop_axes)
             if plan.decompresses_in_thread or len(data) > _INLINE_BYTES:
                 await asyncio.to_thread(self._decode_chunk, *args)
             else:
@@ -769,11 +764,9 @@ class CodecPipeline(_ZarrCodecPipeline):
     def _read_local_chunks(self, plan: Any, items: Any, out_np: Any, drop_axes: Any) -> None:
         """Read chunks from local files into the result (runs on a thread)."""
         wanted = dtype_endian(out_np.dtype)
-        for getter, spec, chunk_selection, out_selection, is_complete in items:
-            layout = plan.chunk_layout(spec)
-            target = _direct_target(
-                out_np, spec, chunk_selection, out_selection, is_complete, drop_axes, layout[2]
-            )
+        for item in items:
+            getter, spec, _, out_selection, _ = item
+            layout, target = _chunk_target(plan, item, out_np, drop_axes)
             path = _local_file(getter)
             if target is not None and plan.raw:
                 length_bytes, endian, _ = layout
@@ -790,32 +783,25 @@ class CodecPipeline(_ZarrCodecPipeline):
                 out_np[out_selection] = _fill_value(spec)
                 continue
             self._decode_chunk(
-                plan,
-                np.frombuffer(data, _UINT8),
-                target,
-                getter,
-                spec,
-                layout,
-                chunk_selection,
-                out_selection,
-                out_np,
-                drop_axes,
+                plan, np.frombuffer(data, _UINT8), item, layout, target, out_np, drop_axes
             )
 
     def _decode_chunk(
         self,
         plan: Any,
         data: Any,
-        target: Any,
-        getter: Any,
-        spec: Any,
+        item: Any,
         layout: Any,
-        chunk_selection: Any,
-        out_selection: Any,
+        target: Any,
         out_np: Any,
         drop_axes: Any,
     ) -> None:
-        """Decode the stored bytes of one chunk into the result (runs on a thread)."""
+        """Decode the stored bytes of one chunk into the result (runs on a thread).
+
+        ``item`` is the chunk's entry of the batch; ``layout`` and ``target``
+        come from :func:`_chunk_target`.
+        """
+        getter, spec, chunk_selection, out_selection, _ = item
         length_bytes, endian, order = layout
         with self._naming_chunk(getter, spec, layout):
             if target is not None:
@@ -876,18 +862,13 @@ class CodecPipeline(_ZarrCodecPipeline):
         fixedutf32.zarr.InvalidChunkCodePointError: invalid code point U+D800 ... of chunk c/0 ...
         """
         batch_info = list(batch_info)
-        value_np = value.as_ndarray_like()
-        plan = self._plan_for(batch_info, value_np)
+        plan = await self._plan_or_fallback(self.fallback.write, batch_info, value, drop_axes)
         if plan is None:
-            if self._is_sharded_utf32(batch_info):
-                await self._by_shard(self.fallback.write, batch_info, value, drop_axes)
-            else:
-                await self.fallback.write(batch_info, value, drop_axes)
             return
+        value_np = value.as_ndarray_like()
 
-        async def write_one(
-            setter: Any, spec: Any, chunk_selection: Any, out_selection: Any, is_complete: Any
-        ) -> None:
+        async def write_one(*item: Any) -> None:
+            setter, spec, chunk_selection, out_selection, is_complete = item
             layout = plan.chunk_layout(spec)
             chunk = None
             if _whole_chunk(
@@ -903,16 +884,7 @@ class CodecPipeline(_ZarrCodecPipeline):
                     if existing is not None and plan.bb_codecs and plan.decoders is None:
                         existing = await _zarr_decompress(plan, existing, spec)
                 chunk = await asyncio.to_thread(
-                    self._merge,
-                    plan,
-                    existing,
-                    value_np,
-                    spec,
-                    layout,
-                    setter,
-                    chunk_selection,
-                    out_selection,
-                    drop_axes,
+                    self._merge, plan, existing, item, layout, value_np, drop_axes
                 )
             skip_fill = not spec.config.write_empty_chunks
             with self._naming_chunk(setter, spec, layout):
@@ -931,18 +903,13 @@ class CodecPipeline(_ZarrCodecPipeline):
         await concurrent_map(batch_info, write_one, config.get("async.concurrency"))
 
     def _merge(
-        self,
-        plan: Any,
-        existing: Any,
-        value_np: Any,
-        spec: Any,
-        layout: Any,
-        setter: Any,
-        chunk_selection: Any,
-        out_selection: Any,
-        drop_axes: Any,
+        self, plan: Any, existing: Any, item: Any, layout: Any, value_np: Any, drop_axes: Any
     ) -> Any:
-        """The chunk after the write: the stored one (or fill) with ``value`` put in."""
+        """The chunk after the write: the stored one (or fill) with ``value`` put in.
+
+        ``item`` is the chunk's entry of the batch, as for :meth:`_decode_chunk`.
+        """
+        setter, spec, chunk_selection, out_selection, _ = item
         length_bytes, endian, order = layout
         dtype = spec.dtype.to_native_dtype()
         if existing is None:
@@ -1044,6 +1011,16 @@ class _ChunkErrors:
         raise InvalidChunkCodePointError(
             exc.index, exc.position, exc.code_point, key, array_index
         ) from None
+
+
+def _chunk_target(plan: Any, item: Any, out_np: Any, drop_axes: Any) -> Any:
+    """The chunk's layout, and the part of ``out_np`` it can be decoded into directly (or None)."""
+    _, spec, chunk_selection, out_selection, is_complete = item
+    layout = plan.chunk_layout(spec)
+    target = _direct_target(
+        out_np, spec, chunk_selection, out_selection, is_complete, drop_axes, layout[2]
+    )
+    return layout, target
 
 
 def _chunk_coords(array_metadata: Any, key: Any) -> Any:
