@@ -10,13 +10,26 @@ A task on a Dask worker receives the store's *spec* (the path or URL) and
 opens it here once per process (:func:`handle_for`).
 """
 
+from __future__ import annotations
+
 import asyncio
 import os
 import pathlib
 import threading
-from typing import Any
+from collections.abc import AsyncIterator, Coroutine
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
+from .._checks import as_bytes
 from ..errors import FixedUTF32Error
+
+if TYPE_CHECKING:
+    from zarr.abc.store import Store
+    from zarr.core.buffer import Buffer, BufferPrototype
+
+    from .._kernels import Buffer as BytesLike
 
 __all__ = ["StoreError", "StoreHandle", "open_handle", "handle_for", "spec_of", "dask_spec"]
 
@@ -29,11 +42,13 @@ class StoreError(FixedUTF32Error):
     """
 
 
-_loop = None
+_T = TypeVar("_T")
+
+_loop: asyncio.AbstractEventLoop | None = None
 _loop_lock = threading.Lock()
 
 
-def _run(coroutine):
+def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
     """Run ``coroutine`` on this module's event loop thread and return its result."""
     global _loop
     with _loop_lock:
@@ -46,14 +61,26 @@ def _run(coroutine):
     return asyncio.run_coroutine_threadsafe(coroutine, _loop).result()
 
 
-async def _collect(iterator):
+async def _collect(iterator: AsyncIterator[_T]) -> list[_T]:
     return [item async for item in iterator]
 
 
-def _prototype():
+def _prototype() -> BufferPrototype:
     from zarr.buffer import default_buffer_prototype
 
     return default_buffer_prototype()
+
+
+class _SyncStore(Protocol):
+    """The blocking methods ``LocalStore`` and ``MemoryStore`` add to the Store API."""
+
+    def get_sync(self, key: str, *, prototype: BufferPrototype | None = None) -> Buffer | None: ...
+
+    def set_sync(self, key: str, value: Buffer) -> None: ...
+
+
+def _is_sync(store: Store) -> TypeGuard[_SyncStore]:
+    return hasattr(store, "get_sync") and hasattr(store, "set_sync")
 
 
 class StoreHandle:
@@ -71,71 +98,72 @@ class StoreHandle:
         opened it).
     """
 
-    def __init__(self, store, spec=None, owned=False):
+    def __init__(self, store: Store, spec: str | None = None, owned: bool = False) -> None:
         self.store = store
         self.spec = spec
         self.owned = owned
-        self._sync = hasattr(store, "get_sync") and hasattr(store, "set_sync")
+        # None: the store's coroutines run on this module's loop thread.
+        self._sync: _SyncStore | None = store if _is_sync(store) else None
         self._buffer = _prototype().buffer
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"StoreHandle({self.spec or self.store!r})"
 
     @property
-    def name(self):
+    def name(self) -> str:
         """How messages name the store: its spec, or the store's own ``str``."""
         return self.spec if self.spec is not None else str(self.store)
 
-    def get(self, key):
+    def get(self, key: str) -> npt.NDArray[np.uint8] | None:
         """The bytes at ``key`` as a read-only ``uint8`` array, or None when missing."""
-        if self._sync:
-            buffer = self.store.get_sync(key, prototype=_prototype())
+        if self._sync is not None:
+            buffer = self._sync.get_sync(key, prototype=_prototype())
         else:
             buffer = _run(self.store.get(key, prototype=_prototype()))
         return None if buffer is None else buffer.as_numpy_array()
 
-    def set(self, key, data):
+    def set(self, key: str, data: BytesLike) -> None:
         """Write ``data`` (any buffer) at ``key``."""
-        buffer = self._buffer.from_bytes(memoryview(data).cast("B"))
-        if self._sync:
-            self.store.set_sync(key, buffer)
+        buffer = self._buffer.from_bytes(as_bytes(data))
+        if self._sync is not None:
+            self._sync.set_sync(key, buffer)
         else:
             _run(self.store.set(key, buffer))
 
-    def exists(self, key):
+    def exists(self, key: str) -> bool:
         return _run(self.store.exists(key))
 
-    def delete(self, key):
+    def delete(self, key: str) -> None:
         _run(self.store.delete(key))
 
-    def list_dir(self, prefix):
+    def list_dir(self, prefix: str) -> list[str]:
         """Names of the keys and "directories" directly under ``prefix``."""
         return sorted(set(_run(_collect(self.store.list_dir(prefix.rstrip("/"))))))
 
-    def list_prefix(self, prefix):
+    def list_prefix(self, prefix: str) -> list[str]:
         """Every key that starts with ``prefix``."""
         return sorted(_run(_collect(self.store.list_prefix(prefix))))
 
-    def is_empty(self):
+    def is_empty(self) -> bool:
         return _run(self.store.is_empty(""))
 
-    def clear(self):
+    def clear(self) -> None:
         _run(self.store.clear())
 
-    def close(self):
+    def close(self) -> None:
         if self.owned:
             self.store.close()
 
 
-def _is_url(text):
+def _is_url(text: str) -> bool:
     return "://" in text and not text.startswith("file://")
 
 
-def _local_path(text):
+def _local_path(text: str) -> pathlib.Path:
     return pathlib.Path(text[len("file://") :] if text.startswith("file://") else text)
 
 
-def open_handle(spec, mode="r"):
+def open_handle(spec: object, mode: str = "r") -> StoreHandle:
     """Open the store at ``spec`` and return a :class:`StoreHandle`.
 
     Parameters
@@ -182,7 +210,7 @@ def open_handle(spec, mode="r"):
     return _open_directory(spec, path, mode)
 
 
-def _open_url(spec, mode):
+def _open_url(spec: str, mode: str) -> StoreHandle:
     from zarr.storage import FsspecStore
 
     try:
@@ -201,7 +229,7 @@ def _open_url(spec, mode):
     return handle
 
 
-def _open_zip(spec, path, mode):
+def _open_zip(spec: str, path: pathlib.Path, mode: str) -> StoreHandle:
     import zipfile
 
     from zarr.storage import ZipStore
@@ -219,7 +247,7 @@ def _open_zip(spec, path, mode):
     return StoreHandle(store, spec, owned=True)
 
 
-def _open_directory(spec, path, mode):
+def _open_directory(spec: str, path: pathlib.Path, mode: str) -> StoreHandle:
     from zarr.storage import LocalStore
 
     if mode == "r":
@@ -236,11 +264,11 @@ def _open_directory(spec, path, mode):
     return StoreHandle(LocalStore(path, read_only=False), spec, owned=True)
 
 
-_handles: dict[Any, Any] = {}
+_handles: dict[tuple[str, str], StoreHandle] = {}
 _handles_lock = threading.Lock()
 
 
-def handle_for(spec, mode):
+def handle_for(spec: str, mode: str) -> StoreHandle:
     """The handle for ``spec`` that this process keeps open (for Dask tasks)."""
     with _handles_lock:
         handle = _handles.get((spec, mode))
@@ -249,12 +277,12 @@ def handle_for(spec, mode):
         return handle
 
 
-def spec_of(handle, role):
+def spec_of(handle: StoreHandle, role: str) -> str:
     """The spec a Dask task reopens ``handle`` from; StoreError if it has none."""
     return dask_spec(handle.spec, role)
 
 
-def dask_spec(spec, role):
+def dask_spec(spec: object, role: str) -> str:
     """``spec`` if every Dask worker can open it (a directory or a URL), else StoreError."""
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
