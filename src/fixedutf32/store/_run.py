@@ -7,18 +7,31 @@ the store's spec on Dask, resolved with :func:`resolve` in the task.  Results
 come back in completion order to ``consume``, which returns False to stop.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from typing import Any
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from ._stores import StoreError, StoreHandle, handle_for
 
+if TYPE_CHECKING:
+    import distributed
+
 __all__ = ["Progress", "resolve", "run_tasks", "run_with_progress", "dask_client"]
 
+_R = TypeVar("_R")
 
-def resolve(ref, mode="r"):
+# What a task receives for a store: the handle on threads, its spec on Dask.
+StoreRef: TypeAlias = StoreHandle | str
+# (function, arguments, chunks, bytes): the function returns a small report.
+Task: TypeAlias = tuple[Callable[..., _R], tuple[Any, ...], int, int]
+
+
+def resolve(ref: StoreRef, mode: str = "r") -> StoreHandle:
     """The store handle a task was given, or the one this process opens for its spec."""
     return ref if isinstance(ref, StoreHandle) else handle_for(ref, mode)
 
@@ -31,14 +44,14 @@ class Progress:
     end, so asking for progress never fails.
     """
 
-    def __init__(self, enabled, total_chunks, total_bytes, what):
+    def __init__(self, enabled: bool, total_chunks: int, total_bytes: int, what: str) -> None:
         self.enabled = enabled
         self.total_chunks = total_chunks
         self.total_bytes = total_bytes
         self.what = what
         self.chunks = 0
         self.nbytes = 0
-        self.bar = None
+        self.bar: Any = None  # a tqdm bar (tqdm ships no type information)
         self.started = time.perf_counter()
         self.shown = self.started
         if not enabled:
@@ -64,7 +77,7 @@ class Progress:
         )
         self.bar.set_postfix_str(f"0/{total_chunks} chunks", refresh=False)
 
-    def update(self, chunks, nbytes):
+    def update(self, chunks: int, nbytes: int) -> None:
         self.chunks += chunks
         self.nbytes += nbytes
         if not self.enabled:
@@ -78,7 +91,7 @@ class Progress:
             self.shown = now
             self._line(now)
 
-    def _line(self, now):
+    def _line(self, now: float) -> None:
         elapsed = max(now - self.started, 1e-9)
         rate = self.nbytes / elapsed
         left = (self.total_bytes - self.nbytes) / rate if rate else float("nan")
@@ -89,14 +102,14 @@ class Progress:
             file=sys.stderr,
         )
 
-    def close(self):
+    def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
         elif self.enabled:
             self._line(time.perf_counter())
 
 
-def default_threads(threads):
+def default_threads(threads: int | None) -> int:
     if threads is None:
         return os.cpu_count() or 1
     if type(threads) is not int or threads < 1:
@@ -104,7 +117,7 @@ def default_threads(threads):
     return threads
 
 
-def dask_client(scheduler):
+def dask_client(scheduler: str) -> tuple[distributed.Client, distributed.LocalCluster | None]:
     """A ``distributed.Client`` for ``"local"`` (a new LocalCluster) or an address.
 
     Returns
@@ -129,12 +142,19 @@ def dask_client(scheduler):
         raise StoreError(f"cannot connect to the Dask scheduler {scheduler!r}: {exc}") from None
 
 
-def _batch(batch):
+def _batch(batch: list[tuple[Callable[..., _R], tuple[Any, ...]]]) -> list[_R]:
     """One Dask task: run each ``(function, args)`` of ``batch``, return the results."""
     return [function(*args) for function, args in batch]
 
 
-def run_tasks(tasks, consume, *, threads=None, client=None, progress=None):
+def run_tasks(
+    tasks: Sequence[Task[_R]],
+    consume: Callable[[_R], bool],
+    *,
+    threads: int = 1,
+    client: distributed.Client | None = None,
+    progress: Progress | None = None,
+) -> int:
     """Run every task, hand each result to ``consume`` until it returns False.
 
     Parameters
@@ -167,7 +187,7 @@ def run_tasks(tasks, consume, *, threads=None, client=None, progress=None):
             if consume(result) is False:
                 break
         return done
-    pending: dict[Any, Any] = {}
+    pending: dict[Future[_R], tuple[int, int]] = {}
     queue = iter(tasks)
     stop = False
     with ThreadPoolExecutor(threads, thread_name_prefix="fixedutf32-store") as pool:
@@ -196,12 +216,17 @@ def run_tasks(tasks, consume, *, threads=None, client=None, progress=None):
     return done
 
 
-def _run_dask(tasks, consume, client, progress):
+def _run_dask(
+    tasks: Sequence[Task[_R]],
+    consume: Callable[[_R], bool],
+    client: distributed.Client,
+    progress: Progress | None,
+) -> int:
     from distributed import as_completed
 
     workers = max(len(client.scheduler_info().get("workers", {})), 1)
     size = max(1, -(-len(tasks) // (4 * workers)))
-    batches = {}
+    batches: dict[distributed.Future[list[_R]], tuple[int, int, int]] = {}
     for start in range(0, len(tasks), size):
         group = tasks[start : start + size]
         future = client.submit(
@@ -227,7 +252,15 @@ def _run_dask(tasks, consume, client, progress):
     return done
 
 
-def run_with_progress(tasks, consume, what, *, threads, client, show):
+def run_with_progress(
+    tasks: Sequence[Task[_R]],
+    consume: Callable[[_R], bool],
+    what: str,
+    *,
+    threads: int,
+    client: distributed.Client | None,
+    show: bool,
+) -> int:
     """:func:`run_tasks` under a :class:`Progress` named ``what`` (shown when ``show``)."""
     bar = Progress(show, sum(t[2] for t in tasks), sum(t[3] for t in tasks), what)
     try:
