@@ -10,14 +10,21 @@ regular chunks, or the inner chunks of a sharded array.  A *key* is what the
 store holds: one chunk, or one shard of several chunks.
 """
 
+from __future__ import annotations
+
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
+from .._checks import ByteView
 from ..errors import MetadataError
 from ..metadata import ArrayMetadata, FixedLengthUTF32, parse_array_metadata
+from ._stores import StoreHandle
 
 V3_DOC, V2_ARRAY, V2_GROUP, V2_ATTRS = "zarr.json", ".zarray", ".zgroup", ".zattrs"
 METADATA_NAMES = frozenset({V3_DOC, V2_ARRAY, V2_GROUP, V2_ATTRS, ".zmetadata"})
@@ -25,6 +32,20 @@ FIXED, STRING = "fixed_length_utf32", "string"
 
 _BLOSC_SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 _EMPTY = 2**64 - 1  # an inner chunk that a shard does not hold
+
+# A chunk's (or a key's) index in its grid.
+Index: TypeAlias = tuple[int, ...]
+# One chunk read from a key: (index, bytes with the codecs undone, None) or
+# (index, None, why it could not be decoded).
+ChunkPart: TypeAlias = tuple[Index, "ByteView | None", str | None]
+
+
+class Codec(Protocol):
+    """A bytes-to-bytes codec as numcodecs runs it (numcodecs ships no type information)."""
+
+    def encode(self, buf: ByteView) -> ByteView: ...
+
+    def decode(self, buf: ByteView) -> ByteView: ...
 
 
 @dataclass
@@ -38,8 +59,9 @@ class Node:
     kind : {"group", "array", "incomplete"}
         ``"incomplete"``: keys under ``path`` but no metadata document.
     zarr_format : int or None
-    doc : dict or None
-        The parsed ``zarr.json`` (V3) or ``.zarray``/``.zgroup`` (V2).
+    doc : dict
+        The parsed ``zarr.json`` (V3) or ``.zarray``/``.zgroup`` (V2); empty
+        when there is none or it could not be read.
     attributes : dict
         The node's attributes (``.zattrs`` for V2).
     documents : dict of str to bytes
@@ -51,21 +73,21 @@ class Node:
     path: str
     kind: str
     zarr_format: int | None = None
-    doc: dict | None = None
-    attributes: dict = field(default_factory=dict)
-    documents: dict = field(default_factory=dict)
+    doc: dict[str, Any] = field(default_factory=dict)
+    attributes: dict[str, Any] = field(default_factory=dict)
+    documents: dict[str, bytes] = field(default_factory=dict)
     error: str | None = None
 
 
-def join(path, name):
+def join(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
 
 
-def _prefix(path):
+def _prefix(path: str) -> str:
     return f"{path}/" if path else ""
 
 
-def _load_json(data, where):
+def _load_json(data: bytes, where: str) -> dict[str, Any]:
     try:
         value = json.loads(bytes(data))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -77,7 +99,7 @@ def _load_json(data, where):
     return value
 
 
-def read_node(handle, path):
+def read_node(handle: StoreHandle, path: str) -> Node | None:
     """The :class:`Node` at ``path``, or None when no metadata document is there."""
     prefix = _prefix(path)
     documents = {}
@@ -113,7 +135,7 @@ def read_node(handle, path):
     return node
 
 
-def walk(handle, path=""):
+def walk(handle: StoreHandle, path: str = "") -> list[Node]:
     """Every node at and below ``path``, parents before children.
 
     Returns
@@ -141,7 +163,7 @@ def walk(handle, path=""):
     return nodes
 
 
-def data_type_of(node):
+def data_type_of(node: Node) -> str:
     """``"fixed_length_utf32"``, ``"string"``, or the name of another data type."""
     doc = node.doc
     if node.zarr_format == 3:
@@ -157,7 +179,7 @@ def data_type_of(node):
 # -- codecs --------------------------------------------------------------------
 
 
-def make_codec(codec, zarr_format, where="codecs"):
+def make_codec(codec: Any, zarr_format: int, where: str = "codecs") -> Codec:
     """A numcodecs object that undoes (and redoes) one bytes-to-bytes codec.
 
     V3 ``gzip``, ``zstd``, ``blosc`` and ``crc32c`` map to the numcodecs
@@ -166,46 +188,50 @@ def make_codec(codec, zarr_format, where="codecs"):
     """
     import numcodecs
 
+    built: Codec | None = None
     try:
         if zarr_format == 2:
-            return numcodecs.get_codec(dict(codec))
-        if isinstance(codec, str):
-            codec = {"name": codec}
-        name = codec["name"]
-        config = dict(codec.get("configuration") or {})
-        if name == "gzip":
-            return numcodecs.GZip(level=config.get("level", 1))
-        if name == "zstd":
-            return numcodecs.Zstd(
-                level=config.get("level", 0), checksum=config.get("checksum", False)
-            )
-        if name == "blosc":
-            return numcodecs.Blosc(
-                cname=config.get("cname", "zstd"),
-                clevel=config.get("clevel", 5),
-                shuffle=_BLOSC_SHUFFLE[config.get("shuffle", "noshuffle")],
-                blocksize=config.get("blocksize", 0),
-            )
-        if name == "crc32c":
-            return numcodecs.CRC32C(location="end")
-        if name.startswith("numcodecs."):
-            return numcodecs.get_codec({"id": name[len("numcodecs.") :], **config})
+            built = numcodecs.get_codec(dict(codec))
+        else:
+            if isinstance(codec, str):
+                codec = {"name": codec}
+            name = codec["name"]
+            config = dict(codec.get("configuration") or {})
+            if name == "gzip":
+                built = numcodecs.GZip(level=config.get("level", 1))
+            elif name == "zstd":
+                built = numcodecs.Zstd(
+                    level=config.get("level", 0), checksum=config.get("checksum", False)
+                )
+            elif name == "blosc":
+                built = numcodecs.Blosc(
+                    cname=config.get("cname", "zstd"),
+                    clevel=config.get("clevel", 5),
+                    shuffle=_BLOSC_SHUFFLE[config.get("shuffle", "noshuffle")],
+                    blocksize=config.get("blocksize", 0),
+                )
+            elif name == "crc32c":
+                built = numcodecs.CRC32C(location="end")
+            elif name.startswith("numcodecs."):
+                built = numcodecs.get_codec({"id": name[len("numcodecs.") :], **config})
     except (KeyError, TypeError, ValueError) as exc:
         raise MetadataError(f"{where}: cannot build the codec {codec!r}: {exc}") from None
-    raise MetadataError(
-        f"{where}: expected a codec this tool can run (gzip, zstd, blosc, crc32c, "
-        f"numcodecs.*), got {name!r}"
-    )
+    if built is None:
+        raise MetadataError(
+            f"{where}: expected a codec this tool can run (gzip, zstd, blosc, crc32c, "
+            f"numcodecs.*), got {name!r}"
+        )
+    return built
 
 
-def undo(codecs, data):
+def undo(codecs: Sequence[Codec], data: ByteView) -> ByteView:
     """``data`` with ``codecs`` (in the order they were applied) undone."""
     for codec in reversed(codecs):
         data = codec.decode(data)
     return data
 
 
-def redo(codecs, data):
+def redo(codecs: Sequence[Codec], data: ByteView) -> ByteView:
     """Apply ``codecs`` in order to the bytes of a chunk."""
     for codec in codecs:
         data = codec.encode(data)
@@ -215,21 +241,26 @@ def redo(codecs, data):
 # -- array plans --------------------------------------------------------------
 
 
+def memory_order(meta: ArrayMetadata) -> Literal["C", "F"]:
+    """``meta.order`` as NumPy takes it (parsing admits only "C" and "F")."""
+    return "F" if meta.order == "F" else "C"
+
+
 @dataclass(frozen=True)
 class Shard:
     """How the chunks of a ``sharding_indexed`` array sit in one shard key."""
 
-    per_shard: tuple  # chunks along each axis of a shard
+    per_shard: Index  # chunks along each axis of a shard
     index_endian: str
     index_crc: bool
     index_at_start: bool
 
     @property
-    def count(self):
+    def count(self) -> int:
         return math.prod(self.per_shard)
 
     @property
-    def index_nbytes(self):
+    def index_nbytes(self) -> int:
         return 16 * self.count + (4 if self.index_crc else 0)
 
 
@@ -265,32 +296,32 @@ class ArrayPlan:
     zarr_format: int
     meta: ArrayMetadata
     key_meta: ArrayMetadata
-    codecs: tuple = ()
-    key_codecs: tuple = ()
+    codecs: tuple[Codec, ...] = ()
+    key_codecs: tuple[Codec, ...] = ()
     shard: Shard | None = None
     fill: str = ""
 
     @property
-    def grid_shape(self):
+    def grid_shape(self) -> Index:
         return self.meta.grid_shape
 
     @property
-    def chunk_count(self):
+    def chunk_count(self) -> int:
         return math.prod(self.grid_shape)
 
     @property
-    def key_indices(self):
+    def key_indices(self) -> list[Index]:
         return list(self.key_meta.chunk_indices())
 
-    def chunk_nbytes(self):
+    def chunk_nbytes(self) -> int:
         """Bytes of one decoded chunk (the elements times ``length_bytes``)."""
         return math.prod(self.meta.chunk_shape) * self.meta.data_type.length_bytes
 
-    def key(self, key_index):
+    def key(self, key_index: Sequence[int]) -> str:
         """The store key (from the store's root) of the key at grid ``key_index``."""
         return join(self.path, self.key_meta.chunk_key(key_index))
 
-    def chunks_of_key(self, key_index):
+    def chunks_of_key(self, key_index: Sequence[int]) -> list[Index]:
         """Grid indices of the chunks stored under the key at ``key_index``."""
         if self.shard is None:
             return [tuple(key_index)]
@@ -301,14 +332,15 @@ class ArrayPlan:
             if all(b + i < g for b, i, g in zip(base, local, self.grid_shape))
         ]
 
-    def coordinates(self, chunk_index, element):
+    def coordinates(self, chunk_index: Sequence[int], element: int) -> Index:
         """Array coordinates of flat ``element`` (in the chunk's order) of a chunk."""
         shape = self.meta.chunk_shape
-        order = self.meta.order
-        local = np.unravel_index(element, shape, order=order) if shape else ()  # type: ignore[call-overload]
+        local = np.unravel_index(element, shape, order=memory_order(self.meta)) if shape else ()
         return tuple(int(i * c + j) for i, c, j in zip(chunk_index, shape, local))
 
-    def read_key(self, handle, key_index):
+    def read_key(
+        self, handle: StoreHandle, key_index: Sequence[int]
+    ) -> tuple[int, list[ChunkPart]] | None:
         """Read one key and split it into chunks.
 
         Returns
@@ -332,7 +364,7 @@ class ArrayPlan:
             return raw.nbytes, [(tuple(key_index), None, f"shard index unreadable: {_reason(exc)}")]
         grid = self.grid_shape
         base = [k * n for k, n in zip(key_index, self.shard.per_shard)]
-        out = []
+        out: list[ChunkPart] = []
         for local, (offset, nbytes) in zip(np.ndindex(*self.shard.per_shard), entries.tolist()):
             index = tuple(b + i for b, i in zip(base, local))
             if offset == _EMPTY and nbytes == _EMPTY:
@@ -353,19 +385,19 @@ class ArrayPlan:
         return raw.nbytes, out
 
 
-def _reason(exc):
+def _reason(exc: Exception) -> str:
     text = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _decoded(index, codecs, raw):
+def _decoded(index: Index, codecs: Sequence[Codec], raw: ByteView) -> ChunkPart:
     try:
         return index, undo(codecs, raw), None
     except Exception as exc:  # noqa: BLE001 - a codec's error is data, reported
         return index, None, f"codec error: {_reason(exc)}"
 
 
-def _shard_index(shard, data):
+def _shard_index(shard: Shard, data: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
     """The ``(offset, nbytes)`` pairs of a shard, as a (n, 2) uint64 array."""
     size = shard.index_nbytes
     if data.nbytes < size:
@@ -379,14 +411,14 @@ def _shard_index(shard, data):
     return np.frombuffer(index, dtype, count=2 * shard.count).reshape(-1, 2)
 
 
-def _regular(doc, chunk_shape):
+def _regular(doc: dict[str, Any], chunk_shape: Any) -> dict[str, Any]:
     return {
         **doc,
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunk_shape)}},
     }
 
 
-def plan_array(node):
+def plan_array(node: Node) -> ArrayPlan | None:
     """The :class:`ArrayPlan` of a string array node.
 
     Returns
@@ -409,17 +441,18 @@ def plan_array(node):
     return None
 
 
-def _plan_fixed(node):
+def _plan_fixed(node: Node) -> ArrayPlan:
     doc = node.doc
     if node.zarr_format == 2:
         meta = parse_array_metadata(doc)
-        codecs = tuple(make_codec(c, 2, "filters") for c in meta.filters)
-        codecs += tuple(make_codec(c, 2, "compressor") for c in meta.codecs)
-        return ArrayPlan(node.path, FIXED, 2, meta, meta, codecs, fill=str(meta.fill_value))
-    codecs = doc.get("codecs")
+        v2_codecs = tuple(make_codec(c, 2, "filters") for c in meta.filters)
+        v2_codecs += tuple(make_codec(c, 2, "compressor") for c in meta.codecs)
+        return ArrayPlan(node.path, FIXED, 2, meta, meta, v2_codecs, fill=str(meta.fill_value))
+    listed = doc.get("codecs")
+    codecs: list[Any] = listed if isinstance(listed, list) else []
     sharded = [
         i
-        for i, c in enumerate(codecs if isinstance(codecs, list) else [])
+        for i, c in enumerate(codecs)
         if isinstance(c, dict) and c.get("name") == "sharding_indexed"
     ]
     if not sharded:
@@ -472,7 +505,7 @@ def _plan_fixed(node):
     )
 
 
-def _index_codecs(codecs, key):
+def _index_codecs(codecs: Any, key: str) -> tuple[str, bool]:
     names = [c.get("name") if isinstance(c, dict) else c for c in codecs or []]
     if names not in (["bytes"], ["bytes", "crc32c"]):
         raise MetadataError(
@@ -488,15 +521,15 @@ def _index_codecs(codecs, key):
     return endian, len(names) == 2
 
 
-def _v3_codecs(codecs):
+def _v3_codecs(codecs: Sequence[Any]) -> tuple[Codec, ...]:
     return tuple(make_codec(c, 3, f"codecs[{i}]") for i, c in enumerate(codecs, start=1))
 
 
-def _plan_string(node):
+def _plan_string(node: Node) -> ArrayPlan:
     """A V3 ``string`` (vlen-utf8) array, as a source of conversions."""
     doc = node.doc
-    codecs = doc.get("codecs")
-    names = [c.get("name") if isinstance(c, dict) else c for c in codecs or []]
+    codecs = doc.get("codecs") or []
+    names = [c.get("name") if isinstance(c, dict) else c for c in codecs]
     if not names or names[0] != "vlen-utf8":
         raise MetadataError(
             f'codecs: expected "vlen-utf8" first for the string data type (the layout this '

@@ -22,14 +22,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import as_bytes
+from .._checks import ByteView, as_bytes
 from ..errors import FixedUTF32Error
 
 if TYPE_CHECKING:
     from zarr.abc.store import Store
     from zarr.core.buffer import Buffer, BufferPrototype
-
-    from .._kernels import Buffer as BytesLike
 
 __all__ = ["StoreError", "StoreHandle", "open_handle", "handle_for", "spec_of", "dask_spec"]
 
@@ -122,7 +120,7 @@ class StoreHandle:
             buffer = _run(self.store.get(key, prototype=_prototype()))
         return None if buffer is None else buffer.as_numpy_array()
 
-    def set(self, key: str, data: BytesLike) -> None:
+    def set(self, key: str, data: ByteView) -> None:
         """Write ``data`` (any buffer) at ``key``."""
         buffer = self._buffer.from_bytes(as_bytes(data))
         if self._sync is not None:
