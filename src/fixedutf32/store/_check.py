@@ -7,16 +7,20 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
+from .._checks import ByteView
 from ..chunk import str_lengths
 from ..errors import InvalidCodePointError, MetadataError
-from ._layout import FIXED, data_type_of, plan_array, walk
-from ._run import dask_client, default_threads, resolve, run_with_progress
-from ._stores import StoreError, open_handle, spec_of
+from ._layout import FIXED, ArrayPlan, Index, Node, data_type_of, memory_order, plan_array, walk
+from ._run import StoreRef, Task, dask_client, default_threads, resolve, run_with_progress
+from ._stores import StoreError, StoreHandle, open_handle, spec_of
+
+if TYPE_CHECKING:
+    import distributed
 
 __all__ = ["Problem", "ArrayReport", "CheckReport", "check"]
 
@@ -59,7 +63,7 @@ class Problem:
     position: int | None = None
     code_point: int | None = None
 
-    def sort_key(self) -> tuple[Any, ...]:
+    def sort_key(self) -> tuple[str, int, tuple[int, ...], tuple[int, ...], int, str]:
         order = {"metadata": 0, "incomplete": 0, "chunk": 1, "code_point": 1}[self.kind]
         return (
             self.array,
@@ -216,7 +220,7 @@ class CheckReport:
 
 
 def _code_point_problems(
-    plan: Any, key: str, index: tuple[int, ...], view: npt.NDArray[np.uint8], budget: int
+    plan: ArrayPlan, key: str, index: Index, view: npt.NDArray[np.uint8], budget: int
 ) -> list[Problem]:
     """Every invalid code unit of a chunk known to hold one, up to ``budget``."""
     meta = plan.meta
@@ -248,19 +252,19 @@ def _code_point_problems(
     return problems
 
 
-def _longest(plan: Any, index: tuple[int, ...], lengths: npt.NDArray[np.intp]) -> int:
+def _longest(plan: ArrayPlan, index: Index, lengths: npt.NDArray[np.intp]) -> int:
     meta = plan.meta
     if lengths.size == 0:
         return 0
     target, source = meta.chunk_region(index)
     if all(t.stop - t.start == c for t, c in zip(target, meta.chunk_shape)):
         return int(lengths.max())
-    inside = lengths.reshape(meta.chunk_shape, order=meta.order)[source]
+    inside = lengths.reshape(meta.chunk_shape, order=memory_order(meta))[source]
     return int(inside.max()) if inside.size else 0
 
 
 def _check_chunk(
-    plan: Any, key: str, index: tuple[int, ...], data: Any, budget: int
+    plan: ArrayPlan, key: str, index: Index, data: ByteView, budget: int
 ) -> tuple[list[Problem], int]:
     """(problems, longest) for one decoded chunk."""
     meta = plan.meta
@@ -287,7 +291,24 @@ def _check_chunk(
     return problems, _longest(plan, index, lengths)
 
 
-def check_key(ref: Any, plan: Any, key_index: Any, max_errors: int) -> dict[str, Any]:
+class KeyLongest(TypedDict):
+    """The longest string under one key, and the problems met reading it."""
+
+    path: str
+    chunks: int
+    longest: int
+    problems: list[Problem]
+
+
+class KeyCheck(KeyLongest):
+    """What :func:`check_key` found under one key."""
+
+    present: int
+    missing: int
+    bytes_read: int
+
+
+def check_key(ref: StoreRef, plan: ArrayPlan, key_index: Index, max_errors: int) -> KeyCheck:
     """Check the chunks stored under one key (a task; runs on threads or Dask workers).
 
     Returns
@@ -299,7 +320,7 @@ def check_key(ref: Any, plan: Any, key_index: Any, max_errors: int) -> dict[str,
     handle = resolve(ref)
     key = plan.key(key_index)
     chunks = len(plan.chunks_of_key(key_index))
-    result: dict[str, Any] = {
+    result: KeyCheck = {
         "path": plan.path,
         "chunks": chunks,
         "present": 0,
@@ -322,18 +343,19 @@ def check_key(ref: Any, plan: Any, key_index: Any, max_errors: int) -> dict[str,
         if error is not None:
             problems.append(Problem("chunk", plan.path, error, key, index))
             continue
+        assert data is not None  # read_key gives each chunk's data or an error
         found, longest = _check_chunk(plan, key, index, data, budget)
         problems.extend(found)
         result["longest"] = max(result["longest"], longest)
     return result
 
 
-def _source_nodes(handle: Any, path: str, strings_only: bool = True) -> list[Any]:
+def _source_nodes(handle: StoreHandle, path: str, strings_only: bool = True) -> list[Node]:
     """The hierarchy at ``path``; StoreError when nothing usable is there.
 
     With ``strings_only``, ``path`` may not be an array of another data type.
     """
-    nodes: list[Any] = walk(handle, path)
+    nodes = walk(handle, path)
     where = f"at path {path!r} in {handle.name}" if path else f"in {handle.name}"
     if not nodes:
         raise StoreError(f"no Zarr group or array {where} (no zarr.json, .zarray or .zgroup)")
@@ -349,7 +371,9 @@ def _check_max_errors(max_errors: object) -> int:
     return max_errors
 
 
-def open_scheduler(scheduler: str | None, threads: int | None) -> tuple[int, Any, Any]:
+def open_scheduler(
+    scheduler: str | None, threads: int | None
+) -> tuple[int, distributed.Client | None, distributed.LocalCluster | None]:
     """(threads, client, cluster) for ``scheduler`` None/"threads", "local" or an address."""
     threads = default_threads(threads)
     if scheduler in (None, "threads"):
@@ -362,7 +386,9 @@ def open_scheduler(scheduler: str | None, threads: int | None) -> tuple[int, Any
     return threads, client, cluster
 
 
-def close_scheduler(client: Any, cluster: Any) -> None:
+def close_scheduler(
+    client: distributed.Client | None, cluster: distributed.LocalCluster | None
+) -> None:
     if client is not None:
         client.close()
     if cluster is not None:
@@ -446,7 +472,7 @@ def check(
         close_scheduler(client, cluster)
 
 
-def _plan(report: CheckReport, nodes: Sequence[Any]) -> list[Any]:
+def _plan(report: CheckReport, nodes: Sequence[Node]) -> list[ArrayPlan]:
     plans = []
     for node in nodes:
         if node.kind == "incomplete":
@@ -490,10 +516,15 @@ def _plan(report: CheckReport, nodes: Sequence[Any]) -> list[Any]:
 
 
 def _run_check(
-    report: CheckReport, plans: list[Any], ref: Any, threads: int, client: Any, progress: bool
+    report: CheckReport,
+    plans: list[ArrayPlan],
+    ref: StoreRef,
+    threads: int,
+    client: distributed.Client | None,
+    progress: bool,
 ) -> None:
     by_path = {a.path: a for a in report.arrays}
-    tasks = []
+    tasks: list[Task[KeyCheck]] = []
     for plan in plans:
         for key_index in plan.key_indices:
             chunks = len(plan.chunks_of_key(key_index))
@@ -508,7 +539,7 @@ def _run_check(
     total_chunks = sum(t[2] for t in tasks)
     checked = 0
 
-    def consume(result: dict[str, Any]) -> bool:
+    def consume(result: KeyCheck) -> bool:
         nonlocal checked
         array = by_path[result["path"]]
         checked += result["chunks"]
