@@ -6,27 +6,35 @@ the conversion / verify found a difference (convert), 2 usage errors and
 stores that cannot be opened, with one line on stderr.
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
+from collections.abc import Sequence
+from typing import Any, Literal, NoReturn, TypeAlias, TypedDict
 
 __all__ = ["check_main", "convert_main"]
+
+# --compressor: "default", None for none, or (name, level or None).
+_Choice: TypeAlias = Literal["default"] | tuple[str, int | None] | None
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with a usage error in one line (exit status 2)."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
-    def parse(self, argv):
-        """The parsed arguments, or the exit status of --help or a usage error."""
+    def parse(self, argv: Sequence[str]) -> tuple[argparse.Namespace | None, int]:
+        """``(arguments, 0)``, or ``(None, status)`` after --help or a usage error."""
         try:
-            return self.parse_args(argv), None
+            return self.parse_args(argv), 0
         except SystemExit as exc:
-            return None, exc.code
+            # argparse exits with 0 (--help) or 2 (error, above).
+            return None, exc.code if isinstance(exc.code, int) else 2
 
 
-def _common(parser):
+def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads", type=int, default=None, help="worker threads (default: the number of CPUs)"
     )
@@ -51,21 +59,29 @@ def _common(parser):
     group.add_argument("--no-progress", dest="progress", action="store_false")
 
 
-def _run_options(args):
+class _RunOptions(TypedDict):
     """The keyword arguments of check/convert that the options of ``_common`` give."""
+
+    threads: int | None
+    scheduler: str | None
+    progress: bool
+
+
+def _run_options(args: argparse.Namespace) -> _RunOptions:
+    """The run options parsed; progress by default when stderr is a terminal (not --json)."""
     progress = args.progress
     if progress is None:
         progress = not args.json and sys.stderr.isatty()
     return {"threads": args.threads, "scheduler": args.dask, "progress": progress}
 
 
-def _fail(prog, exc, status=2):
+def _fail(prog: str, exc: Exception | str, status: int = 2) -> int:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     print(f"{prog}: {text}", file=sys.stderr)
     return status
 
 
-def check_main(argv):
+def check_main(argv: Sequence[str]) -> int:
     """``fixedutf32 check STORE ...``; returns the exit status."""
     from . import StoreError, check
 
@@ -95,7 +111,7 @@ def check_main(argv):
     return 0 if report.ok else 1
 
 
-def _length_bytes(text):
+def _length_bytes(text: str) -> int | str:
     if text == "auto":
         return text
     try:
@@ -106,10 +122,10 @@ def _length_bytes(text):
         ) from None
 
 
-def _compressor(text):
+def _compressor(text: str) -> _Choice:
     """``zstd[:LEVEL]``, ``gzip[:LEVEL]``, ``blosc`` or ``none``."""
     if text == "default":
-        return text
+        return "default"
     name, _, level = text.partition(":")
     if name == "none":
         return None
@@ -123,7 +139,7 @@ def _compressor(text):
         raise argparse.ArgumentTypeError(f"expected an integer level, got {level!r}") from None
 
 
-def _compressors(choice, zarr_format):
+def _compressors(choice: _Choice, zarr_format: int) -> str | list[dict[str, Any]] | None:
     if choice == "default":
         return "default"
     if choice is None:
@@ -145,7 +161,7 @@ def _compressors(choice, zarr_format):
     return [{"name": name, "configuration": config}]
 
 
-def convert_main(argv):
+def convert_main(argv: Sequence[str]) -> int:
     """``fixedutf32 convert SRC DST ...``; returns the exit status."""
     from . import InvalidChunkError, StoreError, convert
 
