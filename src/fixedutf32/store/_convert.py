@@ -15,19 +15,21 @@ import os
 import pathlib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 
-from .._checks import check_endian, check_length_bytes
+from .._checks import ByteView, as_bytes, check_endian, check_length_bytes
 from ..chunk import byteswap, decode_chunk, encode_chunk, repad
 from ..errors import FixedUTF32Error, InvalidUTF8Error, StringTooLongError
 from ..metadata import ArrayMetadata, FixedLengthUTF32
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8
 from ._check import (
     CheckReport,
+    KeyLongest,
     Problem,
     _check_chunk,
     _plan,
@@ -44,15 +46,22 @@ from ._layout import (
     V2_ATTRS,
     V3_DOC,
     ArrayPlan,
+    Codec,
+    Index,
+    Node,
     data_type_of,
     join,
     make_codec,
+    memory_order,
     plan_array,
     redo,
     undo,
 )
-from ._run import resolve, run_with_progress
-from ._stores import StoreError, dask_spec, open_handle, spec_of
+from ._run import StoreRef, Task, resolve, run_with_progress
+from ._stores import StoreError, StoreHandle, dask_spec, open_handle, spec_of
+
+if TYPE_CHECKING:
+    import distributed
 
 __all__ = ["ConvertReport", "InvalidChunkError", "convert"]
 
@@ -86,6 +95,22 @@ class InvalidChunkError(FixedUTF32Error):
         return type(self), (self.problem,)
 
 
+# One entry of ConvertReport.arrays ("from" is a keyword, hence this form).
+ConvertedArray = TypedDict(
+    "ConvertedArray",
+    {
+        "path": str,
+        "from": str,
+        "to": str,
+        "length_bytes": int | None,
+        "chunks_written": int,
+        "chunks_kept": int,
+        "chunks_missing": int,
+        "already_complete": bool,
+    },
+)
+
+
 @dataclass
 class ConvertReport:
     """The result of :func:`convert`.
@@ -115,7 +140,7 @@ class ConvertReport:
     source: str
     dest: str
     to: str
-    arrays: list[dict[str, Any]] = field(default_factory=list)
+    arrays: list[ConvertedArray] = field(default_factory=list)
     copied: list[str] = field(default_factory=list)
     groups: list[str] = field(default_factory=list)
     skipped: list[Problem] = field(default_factory=list)
@@ -164,7 +189,7 @@ class ConvertReport:
 # -- arguments ----------------------------------------------------------------
 
 
-def _check_to(to, zarr_format):
+def _check_to(to: str, zarr_format: int) -> None:
     if to not in (FIXED, STRING):
         raise ValueError(f"to must be {FIXED!r} or {STRING!r}, got {to!r}")
     if zarr_format not in (2, 3) or type(zarr_format) is not int:
@@ -176,19 +201,19 @@ def _check_to(to, zarr_format):
         )
 
 
-def _compressor_json(compressors, zarr_format):
+def _compressor_json(compressors: Any, zarr_format: int) -> tuple[dict[str, Any], ...]:
     """The destination's bytes-to-bytes codecs as JSON (V3 objects or one V2 compressor)."""
     if isinstance(compressors, str) and compressors == DEFAULT_COMPRESSORS:
-        return [dict(_ZSTD_V3) if zarr_format == 3 else dict(_ZSTD_V2)]
+        return (dict(_ZSTD_V3) if zarr_format == 3 else dict(_ZSTD_V2),)
     if compressors is None:
-        return []
+        return ()
     if (
         isinstance(compressors, (dict, str))
         or hasattr(compressors, "to_dict")
         or hasattr(compressors, "get_config")
     ):
         compressors = [compressors]
-    out = []
+    out: list[dict[str, Any]] = []
     for codec in compressors:
         if hasattr(codec, "to_dict"):
             codec = codec.to_dict()
@@ -207,19 +232,33 @@ def _compressor_json(compressors, zarr_format):
         out.append(dict(codec))
     if zarr_format == 2 and len(out) > 1:
         raise ValueError(f"compressors: Zarr V2 holds one compressor, got {len(out)}")
-    return out
+    return tuple(out)
 
 
-def _check_chunks(chunks):
+def _check_chunks(chunks: Sequence[int] | None) -> Index | None:
     if chunks is None:
         return None
     try:
-        chunks = tuple(int(c) for c in chunks)
+        checked = tuple(int(c) for c in chunks)
     except (TypeError, ValueError):
         raise ValueError(f"chunks must be a sequence of positive ints, got {chunks!r}") from None
-    if any(c < 1 for c in chunks):
-        raise ValueError(f"chunks must be positive, got {list(chunks)}")
-    return chunks
+    if any(c < 1 for c in checked):
+        raise ValueError(f"chunks must be positive, got {list(checked)}")
+    return checked
+
+
+@dataclass(frozen=True)
+class _ConvertOptions:
+    """The checked options of :func:`convert` that shape each converted array."""
+
+    to: str
+    zarr_format: int
+    endian: str
+    length_bytes: int | str | None  # an int, "auto" or None (see convert)
+    compressors: tuple[dict[str, Any], ...]  # JSON, as the destination's metadata holds them
+    chunks: Index | None
+    resume: bool
+    skip_invalid: bool
 
 
 # -- the plan of one converted array ------------------------------------------
@@ -232,38 +271,41 @@ class Job:
     source: ArrayPlan
     to: str
     meta: ArrayMetadata  # destination layout; the data type is a stand-in for string
-    codecs: tuple  # destination bytes-to-bytes codecs (numcodecs objects)
-    doc_names: tuple  # metadata documents, written last
+    codecs: tuple[Codec, ...]  # destination bytes-to-bytes codecs
+    doc_names: tuple[tuple[str, bytes], ...]  # metadata documents, written last
     same_grid: bool
     skip_invalid: bool
     resume: bool
 
     @property
-    def path(self):
+    def path(self) -> str:
         return self.source.path
 
-    def key(self, index):
+    def key(self, index: Sequence[int]) -> str:
         return join(self.path, self.meta.chunk_key(index))
 
 
-def _dest_width(plan, length_bytes, longest):
-    if length_bytes == "auto":
-        width = 4 * max(longest, len(plan.fill), 1)
-    elif length_bytes is None:
-        width = plan.meta.data_type.length_bytes if plan.kind == FIXED else None
-        if width is None:
-            width = 4 * max(longest, len(plan.fill), 1)
-    else:
-        width = length_bytes
-        if len(plan.fill) * 4 > width:
+def _dest_width(plan: ArrayPlan, length_bytes: int | str | None, longest: int) -> int:
+    if isinstance(length_bytes, int):
+        if len(plan.fill) * 4 > length_bytes:
             raise ValueError(
-                f"length_bytes {width} cannot hold the fill value {plan.fill!r} of "
+                f"length_bytes {length_bytes} cannot hold the fill value {plan.fill!r} of "
                 f"array {plan.path!r}; expected at least {4 * len(plan.fill)}"
             )
-    return width
+        return length_bytes
+    if length_bytes is None and plan.kind == FIXED:
+        return plan.meta.data_type.length_bytes
+    # "auto", or a string source's width left to its longest string
+    return 4 * max(longest, len(plan.fill), 1)
 
 
-def _dest_documents(node, plan, to, meta, compressors):
+def _dest_documents(
+    node: Node,
+    plan: ArrayPlan,
+    to: str,
+    meta: ArrayMetadata,
+    compressors: Sequence[dict[str, Any]],
+) -> dict[str, bytes]:
     """The metadata documents of a converted array, by name (JSON bytes)."""
     attributes = node.attributes
     if to == FIXED:
@@ -273,7 +315,7 @@ def _dest_documents(node, plan, to, meta, compressors):
             meta.chunk_shape,
             meta.data_type,
             meta.endian,
-            plan.fill,
+            plan.fill,  # type: ignore[arg-type]  # any str; ArrayMetadata makes it a numpy.str_
             meta.order,
             tuple(compressors),
         ).to_json()
@@ -305,14 +347,14 @@ def _dest_documents(node, plan, to, meta, compressors):
     return {name: _json_bytes(value) for name, value in docs.items()}
 
 
-def _json_bytes(value):
+def _json_bytes(value: object) -> bytes:
     return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
 
 
 # -- chunk work (tasks) -------------------------------------------------------
 
 
-def _chunk_problem(plan, key, index, exc):
+def _chunk_problem(plan: ArrayPlan, key: str, index: Index, exc: Exception) -> Problem:
     """A Problem for an error met turning one source chunk into strings."""
     if isinstance(exc, (InvalidUTF8Error, StringTooLongError)):
         # The chunk-relative index of the error becomes array coordinates.
@@ -339,7 +381,9 @@ def _chunk_problem(plan, key, index, exc):
     return Problem("chunk", plan.path, str(exc), key, index)
 
 
-def _string_chunk(plan, key, index, data, width, endian):
+def _string_chunk(
+    plan: ArrayPlan, key: str, index: Index, data: ByteView, width: int, endian: str
+) -> npt.NDArray[np.str_] | Problem:
     """A vlen-utf8 chunk as a ``U`` array in ``endian`` (C order), or a Problem."""
     count = math.prod(plan.meta.chunk_shape)
     try:
@@ -353,22 +397,22 @@ def _string_chunk(plan, key, index, data, width, endian):
     return strings
 
 
-def _fixed_to_dest(job, view):
+def _fixed_to_dest(job: Job, view: npt.NDArray[np.uint8]) -> ByteView:
     """The destination's uncompressed bytes for a valid fixed source chunk (same grid)."""
     src = job.source.meta
     src_width, endian = src.data_type.length_bytes, src.endian
     if job.to == STRING:
         if src.order == "F" and len(src.chunk_shape) > 1:
-            view = np.ascontiguousarray(
+            strings = np.ascontiguousarray(
                 decode_chunk(
                     view, src_width, endian=endian, shape=src.chunk_shape, order="F", validate=False
                 )
             )
-            return encode_vlen_utf8(view, validate=False)
+            return encode_vlen_utf8(strings, validate=False)
         return encode_vlen_utf8(view, src_width, endian=endian, validate=False)
     dst = job.meta
     width = dst.data_type.length_bytes
-    out = view
+    out: npt.NDArray[np.uint8] | bytearray = view
     if width != src_width:
         out = repad(view, src_width, width, endian=endian, validate=False)
     if dst.endian != endian:
@@ -377,7 +421,7 @@ def _fixed_to_dest(job, view):
     return out
 
 
-def _source_strings(job, key, index, data):
+def _source_strings(job: Job, key: str, index: Index, data: ByteView) -> ByteView | Problem:
     """A source chunk as the destination's uncompressed bytes (same grid), or a Problem."""
     plan = job.source
     if plan.kind == STRING:
@@ -393,7 +437,7 @@ def _source_strings(job, key, index, data):
         return _chunk_problem(plan, key, index, exc)
 
 
-def _write(dst, job, key, payload, result):
+def _write(dst: StoreHandle, job: Job, key: str, payload: ByteView, result: KeyConversion) -> None:
     """Write ``payload`` (uncompressed) at ``key``; with resume, keep an equal chunk."""
     if job.resume:
         old = dst.get(key)
@@ -410,12 +454,26 @@ def _write(dst, job, key, payload, result):
     data = redo(job.codecs, payload)
     dst.set(key, data)
     result["written"] += 1
-    result["bytes_written"] += memoryview(data).nbytes
+    result["bytes_written"] += as_bytes(data).nbytes
     if _WRITE_DELAY:
         time.sleep(_WRITE_DELAY)
 
 
-def _new_result(path, chunks):
+class KeyConversion(TypedDict):
+    """What one task of a conversion did: a source key, a destination chunk or a copied key."""
+
+    path: str | None  # the converted array; None for a copied key
+    chunks: int
+    written: int
+    kept: int
+    missing: int
+    bytes_read: int
+    bytes_written: int
+    problems: list[Problem]
+    fatal: Problem | None  # the problem that stops the conversion
+
+
+def _new_result(path: str | None, chunks: int) -> KeyConversion:
     """The counts a task returns, all zero: for ``chunks`` chunks of the array at ``path``."""
     return {
         "path": path,
@@ -430,7 +488,7 @@ def _new_result(path, chunks):
     }
 
 
-def convert_key(src_ref, dst_ref, job, key_index):
+def convert_key(src_ref: StoreRef, dst_ref: StoreRef, job: Job, key_index: Index) -> KeyConversion:
     """Convert the chunks under one source key (same chunk grid); a task."""
     src, dst = resolve(src_ref), resolve(dst_ref, "w")
     plan = job.source
@@ -444,11 +502,11 @@ def convert_key(src_ref, dst_ref, job, key_index):
     result["bytes_read"], parts = read
     result["missing"] = len(chunks) - len(parts)
     for index, data, error in parts:
-        payload = (
-            _source_strings(job, key, index, data)
-            if error is None
-            else Problem("chunk", plan.path, error, key, index)
-        )
+        if error is None:
+            assert data is not None  # read_key gives each chunk's data or an error
+            payload = _source_strings(job, key, index, data)
+        else:
+            payload = Problem("chunk", plan.path, error, key, index)
         if isinstance(payload, Problem):
             result["problems"].append(payload)
             if not job.skip_invalid:
@@ -459,7 +517,9 @@ def convert_key(src_ref, dst_ref, job, key_index):
     return result
 
 
-def _source_region_strings(job, src, index, result):
+def _source_region_strings(
+    job: Job, src: StoreHandle, index: Index, result: KeyConversion
+) -> tuple[npt.NDArray[np.str_] | None, bool]:
     """The source elements covering destination chunk ``index``, fill where missing."""
     plan, meta = job.source, job.meta
     target, _ = meta.chunk_region(index)
@@ -474,7 +534,7 @@ def _source_region_strings(job, src, index, result):
     last = [(t.stop - 1) // c for t, c in zip(target, plan.meta.chunk_shape)]
     wanted = set(np.ndindex(*[b - a + 1 for a, b in zip(first, last)]))
     wanted = {tuple(a + i for a, i in zip(first, w)) for w in wanted}
-    keys: dict[Any, Any] = {}
+    keys: dict[Index, set[Index]] = {}
     for chunk in wanted:
         key_index = (
             chunk
@@ -516,10 +576,13 @@ def _source_region_strings(job, src, index, result):
     return out, present
 
 
-def _region_chunk(job, key, chunk, data, error):
+def _region_chunk(
+    job: Job, key: str, chunk: Index, data: ByteView | None, error: str | None
+) -> npt.NDArray[np.str_] | Problem:
     plan = job.source
     if error is not None:
         return Problem("chunk", plan.path, error, key, chunk)
+    assert data is not None  # read_key gives each chunk's data or an error
     if plan.kind == STRING:
         strings = _string_chunk(plan, key, chunk, data, job.meta.data_type.length_bytes, "little")
         return strings if isinstance(strings, Problem) else strings.reshape(plan.meta.chunk_shape)
@@ -532,17 +595,17 @@ def _region_chunk(job, key, chunk, data, error):
         src.data_type.length_bytes,
         endian=src.endian,
         shape=src.chunk_shape,
-        order=src.order,
+        order=memory_order(src),
         validate=False,
     )
 
 
-def convert_region(src_ref, dst_ref, job, index):
+def convert_region(src_ref: StoreRef, dst_ref: StoreRef, job: Job, index: Index) -> KeyConversion:
     """Write destination chunk ``index`` from the source chunks it overlaps; a task."""
     src, dst = resolve(src_ref), resolve(dst_ref, "w")
     result = _new_result(job.path, 1)
     strings, present = _source_region_strings(job, src, index, result)
-    if result["fatal"] is not None:
+    if strings is None:  # a fatal problem, in result
         return result
     if not present:
         result["missing"] = 1
@@ -556,7 +619,7 @@ def convert_region(src_ref, dst_ref, job, index):
                 strings,
                 meta.data_type.length_bytes,
                 endian=meta.endian,
-                order=meta.order,
+                order=memory_order(meta),
                 validate=False,
             )
     except StringTooLongError as exc:
@@ -570,11 +633,11 @@ def convert_region(src_ref, dst_ref, job, index):
     return result
 
 
-def copy_key(src_ref, dst_ref, key, resume):
+def copy_key(src_ref: StoreRef, dst_ref: StoreRef, key: str, resume: bool) -> KeyConversion:
     """Copy one key's bytes as they are; with resume, keep an equal copy. A task."""
     src, dst = resolve(src_ref), resolve(dst_ref, "w")
     data = src.get(key)
-    result: dict[str, Any] = {**_new_result(None, 1), "copy": True}
+    result = _new_result(None, 1)
     if data is None:
         return result
     result["bytes_read"] = data.nbytes
@@ -589,12 +652,12 @@ def copy_key(src_ref, dst_ref, key, resume):
     return result
 
 
-def longest_key(src_ref, plan, key_index):
+def longest_key(src_ref: StoreRef, plan: ArrayPlan, key_index: Index) -> KeyLongest:
     """The longest string under one key of a string (vlen-utf8) array; a task."""
     import numcodecs
 
     src = resolve(src_ref)
-    result = {
+    result: KeyLongest = {
         "path": plan.path,
         "chunks": len(plan.chunks_of_key(key_index)),
         "longest": 0,
@@ -620,7 +683,7 @@ def longest_key(src_ref, plan, key_index):
 # -- the whole conversion -----------------------------------------------------
 
 
-def _overlaps(source, dest):
+def _overlaps(source: StoreHandle, dest: object) -> bool:
     """True when ``dest`` is ``source``, inside it, or holds it (checked before any write)."""
     from zarr.abc.store import Store
 
@@ -637,13 +700,12 @@ def _overlaps(source, dest):
     return pa == pb or pa in pb.parents or pb in pa.parents
 
 
-def _open_dest(dest, overwrite, resume):
+def _open_dest(dest: object, overwrite: bool, resume: bool) -> StoreHandle:
     """Open the destination; refuse an existing one unless overwrite or resume."""
     if overwrite and resume:
         raise ValueError("overwrite and resume exclude each other: pass one")
     spec = os.fspath(dest) if isinstance(dest, os.PathLike) else dest
-    local = isinstance(spec, str) and ("://" not in spec or spec.startswith("file://"))
-    if local:
+    if isinstance(spec, str) and ("://" not in spec or spec.startswith("file://")):  # local
         path = pathlib.Path(spec[len("file://") :] if spec.startswith("file://") else spec)
         is_zip = path.suffix.lower() == ".zip"
         exists = path.exists() and (is_zip or not path.is_dir() or any(path.iterdir()))
@@ -776,21 +838,15 @@ def convert(
         length_bytes = check_length_bytes(length_bytes)
     compressor_json = _compressor_json(compressors, zarr_format)
     chunks = _check_chunks(chunks)
+    options = _ConvertOptions(
+        to, zarr_format, endian, length_bytes, compressor_json, chunks, resume, skip_invalid
+    )
     threads, client, cluster = open_scheduler(scheduler, threads)
-    src = dst = None
+    src: StoreHandle | None = None
+    dst: StoreHandle | None = None
     try:
         src = open_handle(source, "r")
         nodes = _source_nodes(src, "", strings_only=False)
-        options = dict(
-            to=to,
-            zarr_format=zarr_format,
-            endian=endian,
-            length_bytes=length_bytes,
-            compressors=compressor_json,
-            chunks=chunks,
-            resume=resume,
-            skip_invalid=skip_invalid,
-        )
         converter = _Conversion(src, nodes, options, threads, client, progress)
         converter.plan()  # every refusal before the destination is touched
         if client is not None:
@@ -801,12 +857,7 @@ def convert(
                 f"{src.name!r}; the source is never written"
             )
         dst = _open_dest(dest, overwrite, resume)
-        converter.dst = dst
-        converter.report.dest = dst.name
-        converter.refs = (
-            (spec_of(src, "source"), spec_of(dst, "destination")) if client else (src, dst)
-        )
-        report: ConvertReport = converter.run()
+        report = converter.run(dst)
         if verify:
             if dst.spec is not None:
                 dst.close()  # a zip file is complete once closed; read back what was written
@@ -823,21 +874,28 @@ def convert(
 class _Conversion:
     """The state of one conversion: plans, tasks, and the documents written last."""
 
-    def __init__(self, src, nodes, options, threads, client, progress):
+    def __init__(
+        self,
+        src: StoreHandle,
+        nodes: list[Node],
+        options: _ConvertOptions,
+        threads: int,
+        client: distributed.Client | None,
+        progress: bool,
+    ) -> None:
         self.src = src
-        self.dst: Any = None
-        self.refs = (src, None) if client is None else (spec_of(src, "source"), None)
+        self.src_ref: StoreRef = src if client is None else spec_of(src, "source")
         self.nodes = nodes
         self.options = options
         self.threads, self.client, self.progress = threads, client, progress
-        self.report = ConvertReport(src.name, "", options["to"])  # dest: set when opened
-        self.jobs = []
-        self.copies = []  # (node, keys)
-        self.groups = []  # nodes
+        self.report = ConvertReport(src.name, "", options.to)  # dest: set by run
+        self.jobs: list[Job] = []
+        self.copies: list[Node] = []  # arrays copied as they are
+        self.groups: list[Node] = []
 
     # planning
 
-    def _problems(self):
+    def _problems(self) -> list[ArrayPlan]:
         scratch = CheckReport(self.src.name, "")
         plans = _plan(scratch, self.nodes)
         if scratch.problems:
@@ -847,85 +905,84 @@ class _Conversion:
             )
         return plans
 
-    def _longest(self, plans):
+    def _longest(self, plans: list[ArrayPlan]) -> dict[str, int]:
         """The longest string of each array (a first pass over the data, for widths)."""
-        tasks = []
+        tasks: list[Task[KeyLongest]] = []
         for plan in plans:
             for key_index in plan.key_indices:
                 n = len(plan.chunks_of_key(key_index))
-                function = check_key if plan.kind == FIXED else longest_key
-                args = (self.refs[0], plan, key_index) + ((1,) if plan.kind == FIXED else ())
+                function: Callable[..., KeyLongest] = (
+                    check_key if plan.kind == FIXED else longest_key
+                )
+                args = (self.src_ref, plan, key_index) + ((1,) if plan.kind == FIXED else ())
                 tasks.append((function, args, n, n * plan.chunk_nbytes()))
         longest = {plan.path: len(plan.fill) for plan in plans}
-        problems = []
+        problems: list[Problem] = []
 
-        def consume(result):
+        def consume(result: KeyLongest) -> bool:
             longest[result["path"]] = max(longest[result["path"]], result["longest"])
             problems.extend(result["problems"])
-            return self.options["skip_invalid"] or not problems
+            return self.options.skip_invalid or not problems
 
         run_with_progress(
             tasks, consume, "measure", threads=self.threads, client=self.client, show=self.progress
         )
-        if problems and not self.options["skip_invalid"]:
+        if problems and not self.options.skip_invalid:
             raise InvalidChunkError(min(problems, key=Problem.sort_key))
         return longest
 
-    def plan(self):
+    def plan(self) -> None:
         opts = self.options
-        zarr_format = opts["zarr_format"]
+        zarr_format = opts.zarr_format
         if zarr_format == 2 and any(n.zarr_format == 3 for n in self.nodes):
             raise StoreError("zarr_format=2 needs a Zarr V2 source; this one holds V3 nodes")
         self._problems()
-        converting = []
+        converting: list[tuple[Node, ArrayPlan]] = []
         for node in self.nodes:
             if node.kind == "group":
                 self.groups.append(node)
                 continue
             plan = plan_array(node)
-            if plan is not None and (plan.kind == FIXED or opts["to"] == FIXED):
+            if plan is not None and (plan.kind == FIXED or opts.to == FIXED):
                 converting.append((node, plan))
             else:
                 self.copies.append(node)
         needs_lengths = [
             plan
             for _, plan in converting
-            if opts["length_bytes"] == "auto"
-            or (plan.kind == STRING and opts["length_bytes"] is None)
+            if opts.length_bytes == "auto" or (plan.kind == STRING and opts.length_bytes is None)
         ]
         longest = self._longest(needs_lengths) if needs_lengths else {}
         for node, plan in converting:
             self.jobs.append(self._job(node, plan, longest.get(plan.path, 0)))
         for node in self.copies:
             if node.zarr_format == 2 and zarr_format == 3:
-                self._migrate(node, dry_run=True)
+                self._migrate(node, None)
 
-    def _job(self, node, plan, longest):
+    def _job(self, node: Node, plan: ArrayPlan, longest: int) -> Job:
         opts = self.options
-        to = opts["to"]
+        to = opts.to
         src = plan.meta
-        chunk_shape = opts["chunks"] or src.chunk_shape
+        chunk_shape = opts.chunks or src.chunk_shape
         if len(chunk_shape) != len(src.shape):
             raise ValueError(
                 f"chunks {list(chunk_shape)} has {len(chunk_shape)} dimensions; "
                 f"array {plan.path!r} has {len(src.shape)}"
             )
-        width = _dest_width(plan, opts["length_bytes"], longest) if to == FIXED else 4
+        width = _dest_width(plan, opts.length_bytes, longest) if to == FIXED else 4
         same_grid = tuple(chunk_shape) == tuple(src.chunk_shape)
         order = src.order if same_grid and to == FIXED and plan.kind == FIXED else "C"
         meta = ArrayMetadata(
-            opts["zarr_format"],
+            opts.zarr_format,
             src.shape,
             chunk_shape,
             FixedLengthUTF32(width),
-            opts["endian"],
-            plan.fill if to == FIXED else "",  # type: ignore[arg-type]
+            opts.endian,
+            plan.fill if to == FIXED else "",  # type: ignore[arg-type]  # made a numpy.str_
             order,
         )
-        docs = _dest_documents(node, plan, to, meta, opts["compressors"])
-        codecs = tuple(
-            make_codec(c, opts["zarr_format"], "compressors") for c in opts["compressors"]
-        )
+        docs = _dest_documents(node, plan, to, meta, opts.compressors)
+        codecs = tuple(make_codec(c, opts.zarr_format, "compressors") for c in opts.compressors)
         return Job(
             plan,
             to,
@@ -933,16 +990,16 @@ class _Conversion:
             codecs,
             tuple(sorted(docs.items())),
             same_grid,
-            opts["skip_invalid"],
-            opts["resume"],
+            opts.skip_invalid,
+            opts.resume,
         )
 
-    def _migrate(self, node, dry_run):
+    def _migrate(self, node: Node, dst: StoreHandle | None) -> None:
         """Write V3 metadata for a copied V2 array with zarr-python's own migration.
 
-        The dry run (while planning) goes to a scratch memory store, so that
-        an array zarr-python cannot migrate stops the conversion before the
-        destination is touched.
+        ``dst`` None is the dry run (while planning): it goes to a scratch
+        memory store, so that an array zarr-python cannot migrate stops the
+        conversion before the destination is touched.
         """
         import zarr
         from zarr.metadata.migrate_v3 import migrate_to_v3
@@ -950,8 +1007,8 @@ class _Conversion:
 
         try:
             array = zarr.open_array(store=self.src.store, path=node.path, mode="r", zarr_format=2)
-            target = MemoryStore() if dry_run else self.dst.store
-            migrate_to_v3(array, StorePath(target, node.path), dry_run=dry_run)
+            target = MemoryStore() if dst is None else dst.store
+            migrate_to_v3(array, StorePath(target, node.path), dry_run=dst is None)
         except Exception as exc:  # noqa: BLE001 - zarr's own reasons, in one line
             raise StoreError(
                 f"cannot give the V2 array {node.path!r} ({data_type_of(node)}) V3 metadata: {exc}"
@@ -959,11 +1016,11 @@ class _Conversion:
 
     # running
 
-    def _tasks(self):
-        src_ref, dst_ref = self.refs
-        tasks = []
+    def _tasks(self, dst: StoreHandle, dst_ref: StoreRef) -> list[Task[KeyConversion]]:
+        src_ref = self.src_ref
+        tasks: list[Task[KeyConversion]] = []
         for job in self.jobs:
-            if self._complete(job):
+            if self._complete(job, dst):
                 continue
             if job.same_grid:
                 plan = job.source
@@ -980,14 +1037,14 @@ class _Conversion:
             for key in self.src.list_prefix(prefix):
                 if key[len(prefix) :] in METADATA_NAMES:
                     continue
-                tasks.append((copy_key, (src_ref, dst_ref, key, self.options["resume"]), 1, 0))
+                tasks.append((copy_key, (src_ref, dst_ref, key, self.options.resume), 1, 0))
         return tasks
 
-    def _complete(self, job):
+    def _complete(self, job: Job, dst: StoreHandle) -> bool:
         """With resume: True when the array's documents are already written as planned."""
-        if not self.options["resume"]:
+        if not self.options.resume:
             return False
-        written = {name: self.dst.get(join(job.path, name)) for name, _ in job.doc_names}
+        written = {name: dst.get(join(job.path, name)) for name, _ in job.doc_names}
         if all(v is None for v in written.values()):
             return False
         if all(
@@ -1001,7 +1058,7 @@ class _Conversion:
             f"conversion's; it was written with other options (use overwrite)"
         )
 
-    def _array_entry(self, job, kept_all=False):
+    def _array_entry(self, job: Job, kept_all: bool = False) -> ConvertedArray:
         src_type = FIXED if job.source.kind == FIXED else STRING
         return {
             "path": job.path,
@@ -1014,21 +1071,25 @@ class _Conversion:
             "already_complete": kept_all,
         }
 
-    def run(self):
-        if self.options["resume"]:
-            self._remove_partial_files()
+    def run(self, dst: StoreHandle) -> ConvertReport:
+        """Write every chunk into ``dst``, then the metadata documents; the report."""
+        self.report.dest = dst.name
+        dst_ref: StoreRef = dst if self.client is None else spec_of(dst, "destination")
+        if self.options.resume:
+            self._remove_partial_files(dst)
         entries = {job.path: self._array_entry(job) for job in self.jobs}
-        tasks = self._tasks()
-        fatal = []
+        tasks = self._tasks(dst, dst_ref)
+        fatal: list[Problem] = []
         report = self.report
 
-        def consume(result):
+        def consume(result: KeyConversion) -> bool:
             report.bytes_read += result["bytes_read"]
             report.bytes_written += result["bytes_written"]
-            if result.get("copy"):
+            path = result["path"]
+            if path is None:  # a copied key
                 report.keys_copied += result["written"] + result["kept"]
                 return True
-            entry = entries[result["path"]]
+            entry = entries[path]
             entry["chunks_written"] += result["written"]
             entry["chunks_kept"] += result["kept"]
             entry["chunks_missing"] += result["missing"]
@@ -1047,22 +1108,21 @@ class _Conversion:
         done = {entry["path"] for entry in report.arrays}
         report.arrays.extend(e for p, e in entries.items() if p not in done)
         report.arrays.sort(key=lambda e: e["path"])
-        self._write_documents()
+        self._write_documents(dst)
         return report
 
-    def _remove_partial_files(self):
+    def _remove_partial_files(self, dst: StoreHandle) -> None:
         """Drop the temporary files a killed LocalStore write leaves (``key.<hex>.partial``)."""
         from zarr.storage import LocalStore
 
-        if isinstance(self.dst.store, LocalStore):
-            for key in self.dst.list_prefix(""):
+        if isinstance(dst.store, LocalStore):
+            for key in dst.list_prefix(""):
                 if _PARTIAL.search(key):
-                    self.dst.delete(key)
+                    dst.delete(key)
 
-    def _write_documents(self):
+    def _write_documents(self, dst: StoreHandle) -> None:
         """Metadata last: arrays, then groups from the deepest to the root."""
-        dst = self.dst
-        zarr_format = self.options["zarr_format"]
+        zarr_format = self.options.zarr_format
         for job in self.jobs:
             for name, doc in job.doc_names:
                 dst.set(join(job.path, name), doc)
@@ -1070,7 +1130,7 @@ class _Conversion:
             self.report.copied.append(node.path)
             if node.zarr_format == 2 and zarr_format == 3:
                 if dst.get(join(node.path, V3_DOC)) is None:
-                    self._migrate(node, dry_run=False)
+                    self._migrate(node, dst)
                 continue
             for name, data in node.documents.items():
                 dst.set(join(node.path, name), data)
@@ -1081,8 +1141,8 @@ class _Conversion:
         self.report.groups.sort()
         self.report.copied.sort()
 
-    def _group_documents(self, node):
-        if self.options["zarr_format"] == 2:
+    def _group_documents(self, node: Node) -> dict[str, bytes]:
+        if self.options.zarr_format == 2:
             return dict(node.documents)
         if node.zarr_format == 3:
             doc = {k: v for k, v in node.doc.items() if k != "consolidated_metadata"}
@@ -1094,16 +1154,20 @@ class _Conversion:
 # -- verify -------------------------------------------------------------------
 
 
-def _verify(src, dst, conversion, report):
+def _verify(
+    src: StoreHandle, dst: StoreHandle, conversion: _Conversion, report: ConvertReport
+) -> None:
     """Compare every converted and copied array element by element, through zarr-python."""
     import zarr
 
-    skipped: dict[Any, Any] = {}
+    skipped: dict[str, list[Index]] = {}
     for problem in report.skipped:
-        skipped.setdefault(problem.array, []).append(problem.chunk)
+        if problem.chunk is not None:  # always: a skipped chunk has its index
+            skipped.setdefault(problem.array, []).append(problem.chunk)
     paths = [job.path for job in conversion.jobs] + [node.path for node in conversion.copies]
     plans = {job.path: job.source for job in conversion.jobs}
     for path in paths:
+        plan = plans.get(path)  # None for a copied array
         a = zarr.open_array(store=src.store, path=path, mode="r")
         b = zarr.open_array(store=dst.store, path=path, mode="r")
         if a.shape != b.shape:
@@ -1115,15 +1179,22 @@ def _verify(src, dst, conversion, report):
                 slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, step, a.shape)
             )
             x, y = np.asarray(a[region]), np.asarray(b[region])
-            mask = _skipped_mask(plans.get(path), skipped.get(path, ()), region, x.shape)
-            if not _equal(x, y, mask, plans.get(path)):
+            mask = _skipped_mask(plan, skipped.get(path, ()), region, x.shape)
+            if not _equal(x, y, mask, "" if plan is None else plan.fill):
                 report.mismatches.append(f"{path or '/'}: elements differ in {_show(region)}")
     report.verified = not report.mismatches
 
 
-def _skipped_mask(plan, chunks, region, shape):
-    """True where a skipped source chunk lies inside ``region``."""
+def _skipped_mask(
+    plan: ArrayPlan | None,
+    chunks: Sequence[Index],
+    region: tuple[slice, ...],
+    shape: tuple[int, ...],
+) -> npt.NDArray[np.bool_]:
+    """True where a skipped source chunk lies inside ``region`` (none in a copied array)."""
     mask = np.zeros(shape, bool)
+    if plan is None:
+        return mask
     for chunk in chunks:
         target, _ = plan.meta.chunk_region(chunk)
         inner = tuple(
@@ -1134,16 +1205,19 @@ def _skipped_mask(plan, chunks, region, shape):
     return mask
 
 
-def _equal(x, y, mask, plan):
+def _equal(
+    x: npt.NDArray[Any], y: npt.NDArray[Any], mask: npt.NDArray[np.bool_], fill: str
+) -> bool:
+    """Whether ``x`` and ``y`` hold the same elements; ``fill`` in ``y`` where ``mask``."""
     if x.dtype.kind in "UTO" or y.dtype.kind in "UTO":
         x, y = x.astype(object), y.astype(object)
         if mask.any():
-            if not all(v == plan.fill for v in y[mask].tolist()):
+            if not all(v == fill for v in y[mask].tolist()):
                 return False
-            return x[~mask].tolist() == y[~mask].tolist()
-        return x.tolist() == y.tolist()
+            return bool(x[~mask].tolist() == y[~mask].tolist())
+        return bool(x.tolist() == y.tolist())  # tolist: Python objects (a scalar when 0-d)
     return np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
 
 
-def _show(region):
+def _show(region: tuple[slice, ...]) -> str:
     return "[" + ", ".join(f"{s.start}:{s.stop}" for s in region) + "]"
