@@ -611,15 +611,16 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         Examples
         --------
-        >>> import asyncio, zarr
+        >>> import asyncio
         >>> from zarr.codecs import BytesCodec
+        >>> from zarr.core.array_spec import ArrayConfig, ArraySpec
         >>> from zarr.core.buffer import default_buffer_prototype
-        >>> arr = zarr.create_array({}, shape=(2,), dtype="<U1", serializer=BytesCodec(),
-        ...                         compressors=None)
-        >>> spec = arr.metadata.get_chunk_spec((0,), arr._async_array.config,
-        ...                                    default_buffer_prototype())
-        >>> raw = default_buffer_prototype().buffer.from_bytes("ab".encode("utf-32-le"))
-        >>> pipeline = CodecPipeline.from_codecs(arr.metadata.codecs)
+        >>> from zarr.dtype import FixedLengthUTF32
+        >>> prototype = default_buffer_prototype()
+        >>> spec = ArraySpec((2,), FixedLengthUTF32(length=1), "", ArrayConfig.from_dict({}),
+        ...                  prototype)
+        >>> raw = prototype.buffer.from_bytes("ab".encode("utf-32-le"))
+        >>> pipeline = CodecPipeline.from_codecs([BytesCodec(endian="little")])
         >>> [chunk] = asyncio.run(pipeline.decode([(raw, spec)]))
         >>> chunk.as_numpy_array()
         array(['a', 'b'], dtype='<U1')
