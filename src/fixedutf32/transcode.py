@@ -252,21 +252,22 @@ def to_arrow(
 
     Raises
     ------
-    ImportError
-        If pyarrow is not installed.
-    ValueError
-        If the UTF-8 bytes exceed 2**31 - 1 and ``large`` is False.
     InvalidCodePointError, ChunkSizeError
         As for :func:`to_utf8`.
+    ValueError
+        If the UTF-8 bytes exceed 2**31 - 1 and ``large`` is False.
+    ImportError
+        If pyarrow is not installed.
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import numpy as np, pyarrow as pa
     >>> from fixedutf32.transcode import to_arrow
-    >>> to_arrow(np.array(["Hi", "Привет"])).to_pylist()
-    ['Hi', 'Привет']
-    >>> to_arrow(np.array(["a"]), large=True).type
-    DataType(large_string)
+    >>> strings = to_arrow(np.array(["Hi", "Привет"]))
+    >>> strings.to_pylist(), strings.type == pa.string()
+    (['Hi', 'Привет'], True)
+    >>> to_arrow(np.array(["a"]), large=True).type == pa.large_string()
+    True
     """
     pa = _import_pyarrow("to_arrow")
     offsets, values = to_utf8(data, length_bytes, endian=endian, validate=validate)
@@ -309,10 +310,10 @@ def to_string_dtype(
 
     Raises
     ------
-    ImportError
-        On NumPy < 2, which has no ``StringDType``.
     InvalidCodePointError, ChunkSizeError
         As for :func:`to_utf8`.
+    ImportError
+        On NumPy < 2, which has no ``StringDType``.
 
     Examples
     --------
@@ -350,7 +351,8 @@ def encode_vlen_utf8(
     Parameters
     ----------
     data, length_bytes, endian, validate
-        As for :func:`to_utf8`.
+        As for :func:`to_utf8`; the items follow the elements in C order,
+        as Zarr V3 lays out a chunk.
 
     Returns
     -------
