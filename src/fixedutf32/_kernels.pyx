@@ -319,10 +319,10 @@ def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int f
     check_units(from_units, "from_units")
     check_units(to_units, "to_units")
     cdef Py_buffer src, dst
-    cdef uint8_t *d = NULL
+    cdef Py_ssize_t n_elems
+    cdef uint8_t *d = NULL  # NULL: check only
     cdef int level = _simd_level
     cdef fu32_status status
-    cdef Py_ssize_t n_elems
     acquire(source, &src, False)
     try:
         n_elems = src.len // (4 * from_units)
