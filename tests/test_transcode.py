@@ -779,7 +779,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "transcode"
 
 
 def test_vlen_utf8_golden_chunk(simd_level):
-    """A chunk numcodecs wrote once (see fixtures/transcode/make_transcode_fixtures.py)."""
+    """A chunk numcodecs wrote once (see fixtures/make_transcode.py)."""
     u = np.load(FIXTURES / "strings.U12.npy")
     chunk = (FIXTURES / "strings.vlen-utf8.dat").read_bytes()
     assert decode_vlen_utf8(chunk, 48).tobytes() == u.tobytes()
