@@ -18,6 +18,7 @@ MODULES = [
     "fixedutf32.bench",
     "fixedutf32.bench.cases",
     "fixedutf32.transcode",
+    # The public SIMD-level and buffer-pool functions are defined in the compiled module.
     "fixedutf32._kernels",
 ]
 # Docstrings whose examples need an optional dependency: skipped, with the

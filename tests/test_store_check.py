@@ -204,6 +204,8 @@ def test_report_json_round_trips(tmp_path):
 
 
 def test_docstring_examples():
+    # The modules that define the public check and convert: doctest finds
+    # examples by module (their private helpers' examples run too).
     from fixedutf32.store import _check, _convert, _stores
 
     for module in (_check, _convert, _stores):
