@@ -124,6 +124,6 @@ def test_bad_option_is_a_usage_error(option, value):
 
 
 def test_docstring_examples():
-    # The module, not only the public stores(): doctest finds examples by module.
+    # The module's examples: the public stores() and the private run() behind --store.
     result = doctest.testmod(_store, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

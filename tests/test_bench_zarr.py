@@ -214,6 +214,7 @@ def test_bad_size_is_a_usage_error(size):
 
 
 def test_docstring_examples():
-    # The module, not only the public readers: doctest finds examples by module.
+    # The module's examples: the public readers and arrays, and the private run()
+    # and require() behind --zarr.
     result = doctest.testmod(_zarr, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
