@@ -386,6 +386,7 @@ def test_kernels_stub_lists_every_name_with_its_parameters():
     import inspect
     import types
 
+    # Private on purpose: the stub describes the compiled module itself.
     stub = Path(_kernels.__file__).with_name("_kernels.pyi")
     if not stub.exists():
         pytest.skip("the stub is not next to this build of the module")
