@@ -19,6 +19,7 @@ MODULES = [
     "fixedutf32.bench",
     "fixedutf32.bench.cases",
     "fixedutf32.transcode",
+    # The public SIMD-level and buffer-pool functions are defined in the compiled module.
     "fixedutf32._kernels",
 ]
 # Packages whose public names are defined in private submodules; their

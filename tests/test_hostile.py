@@ -15,8 +15,11 @@ import numpy as np
 import pytest
 
 import fixedutf32
+
+# Private on purpose: the kernel wrappers must protect memory even when called
+# directly, with arguments the public functions would never pass them.
 from fixedutf32 import ChunkSizeError, _kernels
-from fixedutf32._checks import MAX_LENGTH_BYTES
+from fixedutf32.metadata import MAX_LENGTH_BYTES
 
 StringDType = pytest.importorskip("numpy.dtypes", reason="StringDType needs NumPy >= 2").StringDType
 
