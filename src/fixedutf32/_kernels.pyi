@@ -3,11 +3,18 @@
 from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 from typing_extensions import Buffer as _Buffer
+from typing_extensions import TypeVar
 
 # Anything with the buffer protocol.  NumPy's stubs give ndarray __buffer__
 # only for Python >= 3.12, so it is named here for 3.11.
 Buffer: TypeAlias = _Buffer | np.ndarray[Any, Any]
+
+# What a function with an ``out=`` argument returns: ``out`` as given or,
+# when ``out`` is omitted or None, a new array of the default type.
+BytesOutT = TypeVar("BytesOutT", bound=Buffer, default=npt.NDArray[np.uint8])
+StrOutT = TypeVar("StrOutT", bound=Buffer, default=npt.NDArray[np.str_])
 
 # A kernel's status: (kind, element, position, detail), kinds below.
 Status = tuple[int, int, int, int]

@@ -12,7 +12,7 @@ and run without the GIL.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -40,10 +40,8 @@ from .errors import FixedUTF32Error
 
 if TYPE_CHECKING:
     from ._checks import ByteView
-    from ._kernels import Buffer
+    from ._kernels import Buffer, BytesOutT
 
-# An ``out`` buffer, returned as given.
-_OutT = TypeVar("_OutT", bound="Buffer")
 
 __all__ = ["decode_chunk", "encode_chunk", "validate", "byteswap", "repad", "str_lengths"]
 
@@ -175,7 +173,7 @@ def decode_chunk(
     shape: int | Sequence[int] | None = None,
     order: Literal["C", "F"] = "C",
     validate: bool = True,
-    out: Buffer | None = None,
+    out: BytesOutT | None = None,
 ) -> npt.NDArray[np.str_]:
     """Turn the bytes of a chunk into a native NumPy ``U`` array.
 
@@ -321,12 +319,12 @@ def _write_units(src: ByteView, dst: ByteView, flags: int, width: int) -> None:
 
 def _repad_chunk(
     src: ByteView,
-    out: Buffer | None,
+    out: BytesOutT | None,
     count: int,
     from_units: int,
     to_units: int,
     flags: int,
-) -> npt.NDArray[np.uint8] | Buffer:
+) -> BytesOutT:
     """Write ``count`` elements of ``src`` at the new width into a new array or ``out``."""
     nbytes = count * to_units * 4
     if out is None:
@@ -334,7 +332,7 @@ def _repad_chunk(
         status = _kernels.repad(src, result, from_units, to_units, flags | _stream_flag(nbytes))
         if status[0]:
             raise status_error(status, capacity=to_units)
-        return result
+        return cast("BytesOutT", result)  # out is None: the default, a new uint8 array
     dst, out_nbytes = writable_byte_view(out, "out")
     check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * to_units}")
     check_out_overlap(dst, [("data", src)])
@@ -382,7 +380,6 @@ def _as_unicode_array(array: object) -> npt.NDArray[np.str_]:
     return objects.astype(np.str_) if objects.size else objects.astype("U1")
 
 
-@overload
 def encode_chunk(
     array: npt.ArrayLike,
     length_bytes: int | None = None,
@@ -390,29 +387,8 @@ def encode_chunk(
     endian: str = "little",
     order: Literal["C", "F"] = "C",
     validate: bool = True,
-    out: None = None,
-) -> npt.NDArray[np.uint8]: ...
-@overload
-def encode_chunk(
-    array: npt.ArrayLike,
-    length_bytes: int | None = None,
-    *,
-    endian: str = "little",
-    order: Literal["C", "F"] = "C",
-    validate: bool = True,
-    out: _OutT,
-) -> _OutT: ...
-
-
-def encode_chunk(
-    array: npt.ArrayLike,
-    length_bytes: int | None = None,
-    *,
-    endian: str = "little",
-    order: Literal["C", "F"] = "C",
-    validate: bool = True,
-    out: Buffer | None = None,
-) -> npt.NDArray[np.uint8] | Buffer:
+    out: BytesOutT | None = None,
+) -> BytesOutT:
     """Turn an array of strings into the bytes of a chunk.
 
     Parameters
@@ -518,7 +494,7 @@ def encode_chunk(
                     status = _kernels.validate(src, width, source_swapped)
                     if status[0]:
                         raise status_error(status)
-                return src.reshape(-1).view(np.uint8)
+                return cast("BytesOutT", src.reshape(-1).view(np.uint8))
             # Allocation and convert inline, as in decode_chunk: a helper
             # call here is a measurable part of a 64 KiB chunk's time.
             if nbytes < _POOL_MIN_BYTES:
@@ -530,7 +506,7 @@ def encode_chunk(
             status = _kernels.convert(src, result, width, flags)
             if status[0]:
                 raise status_error(status)
-            return result
+            return cast("BytesOutT", result)
         check_out_endian(out, endian)
         dst, out_nbytes = writable_byte_view(out, "out")
         check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * capacity}")
@@ -580,37 +556,15 @@ def byteswap(buffer: Buffer) -> None:
         raise FixedUTF32Error(f"internal error: byteswap reported {status}")
 
 
-@overload
 def repad(
     data: Buffer,
     from_length_bytes: int,
     to_length_bytes: int,
     *,
     endian: str = "little",
-    out: None = None,
+    out: BytesOutT | None = None,
     validate: bool = True,
-) -> npt.NDArray[np.uint8]: ...
-@overload
-def repad(
-    data: Buffer,
-    from_length_bytes: int,
-    to_length_bytes: int,
-    *,
-    endian: str = "little",
-    out: _OutT,
-    validate: bool = True,
-) -> _OutT: ...
-
-
-def repad(
-    data: Buffer,
-    from_length_bytes: int,
-    to_length_bytes: int,
-    *,
-    endian: str = "little",
-    out: Buffer | None = None,
-    validate: bool = True,
-) -> npt.NDArray[np.uint8] | Buffer:
+) -> BytesOutT:
     """Change the element width of a chunk, keeping its byte order.
 
     Widening pads every element with U+0000; narrowing drops trailing

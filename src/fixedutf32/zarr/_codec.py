@@ -129,6 +129,7 @@ class BytesCodec(zarr.codecs.BytesCodec):
         Parameters
         ----------
         array_spec : zarr.core.array_spec.ArraySpec
+            The chunk spec; its data type decides the default byte order.
 
         Returns
         -------
