@@ -91,6 +91,12 @@ def test_kernel_wrapper_checks_its_own_width():
         ("_kernels.str_lengths(b'', np.empty(1, np.intp), 0, 0)", "width 0 out of range"),
         ("_kernels.repad(b'', None, 0, 4, 0)", "from_units 0 out of range"),
         (
+            "_kernels.converted(b'abcd', np.dtype('<U1'), 2**62, 1, 0)",
+            "count 4611686018427387904 out of range for items of 4 bytes",
+        ),
+        ("_kernels.converted(b'abcd', np.dtype('<U1'), -1, 1, 0)", "count -1 out of range"),
+        ("_kernels.converted(b'abcd', np.dtype('<U1'), 1, 0, 0)", "width 0 out of range"),
+        (
             "_kernels.repad(b'', bytearray(0), 1, 2**62, 0)",
             "to_units 4611686018427387904 out of range",
         ),

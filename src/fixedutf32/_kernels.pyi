@@ -57,6 +57,9 @@ MAX_UNITS: int
 
 def validate(data: Buffer, width: int, swapped: bool) -> Status: ...
 def convert(source: Buffer, destination: Buffer, width: int, flags: int) -> Status: ...
+def converted(
+    source: Buffer, dtype: np.dtype[Any], count: int, width: int, flags: int
+) -> tuple[Status, npt.NDArray[Any]]: ...
 def repad(
     source: Buffer, destination: Buffer | None, from_units: int, to_units: int, flags: int
 ) -> Status: ...
@@ -65,6 +68,7 @@ def overlap(first: Buffer, second: Buffer) -> int: ...
 
 # The output buffer pool.
 POOL_MIN_BYTES: int
+STREAM_MIN_BYTES: int
 POOL_MAX_BUFFERS: int
 
 class PooledBuffer:

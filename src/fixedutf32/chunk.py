@@ -50,17 +50,15 @@ _SRC_SWAPPED = _kernels.SRC_SWAPPED
 _SWAP = _kernels.SWAP
 _STREAM = _kernels.STREAM
 _POOL_MIN_BYTES = _kernels.POOL_MIN_BYTES
-_new_buffer = _kernels.new_buffer
+_converted = _kernels.converted
 _OK = _kernels.OK_STATUS
-_frombuffer = np.frombuffer
 # Native U dtypes of the usual widths by length_bytes, for the hot path.
 _NATIVE_DTYPES = {4 * n: unicode_dtype(n) for n in range(1, 65)}
 _UINT8 = np.dtype(np.uint8)
 
-# Outputs at least this large are written with non-temporal stores: they
-# would not fit in the last-level cache anyway, and streaming saves the read
-# of each destination line.
-STREAM_THRESHOLD_BYTES = 16 * 1024 * 1024
+# Outputs at least this large are written with non-temporal stores (the
+# threshold lives in _kernels, which applies it to new arrays itself).
+STREAM_THRESHOLD_BYTES = _kernels.STREAM_MIN_BYTES
 
 
 def new_array(count: int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
@@ -274,13 +272,7 @@ def decode_chunk(
                     raise status_error(status)
             result = np.frombuffer(src, dtype)
         else:
-            if nbytes < _POOL_MIN_BYTES:
-                result = np.empty(count, dtype)
-            else:
-                result = _frombuffer(_new_buffer(nbytes), dtype)  # type: ignore[call-overload]
-                if nbytes >= STREAM_THRESHOLD_BYTES:
-                    flags |= _STREAM
-            status = _kernels.convert(src, result, length_bytes >> 2, flags)
+            status, result = _converted(src, dtype, count, length_bytes >> 2, flags)
             if status[0]:
                 raise status_error(status)
     else:
@@ -495,15 +487,7 @@ def encode_chunk(
                     if status[0]:
                         raise status_error(status)
                 return cast("BytesOutT", src.reshape(-1).view(np.uint8))
-            # Allocation and convert inline, as in decode_chunk: a helper
-            # call here is a measurable part of a 64 KiB chunk's time.
-            if nbytes < _POOL_MIN_BYTES:
-                result = np.empty(nbytes, _UINT8)
-            else:
-                result = _frombuffer(_new_buffer(nbytes), _UINT8)  # type: ignore[call-overload]
-                if nbytes >= STREAM_THRESHOLD_BYTES:
-                    flags |= _STREAM
-            status = _kernels.convert(src, result, width, flags)
+            status, result = _converted(src, _UINT8, nbytes, width, flags)
             if status[0]:
                 raise status_error(status)
             return cast("BytesOutT", result)
