@@ -1,11 +1,17 @@
 import array
 import contextlib
 import mmap
+import pathlib
+import sys
 
 import numpy as np
 import pytest
 
 import fixedutf32
+
+# The fixture generators are scripts (python tests/fixtures/make_X.py) that
+# import their shared _writer by name; the tests import them the same way.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "fixtures"))
 
 SIMD_LEVELS = fixedutf32.available_simd_levels()
 

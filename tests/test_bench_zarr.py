@@ -16,7 +16,7 @@ import pytest
 zarr = pytest.importorskip("zarr", reason="the zarr bench needs zarr-python")
 pytest.importorskip("numcodecs", reason="the zarr bench needs numcodecs")
 
-from fixedutf32.bench import _report, _zarr, read_array, read_floor  # noqa: E402
+from fixedutf32.bench import _report, _zarr, main, read_array, read_floor  # noqa: E402
 from fixedutf32.errors import MetadataError  # noqa: E402
 
 MiB = 1024 * 1024
@@ -120,6 +120,8 @@ def test_ratios_carry_the_targets_of_the_issue(report):
 
 
 def test_table_names_every_case_and_verdict(report):
+    # Private on purpose: the table of the fixture's --json run (the CLI prints it
+    # only instead of the JSON, which would take a second run).
     table = _report.format_zarr_table(report)
     for case in CASES:
         assert case in table
@@ -137,6 +139,8 @@ def test_table_marks_missing_integration_and_different_data(report):
     for ratio in broken["ratios"]:
         if ratio["ratio"].startswith("pipeline"):
             ratio["value"] = ratio["met"] = None
+    # Private on purpose: a run without the integration or with different data
+    # read back can only be made up; the CLI prints the table of a real run.
     table = _report.format_zarr_table(broken)
     assert "fixedutf32.zarr is not installed" in table
     assert "pipeline / stock, read raw little                 n/a  >= 1.80 n/a" in table
@@ -145,9 +149,11 @@ def test_table_marks_missing_integration_and_different_data(report):
     assert _report.mismatches(report) == []
 
 
-def test_edge_chunks_and_the_temporary_directory(tmp_path):
+def test_edge_chunks_and_the_temporary_directory(tmp_path, capsys):
     # 1.5 MiB: one whole chunk and one cut at the array's edge.
-    report = _zarr.run(MiB + MiB // 2, repeat=1, directory=str(tmp_path))
+    size, where = str(MiB + MiB // 2), str(tmp_path)
+    assert main(["--zarr", "--zarr-size", size, "--repeat", "1", "--dir", where, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
     assert all(same is not False for row in report["rows"] for same in row["same_data"].values())
     assert report["rows"][0]["same_data"]["floor"] is True
     assert list(tmp_path.iterdir()) == []  # the arrays are removed afterwards
@@ -208,5 +214,7 @@ def test_bad_size_is_a_usage_error(size):
 
 
 def test_docstring_examples():
+    # The module's examples: the public readers and arrays, and the private run()
+    # and require() behind --zarr.
     result = doctest.testmod(_zarr, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -3,6 +3,7 @@ code of docs/guide.md run as written; the README starts with its two commands.""
 
 import doctest
 import importlib
+import importlib.util
 import json
 import pathlib
 import re
@@ -18,8 +19,13 @@ MODULES = [
     "fixedutf32.bench",
     "fixedutf32.bench.cases",
     "fixedutf32.transcode",
+    # The public SIMD-level and buffer-pool functions are defined in the compiled module.
     "fixedutf32._kernels",
 ]
+# Packages whose public names are defined in private submodules; their
+# examples, and those of the methods of their classes, are collected through
+# __all__.  They need zarr: without it each shows as one skip with the reason.
+PACKAGES = {"fixedutf32.zarr": "zarr", "fixedutf32.store": "zarr"}
 # Docstrings whose examples need an optional dependency: skipped, with the
 # reason, when it is not installed.
 NEEDS = {
@@ -28,22 +34,40 @@ NEEDS = {
 }
 
 
+def _has_examples(test):
+    # Cython repeats each docstring of a compiled module in its __test__ dict.
+    return test.examples and ".__test__." not in test.name
+
+
 def _docstrings_with_examples():
     finder = doctest.DocTestFinder()
     tests = [
         test
         for name in MODULES
         for test in finder.find(importlib.import_module(name))
-        # Cython repeats each docstring of a compiled module in its __test__ dict.
-        if test.examples and ".__test__." not in test.name
+        if _has_examples(test)
     ]
-    return sorted(tests, key=lambda test: test.name)
+    params = [pytest.param(test, id=test.name) for test in tests]
+    for package, needs in PACKAGES.items():
+        if importlib.util.find_spec(needs) is None:
+            reason = f"the examples of {package} need {needs}, which is not installed"
+            params.append(pytest.param(None, id=package, marks=pytest.mark.skip(reason=reason)))
+            continue
+        module = importlib.import_module(package)
+        for attr in module.__all__:
+            found = finder.find(
+                getattr(module, attr), f"{package}.{attr}", module=False, globs=vars(module)
+            )
+            params += [pytest.param(test, id=test.name) for test in found if _has_examples(test)]
+    return sorted(params, key=lambda param: param.id)
 
 
 DOCSTRINGS = _docstrings_with_examples()
 
 
-@pytest.mark.parametrize("test", DOCSTRINGS, ids=lambda test: test.name)
+# zarr warns that fixed_length_utf32 has no V3 specification on every array it writes.
+@pytest.mark.filterwarnings("ignore:The data type .* does not have a Zarr V3 specification")
+@pytest.mark.parametrize("test", DOCSTRINGS)
 def test_docstring_examples(test):
     if test.name in NEEDS:
         pytest.importorskip(
@@ -58,7 +82,7 @@ def test_docstring_examples(test):
 def test_every_examples_section_is_run_here():
     import fixedutf32
 
-    names = {test.name for test in DOCSTRINGS}
+    names = {param.id for param in DOCSTRINGS}
     for name in fixedutf32.__all__:
         obj = getattr(fixedutf32, name)
         if "Examples" in (obj.__doc__ or ""):

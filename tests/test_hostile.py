@@ -15,8 +15,11 @@ import numpy as np
 import pytest
 
 import fixedutf32
+
+# Private on purpose: the kernel wrappers must protect memory even when called
+# directly, with arguments the public functions would never pass them.
 from fixedutf32 import ChunkSizeError, _kernels
-from fixedutf32._checks import MAX_LENGTH_BYTES
+from fixedutf32.metadata import MAX_LENGTH_BYTES
 
 StringDType = pytest.importorskip("numpy.dtypes", reason="StringDType needs NumPy >= 2").StringDType
 
@@ -90,6 +93,12 @@ def test_kernel_wrapper_checks_its_own_width():
         ),
         ("_kernels.str_lengths(b'', np.empty(1, np.intp), 0, 0)", "width 0 out of range"),
         ("_kernels.repad(b'', None, 0, 4, 0)", "from_units 0 out of range"),
+        (
+            "_kernels.converted(b'abcd', np.dtype('<U1'), 2**62, 1, 0)",
+            "count 4611686018427387904 out of range for items of 4 bytes",
+        ),
+        ("_kernels.converted(b'abcd', np.dtype('<U1'), -1, 1, 0)", "count -1 out of range"),
+        ("_kernels.converted(b'abcd', np.dtype('<U1'), 1, 0, 0)", "width 0 out of range"),
         (
             "_kernels.repad(b'', bytearray(0), 1, 2**62, 0)",
             "to_units 4611686018427387904 out of range",

@@ -55,6 +55,8 @@ def test_environment_variable_best_is_the_default():
 
 # --- the level chooser ---------------------------------------------------------
 
+# Private on purpose: the public functions see only this CPU; the chooser's
+# answer for other CPUs (a feature mask) is reachable only in the kernel module.
 FEATURES = _kernels.CPU_FEATURES
 ALL_FEATURES = 0
 for _bit in FEATURES.values():
@@ -162,6 +164,7 @@ def test_scalar_is_an_alias_of_portable():
 
 
 def big_chunk():
+    # The pool keeps only buffers above a kernel constant: the chunk must be larger.
     return np.array(
         ["big endian text"] * (2 * _kernels.POOL_MIN_BYTES // 64), dtype=">U16"
     ).tobytes()
@@ -383,6 +386,7 @@ def test_kernels_stub_lists_every_name_with_its_parameters():
     import inspect
     import types
 
+    # Private on purpose: the stub describes the compiled module itself.
     stub = Path(_kernels.__file__).with_name("_kernels.pyi")
     if not stub.exists():
         pytest.skip("the stub is not next to this build of the module")

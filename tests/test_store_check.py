@@ -1,7 +1,6 @@
 """fixedutf32.store.check on stores written by zarr-python: every layout, every
 kind of store, invalid code units planted at known coordinates."""
 
-import doctest
 import json
 import uuid
 
@@ -201,12 +200,3 @@ def test_report_json_round_trips(tmp_path):
         tuple(p.coordinates) for p in report.problems
     ]
     assert "4 problems" in report.to_text()
-
-
-def test_docstring_examples():
-    from fixedutf32.store import _check, _convert, _stores
-
-    for module in (_check, _convert, _stores):
-        with quiet():
-            result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert result.failed == 0 and result.attempted > 0

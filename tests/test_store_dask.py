@@ -8,6 +8,9 @@ pytest.importorskip("distributed", reason="the Dask tests need the dask extra (d
 from store_data import PLANTED, expected_key, found, hierarchy, planted, tree, write_array
 
 from fixedutf32.store import check, convert
+
+# Private on purpose: what scheduler="local" starts, kept for the whole module
+# (a cluster takes seconds to start) and checked to be 2 worker processes.
 from fixedutf32.store._run import dask_client
 
 

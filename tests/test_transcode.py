@@ -303,6 +303,8 @@ def test_text_needing_more_than_half_the_worst_case(kind):
     from fixedutf32 import transcode
 
     width = 16
+    # The private size from which to_utf8 starts with half the room sizes the
+    # input only; what is asserted is to_utf8's result.
     count = 2 * transcode._HALF_ROOM_MIN // (4 * width) + 5
     rng = np.random.default_rng(7)
     strings = []
@@ -336,6 +338,8 @@ def test_text_needing_more_than_half_the_worst_case(kind):
 def test_kernel_stops_where_room_runs_out(simd_level):
     """The kernel starts an element only with room for its worst case; the
     caller continues from (done, nbytes) and gets the same bytes."""
+    # Private on purpose: to_utf8 picks the room itself (half or all of the
+    # worst case); the kernel's contract at any other room is reachable only here.
     width = 5
     strings = ["Я中🎉ab", "", "x", "中中中中中", "🎉🎉🎉🎉🎉", "a\x00b", "ok"] * 9
     u = np.array(strings, dtype=f"<U{width}")
@@ -779,7 +783,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "transcode"
 
 
 def test_vlen_utf8_golden_chunk(simd_level):
-    """A chunk numcodecs wrote once (see fixtures/transcode/make_transcode_fixtures.py)."""
+    """A chunk numcodecs wrote once (see fixtures/make_transcode.py)."""
     u = np.load(FIXTURES / "strings.U12.npy")
     chunk = (FIXTURES / "strings.vlen-utf8.dat").read_bytes()
     assert decode_vlen_utf8(chunk, 48).tobytes() == u.tobytes()

@@ -106,6 +106,7 @@ def stock_store(tmp_path, layout, name="stock", data=None, region=np.s_[:]):
 
 
 def pipeline_of(arr):
+    # zarr's public Array.async_array is new in zarr 3.1.5; fixedutf32 supports zarr 3.1.
     return arr._async_array.codec_pipeline
 
 
@@ -149,6 +150,8 @@ def test_pipeline_handles_the_array_itself(tmp_path, layout):
     with fz.enabled():
         pipeline = pipeline_of(zarr.open_array(path))
     assert isinstance(pipeline, fz.CodecPipeline)
+    # Private on purpose: reads give the same data either way; only the plan
+    # shows that the pipeline reads the array itself instead of handing it on.
     assert pipeline._plan is not None
 
 
@@ -804,6 +807,7 @@ DIRECT = {
 @pytest.fixture
 def direct_calls(monkeypatch):
     """Count the chunks that took the direct path (an observer; the code runs as is)."""
+    # Private on purpose: the path a chunk took shows nowhere in the public results.
     import fixedutf32.zarr._pipeline as pipeline_module
 
     calls = []
@@ -863,6 +867,7 @@ def test_bad_element_deep_in_a_large_local_chunk(tmp_path):
 
 def test_codec_sync_and_async_hooks():
     # zarr 3.1.6 has sync hooks next to the async ones that 3.1.0..3.1.5 call.
+    # The underscores are zarr's: these are the codec methods zarr itself calls.
     import asyncio
 
     from zarr.core.array_spec import ArrayConfig, ArraySpec

@@ -5,7 +5,6 @@ The ``test_zarr_*`` tests at the end record zarr-python's behaviour as observed;
 if one fails after a zarr-python upgrade, update the table in docs/strictness.md.
 """
 
-import importlib.util
 import json
 import pathlib
 import re
@@ -38,11 +37,8 @@ TESTS = pathlib.Path(__file__).resolve().parent
 ROOT = TESTS.parent
 FIXTURES = TESTS / "fixtures" / "zarr_stores"
 
-_spec = importlib.util.spec_from_file_location(
-    "make_zarr_stores", TESTS / "fixtures" / "make_zarr_stores.py"
-)
-make_zarr_stores = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_zarr_stores)
+import make_zarr_stores  # noqa: E402 - tests/fixtures/, on the path from conftest.py
+
 DATA = make_zarr_stores.DATA
 FILL = make_zarr_stores.FILL
 STORE_NAMES = sorted(make_zarr_stores.STORES)

@@ -3,11 +3,18 @@
 from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 from typing_extensions import Buffer as _Buffer
+from typing_extensions import TypeVar
 
 # Anything with the buffer protocol.  NumPy's stubs give ndarray __buffer__
 # only for Python >= 3.12, so it is named here for 3.11.
 Buffer: TypeAlias = _Buffer | np.ndarray[Any, Any]
+
+# What a function with an ``out=`` argument returns: ``out`` as given or,
+# when ``out`` is omitted or None, a new array of the default type.
+BytesOutT = TypeVar("BytesOutT", bound=Buffer, default=npt.NDArray[np.uint8])
+StrOutT = TypeVar("StrOutT", bound=Buffer, default=npt.NDArray[np.str_])
 
 # A kernel's status: (kind, element, position, detail), kinds below.
 Status = tuple[int, int, int, int]
@@ -50,6 +57,9 @@ MAX_UNITS: int
 
 def validate(data: Buffer, width: int, swapped: bool) -> Status: ...
 def convert(source: Buffer, destination: Buffer, width: int, flags: int) -> Status: ...
+def converted(
+    source: Buffer, dtype: np.dtype[Any], count: int, width: int, flags: int
+) -> tuple[Status, npt.NDArray[Any]]: ...
 def repad(
     source: Buffer, destination: Buffer | None, from_units: int, to_units: int, flags: int
 ) -> Status: ...
@@ -58,6 +68,7 @@ def overlap(first: Buffer, second: Buffer) -> int: ...
 
 # The output buffer pool.
 POOL_MIN_BYTES: int
+STREAM_MIN_BYTES: int
 POOL_MAX_BUFFERS: int
 
 class PooledBuffer:

@@ -289,6 +289,10 @@ def convert(source, destination, Py_ssize_t width, int flags):
     ``destination`` may be ``source`` itself (in place), which is left as it
     was on error.
     """
+    return _convert(source, destination, width, flags)
+
+
+cdef tuple _convert(object source, object destination, Py_ssize_t width, int flags):
     check_units(width, "width")
     cdef Py_buffer src, dst
     cdef int level = _simd_level
@@ -315,10 +319,10 @@ def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int f
     check_units(from_units, "from_units")
     check_units(to_units, "to_units")
     cdef Py_buffer src, dst
-    cdef uint8_t *d = NULL
+    cdef Py_ssize_t n_elems
+    cdef uint8_t *d = NULL  # NULL: check only
     cdef int level = _simd_level
     cdef fu32_status status
-    cdef Py_ssize_t n_elems
     acquire(source, &src, False)
     try:
         n_elems = src.len // (4 * from_units)
@@ -396,7 +400,9 @@ def overlap(first, second):
 # chunk after chunk writes to memory that is already mapped, as a memory pool
 # in Arrow does.
 
-POOL_MIN_BYTES = 32 * 1024
+cdef enum:
+    _POOL_MIN = 32 * 1024
+POOL_MIN_BYTES = _POOL_MIN
 POOL_MAX_BUFFERS = 64
 cdef dict _pool = {}              # capacity -> [address, ...], most recent last
 cdef Py_ssize_t _pool_bytes = 0
@@ -454,6 +460,10 @@ cdef Py_ssize_t _pool_take(Py_ssize_t nbytes) except -2:
 
 def new_buffer(Py_ssize_t nbytes):
     """A writable buffer of ``nbytes`` (contents undefined), reused from the pool when possible."""
+    return _new_buffer(nbytes)
+
+
+cdef PooledBuffer _new_buffer(Py_ssize_t nbytes):
     if nbytes < 0:
         raise ValueError("nbytes must not be negative")
     cdef PooledBuffer buffer = PooledBuffer.__new__(PooledBuffer)
@@ -484,6 +494,40 @@ def set_buffer_pool_limit(Py_ssize_t nbytes):
             _pool_bytes -= capacity
             _pool_count -= 1
     return previous
+
+
+# Outputs at least this large are written with non-temporal stores: they
+# would not fit in the last-level cache anyway, and streaming saves the read
+# of each destination line.
+cdef enum:
+    _STREAM_MIN = 16 * 1024 * 1024
+STREAM_MIN_BYTES = _STREAM_MIN
+
+import numpy
+# Bound once, as C globals: converted() calls them for every chunk.
+cdef object _np_empty = numpy.empty
+cdef object _np_frombuffer = numpy.frombuffer
+
+
+def converted(source, dtype, Py_ssize_t count, Py_ssize_t width, int flags):
+    """``(status, array)``: ``source``'s units converted by ``flags`` into a new array.
+
+    The array holds ``count`` items of the NumPy ``dtype``; from
+    POOL_MIN_BYTES its memory comes from the pool, and from STREAM_MIN_BYTES
+    it is written with non-temporal stores.  One call for the whole of
+    decode_chunk's and encode_chunk's common case.
+    """
+    cdef Py_ssize_t itemsize = dtype.itemsize
+    if itemsize <= 0 or not 0 <= count <= PY_SSIZE_T_MAX // itemsize:
+        raise ValueError(f"count {count} out of range for items of {itemsize} bytes")
+    cdef Py_ssize_t nbytes = count * itemsize
+    if nbytes < _POOL_MIN:
+        result = _np_empty(count, dtype)
+    else:
+        result = _np_frombuffer(_new_buffer(nbytes), dtype)
+        if nbytes >= _STREAM_MIN:
+            flags |= FU32_STREAM
+    return _convert(source, result, width, flags), result
 
 
 def buffer_pool_bytes():

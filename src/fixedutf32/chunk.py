@@ -12,7 +12,7 @@ and run without the GIL.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -40,10 +40,8 @@ from .errors import FixedUTF32Error
 
 if TYPE_CHECKING:
     from ._checks import ByteView
-    from ._kernels import Buffer
+    from ._kernels import Buffer, BytesOutT
 
-# An ``out`` buffer, returned as given.
-_OutT = TypeVar("_OutT", bound="Buffer")
 
 __all__ = ["decode_chunk", "encode_chunk", "validate", "byteswap", "repad", "str_lengths"]
 
@@ -52,17 +50,15 @@ _SRC_SWAPPED = _kernels.SRC_SWAPPED
 _SWAP = _kernels.SWAP
 _STREAM = _kernels.STREAM
 _POOL_MIN_BYTES = _kernels.POOL_MIN_BYTES
-_new_buffer = _kernels.new_buffer
+_converted = _kernels.converted
 _OK = _kernels.OK_STATUS
-_frombuffer = np.frombuffer
 # Native U dtypes of the usual widths by length_bytes, for the hot path.
 _NATIVE_DTYPES = {4 * n: unicode_dtype(n) for n in range(1, 65)}
 _UINT8 = np.dtype(np.uint8)
 
-# Outputs at least this large are written with non-temporal stores: they
-# would not fit in the last-level cache anyway, and streaming saves the read
-# of each destination line.
-STREAM_THRESHOLD_BYTES = 16 * 1024 * 1024
+# Outputs at least this large are written with non-temporal stores (the
+# threshold lives in _kernels, which applies it to new arrays itself).
+STREAM_THRESHOLD_BYTES = _kernels.STREAM_MIN_BYTES
 
 
 def new_array(count: int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
@@ -175,7 +171,7 @@ def decode_chunk(
     shape: int | Sequence[int] | None = None,
     order: Literal["C", "F"] = "C",
     validate: bool = True,
-    out: Buffer | None = None,
+    out: BytesOutT | None = None,
 ) -> npt.NDArray[np.str_]:
     """Turn the bytes of a chunk into a native NumPy ``U`` array.
 
@@ -276,13 +272,7 @@ def decode_chunk(
                     raise status_error(status)
             result = np.frombuffer(src, dtype)
         else:
-            if nbytes < _POOL_MIN_BYTES:
-                result = np.empty(count, dtype)
-            else:
-                result = _frombuffer(_new_buffer(nbytes), dtype)  # type: ignore[call-overload]
-                if nbytes >= STREAM_THRESHOLD_BYTES:
-                    flags |= _STREAM
-            status = _kernels.convert(src, result, length_bytes >> 2, flags)
+            status, result = _converted(src, dtype, count, length_bytes >> 2, flags)
             if status[0]:
                 raise status_error(status)
     else:
@@ -321,12 +311,12 @@ def _write_units(src: ByteView, dst: ByteView, flags: int, width: int) -> None:
 
 def _repad_chunk(
     src: ByteView,
-    out: Buffer | None,
+    out: BytesOutT | None,
     count: int,
     from_units: int,
     to_units: int,
     flags: int,
-) -> npt.NDArray[np.uint8] | Buffer:
+) -> BytesOutT:
     """Write ``count`` elements of ``src`` at the new width into a new array or ``out``."""
     nbytes = count * to_units * 4
     if out is None:
@@ -334,7 +324,7 @@ def _repad_chunk(
         status = _kernels.repad(src, result, from_units, to_units, flags | _stream_flag(nbytes))
         if status[0]:
             raise status_error(status, capacity=to_units)
-        return result
+        return cast("BytesOutT", result)  # out is None: the default, a new uint8 array
     dst, out_nbytes = writable_byte_view(out, "out")
     check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * to_units}")
     check_out_overlap(dst, [("data", src)])
@@ -382,7 +372,6 @@ def _as_unicode_array(array: object) -> npt.NDArray[np.str_]:
     return objects.astype(np.str_) if objects.size else objects.astype("U1")
 
 
-@overload
 def encode_chunk(
     array: npt.ArrayLike,
     length_bytes: int | None = None,
@@ -390,29 +379,8 @@ def encode_chunk(
     endian: str = "little",
     order: Literal["C", "F"] = "C",
     validate: bool = True,
-    out: None = None,
-) -> npt.NDArray[np.uint8]: ...
-@overload
-def encode_chunk(
-    array: npt.ArrayLike,
-    length_bytes: int | None = None,
-    *,
-    endian: str = "little",
-    order: Literal["C", "F"] = "C",
-    validate: bool = True,
-    out: _OutT,
-) -> _OutT: ...
-
-
-def encode_chunk(
-    array: npt.ArrayLike,
-    length_bytes: int | None = None,
-    *,
-    endian: str = "little",
-    order: Literal["C", "F"] = "C",
-    validate: bool = True,
-    out: Buffer | None = None,
-) -> npt.NDArray[np.uint8] | Buffer:
+    out: BytesOutT | None = None,
+) -> BytesOutT:
     """Turn an array of strings into the bytes of a chunk.
 
     Parameters
@@ -518,19 +486,11 @@ def encode_chunk(
                     status = _kernels.validate(src, width, source_swapped)
                     if status[0]:
                         raise status_error(status)
-                return src.reshape(-1).view(np.uint8)
-            # Allocation and convert inline, as in decode_chunk: a helper
-            # call here is a measurable part of a 64 KiB chunk's time.
-            if nbytes < _POOL_MIN_BYTES:
-                result = np.empty(nbytes, _UINT8)
-            else:
-                result = _frombuffer(_new_buffer(nbytes), _UINT8)  # type: ignore[call-overload]
-                if nbytes >= STREAM_THRESHOLD_BYTES:
-                    flags |= _STREAM
-            status = _kernels.convert(src, result, width, flags)
+                return cast("BytesOutT", src.reshape(-1).view(np.uint8))
+            status, result = _converted(src, _UINT8, nbytes, width, flags)
             if status[0]:
                 raise status_error(status)
-            return result
+            return cast("BytesOutT", result)
         check_out_endian(out, endian)
         dst, out_nbytes = writable_byte_view(out, "out")
         check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * capacity}")
@@ -580,37 +540,15 @@ def byteswap(buffer: Buffer) -> None:
         raise FixedUTF32Error(f"internal error: byteswap reported {status}")
 
 
-@overload
 def repad(
     data: Buffer,
     from_length_bytes: int,
     to_length_bytes: int,
     *,
     endian: str = "little",
-    out: None = None,
+    out: BytesOutT | None = None,
     validate: bool = True,
-) -> npt.NDArray[np.uint8]: ...
-@overload
-def repad(
-    data: Buffer,
-    from_length_bytes: int,
-    to_length_bytes: int,
-    *,
-    endian: str = "little",
-    out: _OutT,
-    validate: bool = True,
-) -> _OutT: ...
-
-
-def repad(
-    data: Buffer,
-    from_length_bytes: int,
-    to_length_bytes: int,
-    *,
-    endian: str = "little",
-    out: Buffer | None = None,
-    validate: bool = True,
-) -> npt.NDArray[np.uint8] | Buffer:
+) -> BytesOutT:
     """Change the element width of a chunk, keeping its byte order.
 
     Widening pads every element with U+0000; narrowing drops trailing

@@ -5,6 +5,7 @@ Every data error derives from :class:`FixedUTF32Error`, itself a
 do not care which rule was broken.
 """
 
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 __all__ = [
@@ -28,17 +29,21 @@ class FixedUTF32Error(ValueError):
 
 
 class _FieldsError(FixedUTF32Error):
-    """An error built from the attributes named in ``_fields``, in that order.
+    """Base of the errors whose constructor arguments are their dataclass fields.
 
-    Pickles as those attributes (``Exception`` would pass only the message).
+    Each subclass is a ``dataclass(eq=False, repr=False)``, so the
+    exception's own ``repr`` and comparison by identity are kept, and words
+    its message in ``__post_init__``.  Pickles as those fields (``Exception``
+    would pass only the message).
     """
 
-    _fields: ClassVar[tuple[str, ...]]
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # set by @dataclass on each subclass
 
     def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
-        return type(self), tuple(getattr(self, name) for name in self._fields)
+        return type(self), tuple(getattr(self, f.name) for f in fields(self) if f.init)
 
 
+@dataclass(eq=False, repr=False)
 class InvalidCodePointError(_FieldsError):
     """A code unit is not a Unicode scalar value.
 
@@ -54,42 +59,43 @@ class InvalidCodePointError(_FieldsError):
         ``"surrogate"`` (U+D800..U+DFFF) or ``"too_large"`` (above U+10FFFF).
     """
 
-    _fields = ("index", "position", "code_point")
+    index: int
+    position: int
+    code_point: int
+    kind: str = field(init=False)
 
-    def __init__(self, index: int, position: int, code_point: int) -> None:
-        self.index = index
-        self.position = position
-        self.code_point = code_point
-        self.kind = "surrogate" if 0xD800 <= code_point <= 0xDFFF else "too_large"
+    def __post_init__(self) -> None:
+        self.kind = "surrogate" if 0xD800 <= self.code_point <= 0xDFFF else "too_large"
         super().__init__(
-            f"invalid code point U+{code_point:04X} ({_describe_code_point(code_point)}) "
-            f"at element {index}, position {position}; expected a Unicode scalar value "
-            f"(U+0000..U+10FFFF, not U+D800..U+DFFF)"
+            f"invalid code point U+{self.code_point:04X} "
+            f"({_describe_code_point(self.code_point)}) "
+            f"at element {self.index}, position {self.position}; expected a Unicode scalar "
+            f"value (U+0000..U+10FFFF, not U+D800..U+DFFF)"
         )
 
 
+@dataclass(eq=False, repr=False)
 class StringTooLongError(_FieldsError):
     """A string holds more code points than the element width allows.
 
     Attributes
     ----------
     index : int
-        Flat index of the element in the chunk's element order.
+        Which string: the flat index of its element, in the chunk's order.
     length : int
         Its length in code points (without trailing U+0000 padding).
     capacity : int
         The most code points the target width holds (``length_bytes // 4``).
     """
 
-    _fields = ("index", "length", "capacity")
+    index: int
+    length: int
+    capacity: int
 
-    def __init__(self, index: int, length: int, capacity: int) -> None:
-        self.index = index
-        self.length = length
-        self.capacity = capacity
+    def __post_init__(self) -> None:
         super().__init__(
-            f"string at element {index} has {length} code points; expected at most "
-            f"{capacity} (length_bytes {4 * capacity})"
+            f"string at element {self.index} has {self.length} code points; expected at most "
+            f"{self.capacity} (length_bytes {4 * self.capacity})"
         )
 
 
@@ -101,6 +107,7 @@ class MetadataError(FixedUTF32Error):
     """Array metadata breaks the fixed_length_utf32 specification."""
 
 
+@dataclass(eq=False, repr=False)
 class InvalidUTF8Error(_FieldsError):
     """UTF-8 input is not well formed.
 
@@ -114,10 +121,11 @@ class InvalidUTF8Error(_FieldsError):
         What is wrong with the bytes there.
     """
 
-    _fields = ("index", "byte_offset", "reason")
+    index: int
+    byte_offset: int
+    reason: str
 
-    def __init__(self, index: int, byte_offset: int, reason: str) -> None:
-        self.index = index
-        self.byte_offset = byte_offset
-        self.reason = reason
-        super().__init__(f"invalid UTF-8 at element {index}, byte {byte_offset}: {reason}")
+    def __post_init__(self) -> None:
+        super().__init__(
+            f"invalid UTF-8 at element {self.index}, byte {self.byte_offset}: {self.reason}"
+        )

@@ -25,7 +25,7 @@ allocates the outputs and turns kernel statuses into exceptions.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -53,10 +53,8 @@ from .errors import ChunkSizeError, FixedUTF32Error
 
 if TYPE_CHECKING:
     from ._checks import ByteView
-    from ._kernels import Buffer
+    from ._kernels import Buffer, StrOutT
 
-# An ``out`` buffer, returned as given.
-_OutT = TypeVar("_OutT", bound="Buffer")
 
 __all__ = [
     "to_utf8",
@@ -254,21 +252,22 @@ def to_arrow(
 
     Raises
     ------
-    ImportError
-        If pyarrow is not installed.
-    ValueError
-        If the UTF-8 bytes exceed 2**31 - 1 and ``large`` is False.
     InvalidCodePointError, ChunkSizeError
         As for :func:`to_utf8`.
+    ValueError
+        If the UTF-8 bytes exceed 2**31 - 1 and ``large`` is False.
+    ImportError
+        If pyarrow is not installed.
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import numpy as np, pyarrow as pa
     >>> from fixedutf32.transcode import to_arrow
-    >>> to_arrow(np.array(["Hi", "Привет"])).to_pylist()
-    ['Hi', 'Привет']
-    >>> to_arrow(np.array(["a"]), large=True).type
-    DataType(large_string)
+    >>> strings = to_arrow(np.array(["Hi", "Привет"]))
+    >>> strings.to_pylist(), strings.type == pa.string()
+    (['Hi', 'Привет'], True)
+    >>> to_arrow(np.array(["a"]), large=True).type == pa.large_string()
+    True
     """
     pa = _import_pyarrow("to_arrow")
     offsets, values = to_utf8(data, length_bytes, endian=endian, validate=validate)
@@ -311,10 +310,10 @@ def to_string_dtype(
 
     Raises
     ------
-    ImportError
-        On NumPy < 2, which has no ``StringDType``.
     InvalidCodePointError, ChunkSizeError
         As for :func:`to_utf8`.
+    ImportError
+        On NumPy < 2, which has no ``StringDType``.
 
     Examples
     --------
@@ -352,7 +351,8 @@ def encode_vlen_utf8(
     Parameters
     ----------
     data, length_bytes, endian, validate
-        As for :func:`to_utf8`.
+        As for :func:`to_utf8`; the items follow the elements in C order,
+        as Zarr V3 lays out a chunk.
 
     Returns
     -------
@@ -400,9 +400,9 @@ def _decode(
     values: Buffer,
     length_bytes: int,
     endian: str,
-    out: Buffer | None,
+    out: StrOutT | None,
     inputs: Sequence[tuple[str, Buffer]],
-) -> npt.NDArray[np.str_] | Buffer:
+) -> StrOutT:
     """Shared tail of the decoders: check, allocate or fill ``out``, raise.
 
     ``inputs`` names the caller's buffers (``[(name, buffer), ...]``) that
@@ -418,7 +418,7 @@ def _decode(
         status = _kernels.utf8_to_utf32(positions, stride, count, values, width, swap, target)
         if status[0]:
             raise status_error(status, capacity=width, values=values, starts=positions[::stride])
-        return result
+        return cast("StrOutT", result)  # out is None: the default, a new U array
     check_out_endian(out, endian)
     target, out_nbytes = writable_byte_view(out, "out")
     check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {length_bytes}")
@@ -432,34 +432,14 @@ def _decode(
     return out
 
 
-@overload
 def from_utf8(
     offsets: Buffer,
     values: Buffer,
     length_bytes: int,
     *,
     endian: str = "little",
-    out: None = None,
-) -> npt.NDArray[np.str_]: ...
-@overload
-def from_utf8(
-    offsets: Buffer,
-    values: Buffer,
-    length_bytes: int,
-    *,
-    endian: str = "little",
-    out: _OutT,
-) -> _OutT: ...
-
-
-def from_utf8(
-    offsets: Buffer,
-    values: Buffer,
-    length_bytes: int,
-    *,
-    endian: str = "little",
-    out: Buffer | None = None,
-) -> npt.NDArray[np.str_] | Buffer:
+    out: StrOutT | None = None,
+) -> StrOutT:
     """Encode UTF-8 strings (offsets + values layout) as a fixed_length_utf32 chunk.
 
     Parameters
@@ -531,17 +511,9 @@ def from_utf8(
     return _decode(positions, 1, positions.size - 1, values, length_bytes, endian, out, inputs)
 
 
-@overload
 def from_arrow(
-    array: Any, length_bytes: int, *, endian: str = "little", out: None = None
-) -> npt.NDArray[np.str_]: ...
-@overload
-def from_arrow(array: Any, length_bytes: int, *, endian: str = "little", out: _OutT) -> _OutT: ...
-
-
-def from_arrow(
-    array: Any, length_bytes: int, *, endian: str = "little", out: Buffer | None = None
-) -> npt.NDArray[np.str_] | Buffer:
+    array: Any, length_bytes: int, *, endian: str = "little", out: StrOutT | None = None
+) -> StrOutT:
     """Encode a ``pyarrow`` string array as a fixed_length_utf32 chunk.
 
     Reads the Arrow buffers in place (no copy of the UTF-8 bytes; the 32-bit
@@ -609,19 +581,9 @@ def from_arrow(
     return from_utf8(offsets, values, length_bytes, endian=endian, out=out)
 
 
-@overload
 def decode_vlen_utf8(
-    chunk: Buffer, length_bytes: int, *, endian: str = "little", out: None = None
-) -> npt.NDArray[np.str_]: ...
-@overload
-def decode_vlen_utf8(
-    chunk: Buffer, length_bytes: int, *, endian: str = "little", out: _OutT
-) -> _OutT: ...
-
-
-def decode_vlen_utf8(
-    chunk: Buffer, length_bytes: int, *, endian: str = "little", out: Buffer | None = None
-) -> npt.NDArray[np.str_] | Buffer:
+    chunk: Buffer, length_bytes: int, *, endian: str = "little", out: StrOutT | None = None
+) -> StrOutT:
     """Decode a Zarr ``vlen-utf8`` chunk into a fixed_length_utf32 chunk.
 
     The inverse of :func:`encode_vlen_utf8`: reads numcodecs' ``VLenUTF8``

@@ -23,12 +23,14 @@ row) and ``_report`` (tables and JSON).
 import argparse
 import os
 import sys
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 from .._kernels import get_simd_level
 from . import _kernels, _report, _store, _transcode, _zarr
+from ._report import BenchReport
 from ._store import stores
-from ._timing import KiB, MiB, format_size, parse_size
+from ._timing import KiB, MiB, Progress, format_size, parse_size
 from ._zarr import CASES as ZARR_CASES
 from ._zarr import arrays as zarr_arrays
 from ._zarr import configurations as zarr_configurations
@@ -55,7 +57,12 @@ DEFAULT_SIZES = (1 * MiB, 64 * MiB)
 format_table = _report.format_table
 
 
-def run(sizes=DEFAULT_SIZES, threads=2, repeat=9, progress=None):
+def run(
+    sizes: Sequence[int] = DEFAULT_SIZES,
+    threads: int = 2,
+    repeat: int = 9,
+    progress: Progress | None = None,
+) -> BenchReport:
     """Measure the kernels and the transcoding at each chunk size (``fixedutf32 bench``).
 
     Parameters
@@ -98,7 +105,7 @@ def run(sizes=DEFAULT_SIZES, threads=2, repeat=9, progress=None):
         raise ValueError(
             f"sizes: expected at least {4 * WIDTH} bytes each (one element), got {list(sizes)}"
         )
-    report: dict[str, Any] = {
+    report: BenchReport = {
         "simd_level": get_simd_level(),
         "native_byteorder": NATIVE,
         "rows": [],
@@ -106,7 +113,7 @@ def run(sizes=DEFAULT_SIZES, threads=2, repeat=9, progress=None):
         "threads": {},
         "notes": [],
     }
-    left_out = []
+    left_out: list[str] = []
     for nbytes in sizes:
         report["rows"].extend(_kernels.measure(nbytes, repeat=repeat, progress=progress))
         if progress:
@@ -141,7 +148,7 @@ def run(sizes=DEFAULT_SIZES, threads=2, repeat=9, progress=None):
     return report
 
 
-def _parser():
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fixedutf32 bench",
         description="Measure every fixedutf32 kernel against memcpy and NumPy, side by side.",
@@ -194,8 +201,10 @@ def _parser():
     return parser
 
 
-def _size_option(parser, args, option, example):
-    text = getattr(args, option.lstrip("-").replace("-", "_"))
+def _size_option(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, option: str, example: str
+) -> int:
+    text: str = getattr(args, option.lstrip("-").replace("-", "_"))
     try:
         size = parse_size(text)
     except ValueError:
@@ -205,7 +214,7 @@ def _size_option(parser, args, option, example):
     return size
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run ``fixedutf32 bench`` with the command-line arguments ``argv``; the exit status.
 
     Progress goes to stderr, the table (or ``--json``) to stdout.
@@ -250,7 +259,7 @@ def main(argv=None):
 
     interactive = sys.stderr.isatty()
 
-    def progress(message):
+    def progress(message: str) -> None:
         if interactive:
             sys.stderr.write(f"\r\x1b[Kmeasuring {message}")
         else:
@@ -262,26 +271,28 @@ def main(argv=None):
             _zarr.require()
         except ImportError as error:
             parser.error(str(error))
+    report: Mapping[str, object]
+    table: Callable[[], str]
     if args.zarr:
-        report = _zarr.run(
+        zarr_report = _zarr.run(
             zarr_size, repeat=args.repeat or 9, progress=progress, directory=args.dir
         )
-        status = 1 if _report.mismatches(report) else 0
-        table = _report.format_zarr_table
+        status = 1 if _report.mismatches(zarr_report) else 0
+        report, table = zarr_report, partial(_report.format_zarr_table, zarr_report)
     elif args.store:
-        report = _store.run(
+        store_report = _store.run(
             store_size,
             threads=args.threads,
             repeat=args.repeat or 3,
             progress=progress,
             directory=args.dir,
         )
-        status = 0 if report["check_ok"] else 1
-        table = _report.format_store_table
+        status = 0 if store_report["check_ok"] else 1
+        report, table = store_report, partial(_report.format_store_table, store_report)
     else:
-        report = run(sizes, threads=args.threads, repeat=args.repeat or 9, progress=progress)
-        status, table = 0, format_table
+        bench_report = run(sizes, threads=args.threads, repeat=args.repeat or 9, progress=progress)
+        status, report, table = 0, bench_report, partial(format_table, bench_report)
     if interactive:
         sys.stderr.write("\r\x1b[K")
-    print(_report.to_json(report) if args.json else table(report))
+    print(_report.to_json(report) if args.json else table())
     return status

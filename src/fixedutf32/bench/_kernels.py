@@ -9,16 +9,24 @@ way of doing the same job.
 import statistics
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from ..chunk import decode_chunk, encode_chunk, validate
+from ._report import KernelRow
 from ._targets import judge
-from ._timing import MiB, alternate, format_size, gbps, median_time, memcpy
+from ._timing import MiB, Progress, Timed, alternate, format_size, gbps, median_time, memcpy
 from .cases import FOREIGN, NATIVE, WIDTH, kernel_cases, sample_chunk
 
 
-def measure(nbytes, repeat=9, rounds=5, numpy_repeat=3, progress=None):
+def measure(
+    nbytes: int,
+    repeat: int = 9,
+    rounds: int = 5,
+    numpy_repeat: int = 3,
+    progress: Progress | None = None,
+) -> list[KernelRow]:
     """Measure every kernel on one chunk size; a list of row dicts.
 
     Each row runs ``rounds`` rounds of ``repeat`` alternating timings of the
@@ -26,13 +34,14 @@ def measure(nbytes, repeat=9, rounds=5, numpy_repeat=3, progress=None):
     median of those ratios reported, so that a burst of load from elsewhere
     on a shared machine moves no figure much.
     """
-    rows = []
+    rows: list[KernelRow] = []
     cases = kernel_cases(nbytes)
     for index, (name, counted, kernel, numpy_way, prepare) in enumerate(cases):
         if progress:
             progress(f"{name} @ {format_size(nbytes)} ({index + 1}/{len(cases)})")
         baseline = memcpy(counted)
-        ratios, kernel_times = [], []
+        ratios: list[float] = []
+        kernel_times: list[float] = []
         for _ in range(rounds):
             kernel_time, memcpy_time = alternate(kernel, baseline, repeat, prepare)
             ratios.append(memcpy_time / kernel_time)
@@ -58,17 +67,17 @@ def measure(nbytes, repeat=9, rounds=5, numpy_repeat=3, progress=None):
     return rows
 
 
-def measure_overhead(repeat=20000):
+def measure_overhead(repeat: int = 20000) -> dict[str, float]:
     """Microseconds per call on a one-element chunk, beyond the kernel's own work."""
     little = sample_chunk(4 * WIDTH, NATIVE)
     foreign = sample_chunk(4 * WIDTH, FOREIGN)
     array = np.frombuffer(little, f"=U{WIDTH}")
-    calls = {
+    calls: dict[str, Timed] = {
         "validate": lambda: validate(little, 4 * WIDTH, endian=NATIVE),
         "decode_chunk (swap)": lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN),
         "encode_chunk (swap)": lambda: encode_chunk(array, endian=FOREIGN),
     }
-    result = {}
+    result: dict[str, float] = {}
     for name, call in calls.items():
         call()
         start = time.perf_counter()
@@ -78,7 +87,7 @@ def measure_overhead(repeat=20000):
     return result
 
 
-def measure_threads(nbytes, threads, repeat=15):
+def measure_threads(nbytes: int, threads: int, repeat: int = 15) -> tuple[float, float]:
     """Throughput of ``threads`` threads over one thread's, for decode_chunk and for memcpy.
 
     Each thread decodes its own chunks of ``nbytes``.  ``numpy.copyto``
@@ -95,15 +104,15 @@ def measure_threads(nbytes, threads, repeat=15):
     copies = [memcpy(nbytes) for _ in range(threads)]
     count = max(1, int(256 * MiB // nbytes))  # runs of a few ms: thread start-up is noise
 
-    def decode(i):
+    def decode(i: int) -> None:
         for _ in range(count):
             decode_chunk(chunks[i], 4 * WIDTH, endian=FOREIGN)
 
-    def copy(i):
+    def copy(i: int) -> None:
         for _ in range(count):
             copies[i]()
 
-    def throughput(work, n):
+    def throughput(work: Callable[[int], None], n: int) -> float:
         pool = [threading.Thread(target=work, args=(i,)) for i in range(n)]
         start = time.perf_counter()
         for thread in pool:
@@ -113,7 +122,8 @@ def measure_threads(nbytes, threads, repeat=15):
         return n / (time.perf_counter() - start)
 
     throughput(decode, 1)
-    decode_scaling, copy_scaling = [], []
+    decode_scaling: list[float] = []
+    copy_scaling: list[float] = []
     for _ in range(repeat):
         decode_scaling.append(throughput(decode, threads) / throughput(decode, 1))
         copy_scaling.append(throughput(copy, threads) / throughput(copy, 1))

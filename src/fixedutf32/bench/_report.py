@@ -1,17 +1,126 @@
-"""The bench's reports as text tables or JSON, each target marked met or MISSED."""
+"""The bench's reports: their shapes, and their text tables or JSON, each target met or MISSED.
+
+Each report is a dict (what ``--json`` prints); the ``TypedDict`` classes here
+give its keys, one class per report and per kind of row.
+"""
 
 import json
+from collections.abc import Iterable, Mapping
+from typing import Literal, TypedDict
 
+from ._targets import Ratio, Verdict
 from ._timing import MiB, format_size
 from .cases import WIDTH
 
 
-def to_json(report):
+class KernelRow(Verdict):
+    """A kernel row of ``fixedutf32 bench``: GB/s of the bytes counted, ratios to the baselines."""
+
+    kernel: str
+    size: int
+    gbps: float
+    memcpy_gbps: float
+    ratio_memcpy: float
+    ratio_numpy: float
+
+
+class TranscodeRow(KernelRow):
+    """A transcoding row: a kernel row naming the NumPy or pyarrow way compared with."""
+
+    baseline: str | None
+
+
+class ThreadScaling(TypedDict, total=False):
+    """``decode_chunk`` and ``numpy.copyto`` on ``threads`` threads, over one thread.
+
+    Every key, or none (a run on one thread measures no scaling).
+    """
+
+    threads: int
+    size: int
+    scaling: float
+    memcpy_scaling: float
+
+
+class BenchReport(TypedDict):
+    """The report of ``fixedutf32 bench``: kernel and transcoding rows, call overhead, threads."""
+
+    simd_level: str
+    native_byteorder: str
+    rows: list[KernelRow]  # the transcoding rows are TranscodeRow
+    overhead_us: dict[str, float]
+    threads: ThreadScaling
+    notes: list[str]
+
+
+class ZarrRow(TypedDict):
+    """A case of ``fixedutf32 bench --zarr``; GB/s and data check per configuration (None: n/a)."""
+
+    case: str
+    endian: Literal["little", "big"]
+    codec: Literal["raw", "zstd"]
+    threads: int | None
+    size: int
+    chunk_size: int
+    gbps: dict[str, float | None]
+    same_data: dict[str, bool | None]
+
+
+# The classes zarr picked for a configuration, as "module.qualname".
+Selected = TypedDict("Selected", {"bytes codec": str, "pipeline": str})
+
+
+class ZarrThreads(TypedDict):
+    """The ``--zarr`` reference: ``decode_chunk`` and ``numpy.copyto`` on two threads."""
+
+    threads: int
+    size: int
+    decode_chunk_scaling: float
+    memcpy_scaling: float
+
+
+class ZarrReport(TypedDict):
+    """The report of ``fixedutf32 bench --zarr``."""
+
+    zarr_version: str
+    integration: bool
+    selected: dict[str, Selected]
+    native_byteorder: str
+    dtype: str
+    size: int
+    chunk_size: int
+    repeat: int
+    rows: list[ZarrRow]
+    ratios: list[Ratio]
+    threads_reference: ZarrThreads
+
+
+class StoreRow(TypedDict):
+    """A row of ``fixedutf32 bench --store``: the best time, and GB/s of chunk data."""
+
+    row: str
+    seconds: float
+    gbps: float
+
+
+class StoreReport(TypedDict):
+    """The report of ``fixedutf32 bench --store``."""
+
+    size: int
+    chunk_size: int
+    threads: int
+    repeat: int
+    check_ok: bool
+    rows: list[StoreRow]
+    ratios: list[Ratio]
+
+
+def to_json(report: Mapping[str, object]) -> str:
     """The report as indented JSON (what ``--json`` prints)."""
     return json.dumps(report, indent=2)
 
 
-def verdict(entry):
+def verdict(entry: Verdict) -> str:
     """``">= 0.80 met"``, ``"... MISSED"`` or ``"... n/a"`` for a row or ratio with a target.
 
     ``""`` for one without.
@@ -22,7 +131,7 @@ def verdict(entry):
     return f"{entry.get('bound', '>=')} {entry['target']:.2f} {met}"
 
 
-def format_table(report):
+def format_table(report: BenchReport) -> str:
     """The kernel and transcoding report as the text table ``fixedutf32 bench`` prints."""
     lines = [
         f"fixedutf32 bench: SIMD level {report['simd_level']}, "
@@ -56,7 +165,7 @@ def format_table(report):
     return "\n".join(lines)
 
 
-def _ratio_lines(ratios):
+def _ratio_lines(ratios: Iterable[Ratio]) -> list[str]:
     lines = [f"{'ratio':46} {'value':>6}  target", "-" * 70]
     for ratio in ratios:
         value = "n/a" if ratio["value"] is None else f"{ratio['value']:.2f}"
@@ -64,7 +173,7 @@ def _ratio_lines(ratios):
     return lines
 
 
-def mismatches(zarr_report):
+def mismatches(zarr_report: ZarrReport) -> list[tuple[str, str]]:
     """(case, configuration) pairs of a ``--zarr`` report that read back other data."""
     return [
         (row["case"], name)
@@ -74,7 +183,7 @@ def mismatches(zarr_report):
     ]
 
 
-def format_zarr_table(report):
+def format_zarr_table(report: ZarrReport) -> str:
     """The ``--zarr`` report as the text table ``fixedutf32 bench --zarr`` prints."""
     configs = list(report["rows"][0]["gbps"]) if report["rows"] else []
     threads = {None: "zarr's defaults", 1: "1 thread", 2: "2 threads"}
@@ -130,7 +239,7 @@ def format_zarr_table(report):
     return "\n".join(lines)
 
 
-def format_store_table(report):
+def format_store_table(report: StoreReport) -> str:
     """The ``--store`` report as the table ``fixedutf32 bench --store`` prints (Markdown rows)."""
     size = report["size"]
     lines = [

@@ -17,19 +17,28 @@ Except for the cold-cache rows the page cache is warm for every row alike.
 zarr and ``fixedutf32.store`` are imported here only, when the bench runs.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import pathlib
 import tempfile
 import warnings
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
-from ._targets import target
-from ._timing import MiB, best_time, format_size, gbps
+from ._report import StoreReport
+from ._targets import TARGETS, Ratio
+from ._timing import MiB, Progress, Timed, best_time, format_size, gbps
 from ._zarr import require
 from .cases import WIDTH, store_strings
+
+if TYPE_CHECKING:
+    from zarr.codecs import ZstdCodec
 
 DEFAULT_SIZE = 256 * MiB
 CHUNK_ELEMENTS = 32768  # 2 MiB chunks of 64-byte elements
@@ -39,7 +48,7 @@ COLD = hasattr(os, "posix_fadvise")  # the cold-cache rows need it
 # Ratios reported, with their targets in ._targets under the same key ("N"
 # stands for the thread count): key, numerator row, denominator row, and
 # whether the ratio is of speeds (at least the target) or of times (at most).
-RATIOS = [
+RATIOS: list[tuple[str, str, str, Literal["speed", "time"]]] = [
     ("check raw / read files (speed)", "check raw", "read chunk files", "speed"),
     (
         "check raw / read files, cold cache (speed)",
@@ -62,7 +71,9 @@ RATIOS = [
 ]
 
 
-def _write_store(path, data, compressors):
+def _write_store(
+    path: pathlib.Path, data: npt.NDArray[np.str_], compressors: list[ZstdCodec] | None
+) -> None:
     import zarr
     from zarr.codecs import BytesCodec
 
@@ -80,7 +91,7 @@ def _write_store(path, data, compressors):
         array[:] = data
 
 
-def _evict(files):
+def _evict(files: Sequence[pathlib.Path]) -> None:
     """Drop ``files`` from the page cache (written back first), so the next read hits the disk."""
     for path in files:
         fd = os.open(path, os.O_RDONLY)
@@ -91,8 +102,8 @@ def _evict(files):
             os.close(fd)
 
 
-def _read_files(files, threads):
-    def read(path):
+def _read_files(files: Sequence[pathlib.Path], threads: int) -> int:
+    def read(path: pathlib.Path) -> int:
         with open(path, "rb") as file:
             return len(file.read())
 
@@ -100,7 +111,7 @@ def _read_files(files, threads):
         return sum(pool.map(read, files))
 
 
-def _compress_chunks(data, threads):
+def _compress_chunks(data: npt.NDArray[np.str_], threads: int) -> int:
     import numcodecs
 
     codec = numcodecs.Zstd(level=0)
@@ -111,10 +122,18 @@ def _compress_chunks(data, threads):
         return sum(len(c) for c in pool.map(codec.encode, pieces))
 
 
+class StoreCase(NamedTuple):
+    """A row of ``fixedutf32 bench --store``: its group, the call timed, an untimed call before."""
+
+    group: str  # rows read side by side (a pytest-benchmark group)
+    call: Timed
+    before: Timed | None  # untimed, before each call (the cold-cache rows evict the files)
+
+
 class _Stores:
     """The two stores on disk and one call per row."""
 
-    def __init__(self, root, data, threads):
+    def __init__(self, root: str, data: npt.NDArray[np.str_], threads: int) -> None:
         from zarr.codecs import ZstdCodec
 
         self.root = pathlib.Path(root)
@@ -125,47 +144,49 @@ class _Stores:
         _write_store(self.packed, data, [ZstdCodec(level=0)])
         self.files = sorted(p for p in (self.raw / "c").rglob("*") if p.is_file())
 
-    def check(self):
+    def check(self) -> bool:
         """Whether ``check`` finds both stores clean (untimed, before the rows)."""
         from ..store import check
 
         return all(check(str(path), threads=self.threads).ok for path in (self.raw, self.packed))
 
-    def rows(self):
+    def rows(self) -> dict[str, StoreCase]:
         """row -> (group, call, untimed call before each or None), in the order they are timed."""
         from ..store import check, convert
 
         threads, raw, packed = self.threads, str(self.raw), str(self.packed)
         cold = (lambda: _evict(self.files)) if COLD else None
         rows = {
-            "read chunk files": ("read vs check", lambda: _read_files(self.files, threads), None),
-            "check raw": ("read vs check", lambda: check(raw, threads=threads), None),
-            "read chunk files, cold cache": (
+            "read chunk files": StoreCase(
+                "read vs check", lambda: _read_files(self.files, threads), None
+            ),
+            "check raw": StoreCase("read vs check", lambda: check(raw, threads=threads), None),
+            "read chunk files, cold cache": StoreCase(
                 "read vs check, cold cache",
                 lambda: _read_files(self.files, threads),
                 cold,
             ),
-            "check raw, cold cache": (
+            "check raw, cold cache": StoreCase(
                 "read vs check, cold cache",
                 lambda: check(raw, threads=threads),
                 cold,
             ),
-            "check zstd, 1 thread": (
+            "check zstd, 1 thread": StoreCase(
                 "check zstd on threads",
                 lambda: check(packed, threads=1),
                 None,
             ),
-            f"check zstd, {threads} threads": (
+            f"check zstd, {threads} threads": StoreCase(
                 "check zstd on threads",
                 lambda: check(packed, threads=threads),
                 None,
             ),
-            "zstd-compress the chunks": (
+            "zstd-compress the chunks": StoreCase(
                 "convert vs compress",
                 lambda: _compress_chunks(self.data, threads),
                 None,
             ),
-            "convert raw -> V3 zstd": (
+            "convert raw -> V3 zstd": StoreCase(
                 "convert vs compress",
                 lambda: convert(raw, str(self.out), threads=threads, overwrite=True),
                 None,
@@ -177,7 +198,9 @@ class _Stores:
 
 
 @contextlib.contextmanager
-def stores(size=DEFAULT_SIZE, threads=2, directory=None):
+def stores(
+    size: int = DEFAULT_SIZE, threads: int = 2, directory: str | None = None
+) -> Iterator[_Stores]:
     """The bench's raw and zstd stores in a temporary directory, removed on exit.
 
     Parameters
@@ -221,7 +244,13 @@ def stores(size=DEFAULT_SIZE, threads=2, directory=None):
         yield _Stores(root, store_strings(size // ELEMENT_BYTES), threads)
 
 
-def run(size=DEFAULT_SIZE, threads=2, repeat=3, progress=None, directory=None):
+def run(
+    size: int = DEFAULT_SIZE,
+    threads: int = 2,
+    repeat: int = 3,
+    progress: Progress | None = None,
+    directory: str | None = None,
+) -> StoreReport:
     """Measure ``check`` and ``convert`` of a whole store beside their baselines; a report dict.
 
     Parameters
@@ -261,11 +290,11 @@ def run(size=DEFAULT_SIZE, threads=2, repeat=3, progress=None, directory=None):
         nbytes = made.data.nbytes
         say("check of both stores")
         check_ok = made.check()
-        seconds = {}
+        seconds: dict[str, float] = {}
         for name, (_, call, before) in made.rows().items():
             say(f"{name} ({format_size(nbytes)}, best of {repeat})")
             seconds[name] = best_time(call, repeat, before)
-    ratios = []
+    ratios: list[Ratio] = []
     for key, top, bottom, kind in RATIOS:
         name, top, bottom = (
             text.replace("N threads", f"{threads} threads") for text in (key, top, bottom)
@@ -275,7 +304,7 @@ def run(size=DEFAULT_SIZE, threads=2, repeat=3, progress=None, directory=None):
         value = (
             seconds[bottom] / seconds[top] if kind == "speed" else seconds[top] / seconds[bottom]
         )
-        found = target("store", key)
+        found = TARGETS["store", key, None]
         ratios.append(
             {
                 "ratio": name,

@@ -6,34 +6,53 @@ size), ``zarr`` (``fixedutf32 bench --zarr`` ratios) and ``store``
 (``fixedutf32 bench --store`` ratios).  A size class of ``None`` is any size.
 """
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple, NotRequired, TypedDict
 
 from ._timing import MiB
+
+Family = Literal["kernel", "transcode", "zarr", "store"]
+SizeClass = Literal["small", "cache", "memory"]
+Bound = Literal[">=", "<="]
 
 
 class Target(NamedTuple):
     """A bound on a measured value: ``>=`` (at least) or ``<=`` (at most)."""
 
-    bound: str
+    bound: Bound
     value: float
 
-    def met(self, measured):
+    def met(self, measured: float | None) -> bool | None:
         """Whether ``measured`` meets the target; None when nothing was measured."""
         if measured is None:
             return None
         return measured >= self.value if self.bound == ">=" else measured <= self.value
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.bound} {self.value:.2f}"
 
 
-def _least(value):
+def _least(value: float) -> Target:
     return Target(">=", value)
+
+
+class Verdict(TypedDict):
+    """A row's or ratio's target and whether the measured value met it (None: no target)."""
+
+    target: float | None
+    met: bool | None
+    bound: NotRequired[Bound]  # the ``--store`` ratios say it; without it the bound is ">="
+
+
+class Ratio(Verdict):
+    """A ratio of two timings of the same run (``--zarr``, ``--store``), with its target."""
+
+    ratio: str
+    value: float | None
 
 
 NOISE = 0.95  # "not slower than stock": within 5 %
 
-TARGETS = {
+TARGETS: dict[tuple[Family, str, SizeClass | None], Target] = {
     # Kernels: least ratio to memcpy.  "cache" is 1 MiB up to 32 MiB, "memory" above.
     ("kernel", "validate", "cache"): _least(1.2),
     ("kernel", "validate", "memory"): _least(1.0),
@@ -81,14 +100,14 @@ TARGETS = {
 }
 
 
-def size_class(nbytes):
+def size_class(nbytes: int) -> SizeClass:
     """The size class of a kernel row: ``small`` (< 1 MiB), ``cache`` or ``memory`` (>= 32 MiB)."""
     if nbytes < MiB:
         return "small"
     return "memory" if nbytes >= 32 * MiB else "cache"
 
 
-def target(family, row, nbytes=None):
+def target(family: Family, row: str, nbytes: int | None = None) -> Target | None:
     """The target of a row (for the size ``nbytes``, where it depends on it), or None."""
     if nbytes is not None:
         found = TARGETS.get((family, row, size_class(nbytes)))
@@ -97,7 +116,7 @@ def target(family, row, nbytes=None):
     return TARGETS.get((family, row, None))
 
 
-def judge(family, row, measured, nbytes=None):
+def judge(family: Family, row: str, measured: float | None, nbytes: int | None = None) -> Verdict:
     """The ``target`` (its value, or None) and ``met`` keys of a measured row or ratio."""
     found = target(family, row, nbytes)
     if found is None:

@@ -6,28 +6,37 @@ timings taken moments apart in the same run, never an absolute speed.
 
 import statistics
 import time
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 KiB = 1024
 MiB = 1024 * KiB
 GiB = 1024 * MiB
 
+Timed = Callable[[], object]  # a call without arguments: timed, or untimed around the timed ones
+Progress = Callable[[str], object]  # called with a short message before each step
 
-def median_time(function, repeat):
+_Result = TypeVar("_Result")
+_Checked = TypeVar("_Checked")
+
+
+def median_time(function: Timed, repeat: int) -> float:
     """Median seconds of ``repeat`` calls of ``function``."""
     return statistics.median([_seconds(function) for _ in range(repeat)])
 
 
-def _seconds(function):
+def _seconds(function: Timed) -> float:
     start = time.perf_counter()
     function()
     return time.perf_counter() - start
 
 
-def best_time(function, repeat, before=None):
+def best_time(function: Timed, repeat: int, before: Timed | None = None) -> float:
     """Least seconds of ``repeat`` calls of ``function``, ``before()`` untimed ahead of each."""
-    times = []
+    times: list[float] = []
     for _ in range(repeat):
         if before is not None:
             before()
@@ -35,13 +44,16 @@ def best_time(function, repeat, before=None):
     return min(times)
 
 
-def alternate(kernel, baseline, repeat, prepare=None):
+def alternate(
+    kernel: Timed, baseline: Timed, repeat: int, prepare: Timed | None = None
+) -> tuple[float, float]:
     """Median times of ``kernel`` and ``baseline``, timed one after the other.
 
     ``prepare`` (untimed) runs before each call of the kernel, e.g. to
     restore a buffer the kernel changes in place.
     """
-    kernel_times, baseline_times = [], []
+    kernel_times: list[float] = []
+    baseline_times: list[float] = []
     if prepare is not None:
         prepare()
     kernel()
@@ -54,7 +66,11 @@ def alternate(kernel, baseline, repeat, prepare=None):
     return statistics.median(kernel_times), statistics.median(baseline_times)
 
 
-def in_turn(calls, repeat, check):
+def in_turn(
+    calls: Mapping[str, Callable[[], _Result]],
+    repeat: int,
+    check: Callable[[_Result], _Checked],
+) -> tuple[dict[str, list[float]], dict[str, _Checked]]:
     """Times of each call over ``repeat`` rounds, the calls in turn within a round.
 
     Each call runs once first, untimed: it warms the page cache and the
@@ -73,7 +89,7 @@ def in_turn(calls, repeat, check):
     return times, same
 
 
-def memcpy(nbytes, source=None):
+def memcpy(nbytes: int, source: npt.NDArray[np.uint8] | None = None) -> Callable[[], None]:
     """A call of ``numpy.copyto`` of ``nbytes`` into a preallocated array: the baseline.
 
     It copies from ``source`` (a ``uint8`` array) when given, else from an
@@ -85,12 +101,12 @@ def memcpy(nbytes, source=None):
     return lambda: np.copyto(target, source)
 
 
-def gbps(nbytes, seconds):
+def gbps(nbytes: int, seconds: float) -> float:
     """Throughput in GB/s (10**9 bytes a second)."""
     return nbytes / seconds / 1e9
 
 
-def format_size(nbytes):
+def format_size(nbytes: int) -> str:
     """``1048576`` -> ``"1 MiB"``; whole KiB and MiB are named, others in bytes."""
     if nbytes >= MiB and nbytes % MiB == 0:
         return f"{nbytes // MiB} MiB"
@@ -99,7 +115,7 @@ def format_size(nbytes):
     return f"{nbytes} B"
 
 
-def parse_size(text):
+def parse_size(text: str) -> int:
     """``"1MiB"`` -> ``1048576``; also ``GiB``/``KiB``, ``G``/``M``/``K``, ``B`` and plain bytes.
 
     Raises ``ValueError`` for text that is none of those.

@@ -6,17 +6,19 @@ array (memcpy) and the NumPy or pyarrow way of doing the same conversion.
 """
 
 import importlib.util
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8, from_utf8, to_string_dtype, to_utf8
+from ._report import TranscodeRow
 from ._targets import judge
-from ._timing import alternate, format_size, gbps, median_time, memcpy
+from ._timing import Progress, Timed, alternate, format_size, gbps, median_time, memcpy
 from .cases import make_text
 
 
-def _baselines(u):
+def _baselines(u: npt.NDArray[np.str_]) -> dict[str, list[tuple[str, Timed]]]:
     """The NumPy and pyarrow ways of each conversion: {kernel: [(label, function)]}."""
     try:
         from numpy.dtypes import StringDType
@@ -30,7 +32,7 @@ def _baselines(u):
         import numcodecs
     except ImportError:
         numcodecs = None
-    ways: dict[str, list[Any]] = {
+    ways: dict[str, list[tuple[str, Timed]]] = {
         name: []
         for name in (
             "to_utf8",
@@ -60,13 +62,13 @@ def _baselines(u):
     return ways
 
 
-def missing_baseline_notes(left_out):
+def missing_baseline_notes(left_out: Sequence[str]) -> list[str]:
     """Notes on rows left out, or compared differently, for want of an optional package.
 
     ``left_out`` names the kernels whose rows had no baseline to compare with.
     """
     missing = [name for name in ("pyarrow", "numcodecs") if importlib.util.find_spec(name) is None]
-    notes = []
+    notes: list[str] = []
     if left_out:
         why = (
             f"not installed: {', '.join(missing)}"
@@ -81,7 +83,9 @@ def missing_baseline_notes(left_out):
     return notes
 
 
-def measure(size_bytes, repeat=5, progress=None):
+def measure(
+    size_bytes: int, repeat: int = 5, progress: Progress | None = None
+) -> list[TranscodeRow]:
     """Measure the transcoding kernels on ``size_bytes`` of UTF-32 text, in one run.
 
     Each kernel is timed alternately with ``numpy.copyto`` of the same UTF-32
@@ -114,7 +118,7 @@ def measure(size_bytes, repeat=5, progress=None):
     ['baseline', 'gbps', 'kernel', 'memcpy_gbps', 'met', 'ratio_memcpy', 'ratio_numpy', 'size',
      'target']
     """
-    rows = []
+    rows: list[TranscodeRow] = []
     slow_repeat = max(1, min(repeat, 3))
     for kind in ("ascii", "mixed"):
         u = make_text(kind, size_bytes)
@@ -124,7 +128,7 @@ def measure(size_bytes, repeat=5, progress=None):
         vlen = encode_vlen_utf8(u)
         ways = _baselines(u)
         length_bytes = u.dtype.itemsize
-        kernels = [
+        kernels: list[tuple[str, Timed]] = [
             ("to_utf8", lambda: to_utf8(u)),
             ("from_utf8", lambda: from_utf8(offsets, values, length_bytes)),
             ("encode_vlen_utf8", lambda: encode_vlen_utf8(u)),

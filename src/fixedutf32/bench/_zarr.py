@@ -19,48 +19,69 @@ ratio is the median of the per-round ratios, so both sides of it are always
 timed moments apart.  zarr is imported here only, when the bench runs.
 """
 
+from __future__ import annotations
+
 import contextlib
 import importlib
+import os
 import pathlib
 import statistics
 import sys
 import tempfile
 import warnings
-from typing import Any
+from collections.abc import Iterator, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from ..chunk import decode_chunk
 from ..metadata import parse_array_metadata
 from ._kernels import measure_threads
-from ._targets import judge
-from ._timing import MiB, format_size, in_turn
+from ._report import Selected, ZarrReport, ZarrRow
+from ._targets import Ratio, judge
+from ._timing import MiB, Progress, Timed, format_size, in_turn
 from .cases import WIDTH, sample_units
+
+if TYPE_CHECKING:
+    from zarr.types import AnyArray
 
 DEFAULT_SIZE = 256 * MiB
 CHUNK_BYTES = MiB
 ELEMENT_BYTES = 4 * WIDTH
 CONFIGS = ("stock", "codec", "pipeline", "reader", "floor")
 ZARR_CONFIGS = ("stock", "codec", "pipeline")
-INTEGRATION = {  # zarr configuration that selects each part of fixedutf32.zarr
+INTEGRATION: dict[
+    str, dict[str, str]
+] = {  # zarr configuration that selects each part of fixedutf32.zarr
     "stock": {},
     "codec": {"codecs.bytes": "fixedutf32.zarr.BytesCodec"},
     "pipeline": {"codec_pipeline.path": "fixedutf32.zarr.CodecPipeline"},
 }
 
-# case -> (operation, threads or None for zarr's defaults, endian, compressed)
+
+class ZarrCase(NamedTuple):
+    """What a case of ``fixedutf32 bench --zarr`` does, to which array."""
+
+    operation: Literal["read", "write"]
+    threads: int | None  # None: zarr's defaults
+    endian: Literal["little", "big"]
+    compressed: bool  # zstd, else raw
+
+
 CASES = {
-    "read raw little": ("read", None, "little", False),
-    "read raw big": ("read", None, "big", False),
-    "read zstd, 1 thread": ("read", 1, "little", True),
-    "read zstd, 2 threads": ("read", 2, "little", True),
-    "write raw little": ("write", None, "little", False),
-    "write raw big": ("write", None, "big", False),
+    "read raw little": ZarrCase("read", None, "little", False),
+    "read raw big": ZarrCase("read", None, "big", False),
+    "read zstd, 1 thread": ZarrCase("read", 1, "little", True),
+    "read zstd, 2 threads": ZarrCase("read", 2, "little", True),
+    "write raw little": ZarrCase("write", None, "little", False),
+    "write raw big": ZarrCase("write", None, "big", False),
 }
 
 # Ratios reported (their targets are in ._targets): name, numerator (case,
 # configuration), denominator (case, configuration).
-RATIOS = [
+RATIOS: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     *[(f"pipeline / stock, {case}", (case, "pipeline"), (case, "stock")) for case in CASES],
     *[
         (f"pipeline / floor, {case}", (case, "pipeline"), (case, "floor"))
@@ -85,7 +106,7 @@ RATIOS = [
 ]
 
 
-def configurations(case):
+def configurations(case: str) -> tuple[str, ...]:
     """The configurations that run ``case``: writes are zarr's alone; the
     standalone reader is single threaded; the floor reads raw chunks only.
 
@@ -119,7 +140,7 @@ def configurations(case):
     )
 
 
-def read_array(store):
+def read_array(store: str | os.PathLike[str]) -> npt.NDArray[np.str_]:
     """Read a local Zarr array of the ``fixed_length_utf32`` type with fixedutf32 alone.
 
     The standalone reader of docs/reader.md, with each whole chunk decoded straight
@@ -176,7 +197,7 @@ def read_array(store):
     return out
 
 
-def read_floor(store):
+def read_floor(store: str | os.PathLike[str]) -> npt.NDArray[np.str_]:
     """Read the chunk files of a raw, one-dimensional local array into one new array.
 
     No decoding, no byte swap, no check: each file is read with ``readinto``
@@ -223,11 +244,12 @@ def read_floor(store):
         path = store / meta.chunk_key(index)
         if path.exists():
             with open(path, "rb", buffering=0) as file:
+                # NumPy declares the buffer protocol of an array for Python >= 3.12 only.
                 file.readinto(raw[target.start * item : target.stop * item])  # type: ignore[arg-type]
     return out
 
 
-def require():
+def require() -> ModuleType:
     """Import zarr-python and numcodecs, which the zarr bench needs.
 
     Returns
@@ -255,7 +277,7 @@ def require():
         ) from error
 
 
-def _integration():
+def _integration() -> ModuleType | None:
     """The fixedutf32.zarr module if it provides the codec and the pipeline, else None."""
     try:
         module = importlib.import_module("fixedutf32.zarr")
@@ -264,7 +286,7 @@ def _integration():
     return module if hasattr(module, "BytesCodec") and hasattr(module, "CodecPipeline") else None
 
 
-def _sample_data(size):
+def _sample_data(size: int) -> npt.NDArray[np.str_]:
     """``<U16`` text of ``size`` bytes, made in 16 MiB pieces (distinct seeds) to bound memory."""
     n = size // ELEMENT_BYTES
     data = np.empty(n, f"<U{WIDTH}")
@@ -279,26 +301,40 @@ def _sample_data(size):
 class _Bench:
     """The arrays on disk and one call per (case, configuration)."""
 
-    def __init__(self, root, data, chunk_elements, zarr, integration):
+    def __init__(
+        self,
+        root: str,
+        data: npt.NDArray[np.str_],
+        chunk_elements: int,
+        integration: ModuleType | None,
+    ) -> None:
         self.root = pathlib.Path(root)
         self.data = data
         self.chunks = (chunk_elements,)
-        self.zarr = zarr
         self.integration = integration
-        self.selected = {}
+        self.selected: dict[str, Selected] = {}
 
-    def config(self, name, threads=None):
-        settings = dict(INTEGRATION[name])
+    def config(
+        self, name: str, threads: int | None = None
+    ) -> contextlib.AbstractContextManager[object]:
+        import zarr
+
+        settings: dict[str, str | int] = dict(INTEGRATION[name])
         if threads is not None:
             # async.concurrency bounds the chunks zarr decodes at once;
             # threading.max_workers the threads of a pool.
             settings.update({"async.concurrency": threads, "threading.max_workers": threads})
-        return self.zarr.config.set(settings)
+        # zarr's config object (donfig's) has no type information.
+        context: contextlib.AbstractContextManager[object] = zarr.config.set(settings)
+        return context
 
-    def create(self, path, endian, compressed):
+    def create(
+        self, path: pathlib.Path, endian: Literal["little", "big"], compressed: bool
+    ) -> AnyArray:
+        import zarr
         from zarr.codecs import BytesCodec, ZstdCodec
 
-        return self.zarr.create_array(
+        return zarr.create_array(
             str(path),
             shape=self.data.shape,
             chunks=self.chunks,
@@ -309,11 +345,13 @@ class _Bench:
             overwrite=True,
         )
 
-    def open(self, name, path, mode):
+    def open(self, name: str, path: pathlib.Path, mode: Literal["r", "r+"]) -> AnyArray:
         """The array opened with configuration ``name`` (zarr fixes the classes when it opens)."""
+        import zarr
+
         with self.config(name):
-            array = self.zarr.open_array(str(path), mode=mode)
-        codec = type(array.metadata.codecs[0])
+            array = zarr.open_array(str(path), mode=mode)
+        codec = type(array.serializer)  # the array -> bytes codec
         pipeline = type(array.async_array.codec_pipeline)
         self.selected[name] = {
             "bytes codec": f"{codec.__module__}.{codec.__qualname__}",
@@ -328,7 +366,7 @@ class _Bench:
             )
         return array
 
-    def calls(self, case):
+    def calls(self, case: str) -> dict[str, Timed | None]:
         """configuration -> call for one case; None where the integration is missing."""
         operation, threads, endian, compressed = CASES[case]
         path = self.root / f"{operation}-{endian}-{'zstd' if compressed else 'raw'}"
@@ -338,7 +376,7 @@ class _Bench:
         elif not path.exists():
             with self.config("stock"):
                 self.create(path, endian, compressed)[...] = self.data
-        calls: dict[str, Any] = {}
+        calls: dict[str, Timed | None] = {}
         for name in configurations(case):
             if name in ("codec", "pipeline") and self.integration is None:
                 calls[name] = None
@@ -352,33 +390,36 @@ class _Bench:
                 calls[name] = self._write(name, self.open(name, path, "r+"), threads, path)
         return calls
 
-    def _read(self, name, array, threads):
-        def read():
+    def _read(self, name: str, array: AnyArray, threads: int | None) -> Timed:
+        def read() -> object:
             with self.config(name, threads):
                 return array[...]
 
         return read
 
-    def _write(self, name, array, threads, path):
-        def write():
+    def _write(self, name: str, array: AnyArray, threads: int | None, path: pathlib.Path) -> Timed:
+        def write() -> pathlib.Path:
             with self.config(name, threads):
                 array[...] = self.data
             return path
 
         return write
 
-    def same_data(self, result):
+    def same_data(self, result: object) -> bool:
         """Whether a call's result (an array read, or the path written) holds the data."""
         if isinstance(result, pathlib.Path):
+            import zarr
+
             with self.config("stock"):
-                result = self.zarr.open_array(str(result), mode="r")[...]
-        if result.dtype.byteorder not in ("=", "|") and result.dtype != self.data.dtype:
-            result = result.astype(self.data.dtype)  # the floor keeps the stored byte order
-        return bool(result.shape == self.data.shape and np.array_equal(result, self.data))
+                result = zarr.open_array(str(result), mode="r")[...]
+        array = np.asarray(result)  # the array itself: every reader returns a NumPy array
+        if array.dtype.byteorder not in ("=", "|") and array.dtype != self.data.dtype:
+            array = array.astype(self.data.dtype)  # the floor keeps the stored byte order
+        return bool(array.shape == self.data.shape and np.array_equal(array, self.data))
 
 
 @contextlib.contextmanager
-def arrays(size=DEFAULT_SIZE, directory=None):
+def arrays(size: int = DEFAULT_SIZE, directory: str | None = None) -> Iterator[_Bench]:
     """The bench's data and arrays in a temporary directory, removed on exit.
 
     Parameters
@@ -410,7 +451,7 @@ def arrays(size=DEFAULT_SIZE, directory=None):
     ...     bench.same_data(bench.calls("read raw big")["stock"]())
     True
     """
-    zarr = require()
+    require()
     if size < ELEMENT_BYTES:
         raise ValueError(
             f"size: expected at least {ELEMENT_BYTES} bytes (one <U{WIDTH} element), got {size}"
@@ -424,10 +465,10 @@ def arrays(size=DEFAULT_SIZE, directory=None):
         from zarr.errors import UnstableSpecificationWarning
 
         warnings.simplefilter("ignore", UnstableSpecificationWarning)
-        yield _Bench(root, data, chunk_elements, zarr, _integration())
+        yield _Bench(root, data, chunk_elements, _integration())
 
 
-def _size_zarr_thread_pool(zarr):
+def _size_zarr_thread_pool() -> None:
     """Make zarr's thread pool as wide as the widest row asks for.
 
     zarr creates its pool once, at the first call made while
@@ -435,12 +476,19 @@ def _size_zarr_thread_pool(zarr):
     first, the 2-thread row would run on a pool of one.  Each row's own
     settings then bound how many threads it uses.
     """
-    widest = max(threads for _, threads, _, _ in CASES.values() if threads)
+    import zarr
+
+    widest = max(case.threads for case in CASES.values() if case.threads)
     with zarr.config.set({"threading.max_workers": widest}):
         zarr.create_group(store=zarr.storage.MemoryStore())
 
 
-def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
+def run(
+    size: int = DEFAULT_SIZE,
+    repeat: int = 9,
+    progress: Progress | None = None,
+    directory: str | None = None,
+) -> ZarrReport:
     """Measure zarr reads and writes with and without fixedutf32; a report dict.
 
     Parameters
@@ -478,9 +526,12 @@ def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
     """
     say = progress or (lambda message: None)
     say(f"generating {format_size(size)} of <U{WIDTH} text")
-    rows = []
+    rows: list[ZarrRow] = []
+    times_by_case: dict[str, dict[str, list[float]]] = {}
     with arrays(size, directory) as bench:
-        _size_zarr_thread_pool(bench.zarr)
+        import zarr
+
+        _size_zarr_thread_pool()
         counted, chunk_size = bench.data.nbytes, bench.chunks[0] * ELEMENT_BYTES
         for case, (_, threads, endian, compressed) in CASES.items():
             say(f"{case} ({format_size(size)}, {repeat} rounds)")
@@ -503,18 +554,16 @@ def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
                         for name in CONFIGS
                     },
                     "same_data": {name: same.get(name) for name in CONFIGS},
-                    "_times": times,
                 }
             )
-    ratios = _ratios(rows)
-    for row in rows:
-        del row["_times"]
+            times_by_case[case] = times
+    ratios = _ratios(times_by_case)
     # On a shared machine the second core is not always there: the kernel and a
     # plain copy on two threads say how much scaling the machine allowed.
     say("2 threads: decode_chunk and numpy.copyto, for reference")
     decode_scaling, copy_scaling = measure_threads(MiB, 2)
     return {
-        "zarr_version": bench.zarr.__version__,
+        "zarr_version": zarr.__version__,
         "integration": bench.integration is not None,
         "selected": bench.selected,
         "native_byteorder": sys.byteorder,
@@ -533,10 +582,12 @@ def run(size=DEFAULT_SIZE, repeat=9, progress=None, directory=None):
     }
 
 
-def _ratios(rows):
-    """Each ratio: the median over rounds of the round's two times (speed ratio)."""
-    times = {row["case"]: row["_times"] for row in rows}
-    result = []
+def _ratios(times: Mapping[str, Mapping[str, list[float]]]) -> list[Ratio]:
+    """Each ratio: the median over rounds of the round's two times (speed ratio).
+
+    ``times`` maps case -> configuration -> seconds of each round.
+    """
+    result: list[Ratio] = []
     for name, (num_case, num), (den_case, den) in RATIOS:
         top, bottom = times[num_case].get(num), times[den_case].get(den)
         value = None

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from ..chunk import decode_chunk, encode_chunk, repad, str_lengths, validate
 
@@ -32,7 +33,7 @@ CACHE_LINE = 64
 _ALIGN_UP_TO = 1 << 20  # larger chunks are left where they land (copies would cost too much memory)
 
 
-def _on_a_cache_line(data, tries=16):
+def _on_a_cache_line(data: bytes, tries: int = 16) -> bytes:
     """``data`` (bytes), or a copy of it whose contents start on a 64-byte cache line.
 
     Where a small ``bytes`` object lands depends on the allocator's history,
@@ -42,7 +43,7 @@ def _on_a_cache_line(data, tries=16):
     """
     if len(data) > _ALIGN_UP_TO:
         return data
-    held = []  # failed copies stay alive until the end, so each copy lands elsewhere
+    held: list[bytes] = []  # failed copies stay alive until the end, so each copy lands elsewhere
     for _ in range(tries):
         if np.frombuffer(data, np.uint8).ctypes.data % CACHE_LINE == 0:
             break
@@ -51,7 +52,9 @@ def _on_a_cache_line(data, tries=16):
     return data
 
 
-def sample_units(n_elements, width=WIDTH, *, max_length=None, seed=0):
+def sample_units(
+    n_elements: int, width: int = WIDTH, *, max_length: int | None = None, seed: int = 0
+) -> npt.NDArray[np.uint32]:
     """Code units of generated text: mostly ASCII, some Cyrillic, CJK and emoji.
 
     Parameters
@@ -97,7 +100,14 @@ def sample_units(n_elements, width=WIDTH, *, max_length=None, seed=0):
     return units
 
 
-def sample_chunk(nbytes, endian, width=WIDTH, *, max_length=None, seed=0):
+def sample_chunk(
+    nbytes: int,
+    endian: str,
+    width: int = WIDTH,
+    *,
+    max_length: int | None = None,
+    seed: int = 0,
+) -> bytes:
     """Bytes of a chunk of :func:`sample_units` text.
 
     Parameters
@@ -205,7 +215,9 @@ _MIXED_WORDS = [
 ]
 
 
-def make_text(kind, size_bytes, width=WIDTH, seed=0):
+def make_text(
+    kind: str, size_bytes: int, width: int = WIDTH, seed: int = 0
+) -> npt.NDArray[np.str_]:
     """A native-order ``U{width}`` array of about ``size_bytes`` bytes of words.
 
     Each string is whole words filling 50% to 100% of the width.  A pool of
@@ -251,7 +263,7 @@ def make_text(kind, size_bytes, width=WIDTH, seed=0):
         vocabulary = _MIXED_WORDS
     else:
         raise ValueError(f"kind must be 'ascii' or 'mixed', got {kind!r}")
-    pool = []
+    pool: list[str] = []
     for _ in range(4096):
         target = int(rng.integers(width // 2, width + 1))
         text = ""
@@ -266,7 +278,7 @@ def make_text(kind, size_bytes, width=WIDTH, seed=0):
     return np.resize(np.array(pool, dtype=f"=U{width}"), count)
 
 
-def store_strings(count, width=WIDTH, seed=0):
+def store_strings(count: int, width: int = WIDTH, seed: int = 0) -> npt.NDArray[np.str_]:
     """The strings of the whole-store benchmark: mostly ASCII letters, some accented, some CJK.
 
     Parameters
@@ -314,7 +326,7 @@ class Case(NamedTuple):
     prepare: Callable[[], object] | None  # untimed, before each call: restores an in-place buffer
 
 
-def kernel_cases(nbytes):
+def kernel_cases(nbytes: int) -> list[Case]:
     """Every kernel row of ``fixedutf32 bench`` on about ``nbytes`` of :func:`sample_chunk` text.
 
     Parameters
@@ -364,10 +376,10 @@ def kernel_cases(nbytes):
     fits_bytes = _on_a_cache_line(fits.tobytes())
     foreign_prefix = ">" if FOREIGN == "big" else "<"
 
-    def restore():
+    def restore() -> None:
         np.copyto(in_place, pristine)
 
-    def numpy_validate():
+    def numpy_validate() -> bool:
         units = np.frombuffer(little, np.uint32)
         return bool(((units <= 0x10FFFF) & ((units ^ 0xD800) >= 0x800)).all())
 

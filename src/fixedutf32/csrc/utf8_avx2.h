@@ -840,7 +840,7 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
     }
     return FU32_OK;
 scalar:
-    return fu32_utf8_elem_scalar(s, len, dst, width, swap, errpos, count);
+    return fu32_utf8_elem_scalar(s, len, avail, dst, width, swap, errpos, count);
 }
 
 FU32_UTF8_AVX2_FN static fu32_status fu32_utf8_to_utf32_avx2(const int64_t *starts, const int64_t *ends,
@@ -848,21 +848,8 @@ FU32_UTF8_AVX2_FN static fu32_status fu32_utf8_to_utf32_avx2(const int64_t *star
                                                                    const uint8_t *values, ptrdiff_t values_len,
                                                                    ptrdiff_t width, int swap, uint8_t *dst)
 {
-    fu32_status r = fu32_ok();
-    ptrdiff_t i;
-    for (i = 0; i < n; i++) {
-        const int64_t a = starts[i * stride];
-        const int64_t b = ends[i * stride];
-        ptrdiff_t errpos = 0, count = 0;
-        int kind;
-        if (a < 0 || b < a || b > (int64_t)values_len) {
-            return fu32_error(FU32_BAD_OFFSETS, i, 0, b);
-        }
-        kind = fu32_utf8_elem_avx2(values + a, (ptrdiff_t)(b - a), (ptrdiff_t)(values_len - a),
-                                   dst ? dst + 4 * width * i : NULL, width, swap, &errpos, &count);
-        if (kind != FU32_OK) return fu32_utf8_element_error(kind, i, errpos, count);
-    }
-    return r;
+    return fu32_utf8_decode_strings(fu32_utf8_elem_avx2, starts, ends, stride, n, values, values_len, width,
+                                    swap, dst);
 }
 
 #endif /* FU32_UTF8_HAVE_AVX2 */

@@ -252,11 +252,12 @@ static inline int fu32_utf8_finish(uint8_t *dst, ptrdiff_t width, ptrdiff_t o, p
     return FU32_OK;
 }
 
-static inline int fu32_utf8_elem_scalar(const uint8_t *s, ptrdiff_t len, uint8_t *dst, ptrdiff_t width,
-                                        int swap, ptrdiff_t *errpos, ptrdiff_t *count)
+static inline int fu32_utf8_elem_scalar(const uint8_t *s, ptrdiff_t len, ptrdiff_t avail, uint8_t *dst,
+                                        ptrdiff_t width, int swap, ptrdiff_t *errpos, ptrdiff_t *count)
 {
     ptrdiff_t o = 0, nz = 0;
     int kind = fu32_utf8_decode_scalar(s, 0, len, dst, width, swap, &o, &nz, errpos);
+    (void)avail; /* reads only the string's own bytes */
     if (kind != FU32_OK) {
         return kind;
     }
@@ -264,26 +265,44 @@ static inline int fu32_utf8_elem_scalar(const uint8_t *s, ptrdiff_t len, uint8_t
     return fu32_utf8_finish(dst, width, o, nz);
 }
 
-/* The reference decoder: see fu32_utf8_to_utf32 in utf8.h. */
-static fu32_status fu32_utf8_to_utf32_scalar(const int64_t *starts, const int64_t *ends, ptrdiff_t stride,
-                                                  ptrdiff_t n, const uint8_t *values, ptrdiff_t values_len,
-                                                  ptrdiff_t width, int swap, uint8_t *dst)
+/* A decoder of one string: its `len` bytes at `s` (`avail` bytes may be
+ * read from `s`), into the element at `dst` (NULL: only check).  Returns
+ * FU32_OK or an error kind, with *errpos and *count set as
+ * fu32_utf8_element_error reads them. */
+typedef int (*fu32_utf8_element_fn)(const uint8_t *s, ptrdiff_t len, ptrdiff_t avail, uint8_t *dst,
+                                    ptrdiff_t width, int swap, ptrdiff_t *errpos, ptrdiff_t *count);
+
+/* The loop over the strings of a UTF-8 -> UTF-32 decode, for every level:
+ * each level calls it with its element decoder, a constant, so that the
+ * compiler inlines both into the level's own function. */
+static inline fu32_status fu32_utf8_decode_strings(fu32_utf8_element_fn element, const int64_t *starts,
+                                                   const int64_t *ends, ptrdiff_t stride, ptrdiff_t n,
+                                                   const uint8_t *values, ptrdiff_t values_len, ptrdiff_t width,
+                                                   int swap, uint8_t *dst)
 {
-    fu32_status r = fu32_ok();
     ptrdiff_t i;
     for (i = 0; i < n; i++) {
         const int64_t a = starts[i * stride];
         const int64_t b = ends[i * stride];
-        uint8_t *d = dst ? dst + 4 * width * i : NULL;
         ptrdiff_t errpos = 0, count = 0;
         int kind;
         if (a < 0 || b < a || b > (int64_t)values_len) {
             return fu32_error(FU32_BAD_OFFSETS, i, 0, b);
         }
-        kind = fu32_utf8_elem_scalar(values + a, (ptrdiff_t)(b - a), d, width, swap, &errpos, &count);
+        kind = element(values + a, (ptrdiff_t)(b - a), (ptrdiff_t)(values_len - a),
+                       dst ? dst + 4 * width * i : NULL, width, swap, &errpos, &count);
         if (kind != FU32_OK) return fu32_utf8_element_error(kind, i, errpos, count);
     }
-    return r;
+    return fu32_ok();
+}
+
+/* The reference decoder: see fu32_utf8_to_utf32 in utf8.h. */
+static fu32_status fu32_utf8_to_utf32_scalar(const int64_t *starts, const int64_t *ends, ptrdiff_t stride,
+                                                  ptrdiff_t n, const uint8_t *values, ptrdiff_t values_len,
+                                                  ptrdiff_t width, int swap, uint8_t *dst)
+{
+    return fu32_utf8_decode_strings(fu32_utf8_elem_scalar, starts, ends, stride, n, values, values_len, width,
+                                    swap, dst);
 }
 
 /*

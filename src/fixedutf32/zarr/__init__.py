@@ -78,10 +78,6 @@ def enable() -> None:
     afterwards use them (an array already open keeps its classes).
     Calling it again changes nothing.
 
-    Returns
-    -------
-    None
-
     Examples
     --------
     >>> import zarr, fixedutf32.zarr
@@ -112,16 +108,15 @@ def disable() -> None:
     goes back into the data-type registry.  Settings that name other
     classes are left alone.
 
-    Returns
-    -------
-    None
-
     Examples
     --------
+    A setting that names another pipeline stays:
+
     >>> import zarr, fixedutf32.zarr
-    >>> fixedutf32.zarr.disable()
-    >>> zarr.config.get("codecs.bytes")
-    'zarr.codecs.bytes.BytesCodec'
+    >>> with zarr.config.set({"codec_pipeline.path": "my_package.Pipeline"}):
+    ...     fixedutf32.zarr.disable()
+    ...     zarr.config.get("codec_pipeline.path")
+    'my_package.Pipeline'
     """
     updates = {}
     for key in _CONFIG_KEYS:

@@ -129,6 +129,7 @@ class BytesCodec(zarr.codecs.BytesCodec):
         Parameters
         ----------
         array_spec : zarr.core.array_spec.ArraySpec
+            The chunk spec; its data type decides the default byte order.
 
         Returns
         -------
@@ -295,6 +296,7 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
 _SAME_DTYPE = (_ZarrFixedLengthUTF32, StrictFixedLengthUTF32)
 
 
+@dataclass(eq=False, repr=False)
 class InvalidChunkCodePointError(InvalidCodePointError):
     """An :class:`fixedutf32.InvalidCodePointError` that says which chunk and where.
 
@@ -329,29 +331,14 @@ class InvalidChunkCodePointError(InvalidCodePointError):
 
     __module__ = "fixedutf32.zarr"
 
-    def __init__(
-        self,
-        index: int,
-        position: int,
-        code_point: int,
-        chunk_key: str | None = None,
-        array_index: tuple[int, ...] | None = None,
-    ) -> None:
-        super().__init__(index, position, code_point)
-        self.chunk_key = chunk_key
-        self.array_index = array_index
-        where = f"at element {index}, position {position}"
-        if chunk_key is not None:
-            detail = f" of chunk {chunk_key}"
-            if array_index is not None:
-                detail += f" (array index {array_index})"
-            self.args = (self.args[0].replace(where, where + detail, 1),)
+    chunk_key: str | None = None
+    array_index: tuple[int, ...] | None = None
 
-    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
-        return type(self), (
-            self.index,
-            self.position,
-            self.code_point,
-            self.chunk_key,
-            self.array_index,
-        )
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        where = f"at element {self.index}, position {self.position}"
+        if self.chunk_key is not None:
+            detail = f" of chunk {self.chunk_key}"
+            if self.array_index is not None:
+                detail += f" (array index {self.array_index})"
+            self.args = (self.args[0].replace(where, where + detail, 1),)

@@ -51,6 +51,12 @@ if TYPE_CHECKING:
     from zarr.core.indexing import SelectorTuple
     from zarr.core.metadata import ArrayMetadata
 
+    # What zarr's Array hands read() and write(): per chunk, where it is
+    # stored, its spec, the chunk and the result selections, and whether the
+    # selection covers the whole chunk.
+    ReadBatch = Iterable[tuple[ByteGetter, ArraySpec, SelectorTuple, SelectorTuple, bool]]
+    WriteBatch = Iterable[tuple[ByteSetter, ArraySpec, SelectorTuple, SelectorTuple, bool]]
+
 try:  # zarr's V2 codec wrapper moved between releases; only its type is needed
     from zarr.codecs._v2 import V2Codec
 except ImportError:  # pragma: no cover
@@ -490,6 +496,7 @@ class CodecPipeline(_ZarrCodecPipeline):
         Parameters
         ----------
         array_spec : zarr.core.array_spec.ArraySpec
+            The shape, data type and fill value of the array's chunks.
 
         Returns
         -------
@@ -519,11 +526,15 @@ class CodecPipeline(_ZarrCodecPipeline):
     def supports_partial_decode(self) -> bool:
         """Whether zarr's pipeline for these codecs decodes parts of chunks.
 
+        Only a sharding codec reads part of what is stored (the inner chunks
+        a selection needs).
+
         Examples
         --------
-        >>> from zarr.codecs import BytesCodec
-        >>> CodecPipeline.from_codecs([BytesCodec()]).supports_partial_decode
-        False
+        >>> from zarr.codecs import ShardingCodec
+        >>> sharded = CodecPipeline.from_codecs([ShardingCodec(chunk_shape=(2,))])
+        >>> sharded.supports_partial_decode
+        True
         """
         return self.fallback.supports_partial_decode
 
@@ -599,9 +610,14 @@ class CodecPipeline(_ZarrCodecPipeline):
     ) -> Iterable[NDBuffer | None]:
         """Decode a batch of chunks into chunk arrays (zarr's pipeline does it).
 
+        The codecs run last to first: compressors, then the array-to-bytes
+        codec, then array-to-array codecs such as ``transpose``.
+
         Parameters
         ----------
         chunk_bytes_and_specs : iterable of (Buffer or None, ArraySpec)
+            The stored bytes of each chunk (``None`` for a chunk that is not
+            stored) and the spec of the chunk they hold.
 
         Returns
         -------
@@ -611,15 +627,16 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         Examples
         --------
-        >>> import asyncio, zarr
+        >>> import asyncio
         >>> from zarr.codecs import BytesCodec
+        >>> from zarr.core.array_spec import ArrayConfig, ArraySpec
         >>> from zarr.core.buffer import default_buffer_prototype
-        >>> arr = zarr.create_array({}, shape=(2,), dtype="<U1", serializer=BytesCodec(),
-        ...                         compressors=None)
-        >>> spec = arr.metadata.get_chunk_spec((0,), arr._async_array.config,
-        ...                                    default_buffer_prototype())
-        >>> raw = default_buffer_prototype().buffer.from_bytes("ab".encode("utf-32-le"))
-        >>> pipeline = CodecPipeline.from_codecs(arr.metadata.codecs)
+        >>> from zarr.dtype import FixedLengthUTF32
+        >>> prototype = default_buffer_prototype()
+        >>> spec = ArraySpec((2,), FixedLengthUTF32(length=1), "", ArrayConfig.from_dict({}),
+        ...                  prototype)
+        >>> raw = prototype.buffer.from_bytes("ab".encode("utf-32-le"))
+        >>> pipeline = CodecPipeline.from_codecs([BytesCodec(endian="little")])
         >>> [chunk] = asyncio.run(pipeline.decode([(raw, spec)]))
         >>> chunk.as_numpy_array()
         array(['a', 'b'], dtype='<U1')
@@ -634,6 +651,7 @@ class CodecPipeline(_ZarrCodecPipeline):
         Parameters
         ----------
         chunk_arrays_and_specs : iterable of (NDBuffer or None, ArraySpec)
+            Each chunk's values and its spec.
 
         Returns
         -------
@@ -682,10 +700,7 @@ class CodecPipeline(_ZarrCodecPipeline):
         return plan
 
     async def read(
-        self,
-        batch_info: Iterable[tuple[ByteGetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
-        out: NDBuffer,
-        drop_axes: tuple[int, ...] = (),
+        self, batch_info: ReadBatch, out: NDBuffer, drop_axes: tuple[int, ...] = ()
     ) -> None:
         """Read chunks from the store and decode them into ``out``.
 
@@ -821,10 +836,7 @@ class CodecPipeline(_ZarrCodecPipeline):
     # ---- writing -------------------------------------------------------
 
     async def write(
-        self,
-        batch_info: Iterable[tuple[ByteSetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
-        value: NDBuffer,
-        drop_axes: tuple[int, ...] = (),
+        self, batch_info: WriteBatch, value: NDBuffer, drop_axes: tuple[int, ...] = ()
     ) -> None:
         """Encode the chunks ``value`` covers and write them to the store.
 
@@ -835,13 +847,13 @@ class CodecPipeline(_ZarrCodecPipeline):
         Parameters
         ----------
         batch_info : iterable of (ByteSetter, ArraySpec, chunk selection, value selection, bool)
+            One entry per chunk the write touches; the bool says whether the
+            selection covers the whole chunk (if not, the stored chunk is
+            read and merged).
         value : NDBuffer
             The data to write; not modified.
         drop_axes : tuple of int
-
-        Returns
-        -------
-        None
+            Axes of the chunk selection that ``value`` lacks (integer indices).
 
         Raises
         ------
