@@ -801,8 +801,9 @@ class ArrayMetadata:
     data_type : FixedLengthUTF32
     endian : {"little", "big"}
         Byte order of the chunk data once ``codecs`` are undone.
-    fill_value : numpy.str_
-        Value of elements in missing chunks.
+    fill_value : str
+        Value of elements in missing chunks; any ``str`` that fits, kept as a
+        ``numpy.str_``.
     order : {"C", "F"}
         Memory order of the elements inside one chunk.
     codecs : tuple of dict
@@ -827,7 +828,7 @@ class ArrayMetadata:
     chunk_shape: tuple[int, ...]
     data_type: FixedLengthUTF32
     endian: str = "little"
-    fill_value: numpy.str_ = numpy.str_("")  # noqa: RUF009 - immutable, safe to share
+    fill_value: str = ""  # kept as a numpy.str_ (__post_init__)
     order: str = "C"
     codecs: tuple[Any, ...] = ()
     filters: tuple[Any, ...] = ()

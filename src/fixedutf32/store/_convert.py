@@ -315,7 +315,7 @@ def _dest_documents(
             meta.chunk_shape,
             meta.data_type,
             meta.endian,
-            plan.fill,  # type: ignore[arg-type]  # any str; ArrayMetadata makes it a numpy.str_
+            plan.fill,
             meta.order,
             tuple(compressors),
         ).to_json()
@@ -978,7 +978,7 @@ class _Conversion:
             chunk_shape,
             FixedLengthUTF32(width),
             opts.endian,
-            plan.fill if to == FIXED else "",  # type: ignore[arg-type]  # made a numpy.str_
+            plan.fill if to == FIXED else "",
             order,
         )
         docs = _dest_documents(node, plan, to, meta, opts.compressors)
