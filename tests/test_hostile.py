@@ -93,12 +93,12 @@ def test_kernel_wrapper_checks_its_own_width():
         ),
         ("_kernels.str_lengths(b'', np.empty(1, np.intp), 0, 0)", "width 0 out of range"),
         ("_kernels.repad(b'', None, 0, 4, 0)", "from_units 0 out of range"),
-        (
-            "_kernels.converted(b'abcd', np.dtype('<U1'), 2**62, 1, 0)",
-            "count 4611686018427387904 out of range for items of 4 bytes",
-        ),
-        ("_kernels.converted(b'abcd', np.dtype('<U1'), -1, 1, 0)", "count -1 out of range"),
-        ("_kernels.converted(b'abcd', np.dtype('<U1'), 1, 0, 0)", "width 0 out of range"),
+        ("_kernels.converted(b'abcd', np.dtype('<U1'), 2**62, 4, 1, 0)", "array is too big"),
+        ("_kernels.converted(b'abcd', np.dtype('<U1'), -1, 2**20, 1, 0)", "holds 1048576 bytes"),
+        ("_kernels.converted(b'abcd', np.dtype('<U1'), -1, 4, 1, 0)", "negative dimensions"),
+        ("_kernels.converted(b'abcd', np.dtype('<U1'), 2, -1, 1, 0)", "holds 8 bytes, need 4"),
+        ("_kernels.converted(b'abcd' * 4, np.dtype('<U1'), 1, 4, 1, 0)", "need 16"),
+        ("_kernels.converted(b'abcd', np.dtype('<U1'), 1, 4, 0, 0)", "width 0 out of range"),
         (
             "_kernels.repad(b'', bytearray(0), 1, 2**62, 0)",
             "to_units 4611686018427387904 out of range",

@@ -92,13 +92,15 @@ UTF8_SURROGATE = FU32_UTF8_SURROGATE
 BAD_OFFSETS = FU32_BAD_OFFSETS
 BAD_VLEN = FU32_BAD_VLEN
 
-# The status of every call that found nothing wrong (no tuple built).
-OK_STATUS = (FU32_OK, 0, 0, 0)
+# The status of every call that found nothing wrong (no tuple built; a C
+# global, so that returning it costs no module lookup).
+cdef tuple _OK_STATUS = (FU32_OK, 0, 0, 0)
+OK_STATUS = _OK_STATUS
 
 
 cdef inline tuple status_tuple(fu32_status r):
     if r.kind == FU32_OK:
-        return OK_STATUS
+        return _OK_STATUS
     return (r.kind, r.element, r.position, r.detail)
 
 # ---------------------------------------------------------------------------
@@ -289,10 +291,12 @@ def convert(source, destination, Py_ssize_t width, int flags):
     ``destination`` may be ``source`` itself (in place), which is left as it
     was on error.
     """
-    return _convert(source, destination, width, flags)
+    return _convert(source, destination, width, flags, False)
 
 
-cdef tuple _convert(object source, object destination, Py_ssize_t width, int flags):
+cdef tuple _convert(object source, object destination, Py_ssize_t width, int flags, bint exact):
+    # exact: destination must be exactly as large as source (a new array
+    # that would otherwise be handed back partly unwritten).
     check_units(width, "width")
     cdef Py_buffer src, dst
     cdef int level = _simd_level
@@ -303,8 +307,8 @@ cdef tuple _convert(object source, object destination, Py_ssize_t width, int fla
         acquire(destination, &dst, True)
         try:
             n = src.len // 4
-            if dst.len < 4 * n:
-                raise ValueError(f"destination holds {dst.len} bytes, need {4 * n}")
+            if dst.len < 4 * n or (exact and dst.len != src.len):
+                raise ValueError(f"destination holds {dst.len} bytes, need {src.len if exact else 4 * n}")
             with nogil:
                 status = fu32_convert(<const uint8_t *>src.buf, <uint8_t *>dst.buf, n, width, flags, level)
         finally:
@@ -509,25 +513,23 @@ cdef object _np_empty = numpy.empty
 cdef object _np_frombuffer = numpy.frombuffer
 
 
-def converted(source, dtype, Py_ssize_t count, Py_ssize_t width, int flags):
+def converted(source, dtype, count, Py_ssize_t nbytes, Py_ssize_t width, int flags):
     """``(status, array)``: ``source``'s units converted by ``flags`` into a new array.
 
-    The array holds ``count`` items of the NumPy ``dtype``; from
+    The array holds ``count`` items of the NumPy ``dtype``, ``nbytes`` in
+    all, exactly the size of ``source`` (else ValueError).  From
     POOL_MIN_BYTES its memory comes from the pool, and from STREAM_MIN_BYTES
     it is written with non-temporal stores.  One call for the whole of
-    decode_chunk's and encode_chunk's common case.
+    decode_chunk's and encode_chunk's common case (the caller has both
+    sizes: no attribute of ``dtype`` is read here).
     """
-    cdef Py_ssize_t itemsize = dtype.itemsize
-    if itemsize <= 0 or not 0 <= count <= PY_SSIZE_T_MAX // itemsize:
-        raise ValueError(f"count {count} out of range for items of {itemsize} bytes")
-    cdef Py_ssize_t nbytes = count * itemsize
     if nbytes < _POOL_MIN:
         result = _np_empty(count, dtype)
     else:
         result = _np_frombuffer(_new_buffer(nbytes), dtype)
         if nbytes >= _STREAM_MIN:
             flags |= FU32_STREAM
-    return _convert(source, result, width, flags), result
+    return _convert(source, result, width, flags, True), result
 
 
 def buffer_pool_bytes():

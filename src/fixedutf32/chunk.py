@@ -12,7 +12,7 @@ and run without the GIL.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,9 @@ from ._status import status_error
 from .errors import FixedUTF32Error
 
 if TYPE_CHECKING:
+    # BytesOutT: what a function with out= returns, out's type or a new uint8
+    # array.  Where the new array is returned, "type: ignore[return-value]"
+    # stands for typing.cast, which would cost a call on every chunk.
     from ._checks import ByteView
     from ._kernels import Buffer, BytesOutT
 
@@ -154,10 +157,15 @@ def validate(data: Buffer, length_bytes: int, *, endian: str = "little") -> None
     ...
     fixedutf32.errors.InvalidCodePointError: invalid code point U+D800 (surrogate) at element 0, ...
     """
-    length_bytes = check_length_bytes(length_bytes)
-    swapped = check_endian(endian)
+    # The common cases first, as in decode_chunk: readers call this per chunk.
+    if type(length_bytes) is not int or length_bytes not in _NATIVE_DTYPES:
+        length_bytes = check_length_bytes(length_bytes)
+    swapped = _SWAPPED.get(endian) if type(endian) is str else None
+    if swapped is None:
+        swapped = check_endian(endian)
     src, nbytes = byte_view(data, "data")
-    element_count(nbytes, length_bytes, None)
+    if nbytes % length_bytes:
+        element_count(nbytes, length_bytes, None)  # raises ChunkSizeError
     status = _kernels.validate(src, length_bytes >> 2, swapped)
     if status[0]:
         raise status_error(status)
@@ -235,14 +243,12 @@ def decode_chunk(
     array([['ab', 'cd', 'ef']], dtype='<U2')
     """
     # Each check is inlined for its common case; the helpers word the errors.
-    if (
-        type(length_bytes) is not int
-        or not 0 < length_bytes <= MAX_LENGTH_BYTES
-        or length_bytes & 3
-    ):
+    # A width in the table of usual dtypes is valid: one lookup checks it.
+    dtype = _NATIVE_DTYPES.get(length_bytes) if type(length_bytes) is int else None
+    if dtype is None:
         length_bytes = check_length_bytes(length_bytes)
-    if validate is not True and validate is not False:
-        validate = check_bool(validate, "validate")
+        dtype = unicode_dtype(length_bytes >> 2)
+    flags = _VALIDATE if validate is True or check_bool(validate, "validate") else 0
     swapped = _SWAPPED.get(endian) if type(endian) is str else None
     if swapped is None:
         swapped = check_endian(endian)
@@ -257,8 +263,6 @@ def decode_chunk(
     count = nbytes // length_bytes
     if shape is not None or count * length_bytes != nbytes:
         count, shape = element_count(nbytes, length_bytes, shape)
-    dtype = _NATIVE_DTYPES.get(length_bytes) or unicode_dtype(length_bytes >> 2)
-    flags = _VALIDATE if validate else 0
     if swapped:
         flags |= _SRC_SWAPPED | _SWAP
 
@@ -272,7 +276,7 @@ def decode_chunk(
                     raise status_error(status)
             result = np.frombuffer(src, dtype)
         else:
-            status, result = _converted(src, dtype, count, length_bytes >> 2, flags)
+            status, result = _converted(src, dtype, count, nbytes, length_bytes >> 2, flags)
             if status[0]:
                 raise status_error(status)
     else:
@@ -324,7 +328,7 @@ def _repad_chunk(
         status = _kernels.repad(src, result, from_units, to_units, flags | _stream_flag(nbytes))
         if status[0]:
             raise status_error(status, capacity=to_units)
-        return cast("BytesOutT", result)  # out is None: the default, a new uint8 array
+        return result  # type: ignore[return-value]  # out is None: the default type
     dst, out_nbytes = writable_byte_view(out, "out")
     check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * to_units}")
     check_out_overlap(dst, [("data", src)])
@@ -486,11 +490,11 @@ def encode_chunk(
                     status = _kernels.validate(src, width, source_swapped)
                     if status[0]:
                         raise status_error(status)
-                return cast("BytesOutT", src.reshape(-1).view(np.uint8))
-            status, result = _converted(src, _UINT8, nbytes, width, flags)
+                return src.reshape(-1).view(np.uint8)  # type: ignore[return-value]
+            status, result = _converted(src, _UINT8, nbytes, nbytes, width, flags)
             if status[0]:
                 raise status_error(status)
-            return cast("BytesOutT", result)
+            return result  # type: ignore[return-value]
         check_out_endian(out, endian)
         dst, out_nbytes = writable_byte_view(out, "out")
         check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * capacity}")
