@@ -20,7 +20,6 @@ import numpy.typing as npt
 from . import _kernels
 from ._checks import (
     _SWAPPED,
-    MAX_LENGTH_BYTES,
     NATIVE_ENDIAN,
     byte_view,
     check_bool,
@@ -453,14 +452,11 @@ def encode_chunk(
         check_order(order)
     if length_bytes is None:
         capacity = None
-    elif (
-        type(length_bytes) is int and 0 < length_bytes <= MAX_LENGTH_BYTES and not length_bytes & 3
-    ):
+    elif type(length_bytes) is int and length_bytes in _NATIVE_DTYPES:  # a usual width
         capacity = length_bytes >> 2
     else:
         capacity = check_length_bytes(length_bytes) >> 2
-    if validate is not True and validate is not False:
-        validate = check_bool(validate, "validate")
+    validate = validate is True or check_bool(validate, "validate")
     if type(array) is not np.ndarray or array.dtype.kind != "U":
         array = _as_unicode_array(array)
     dtype = array.dtype
