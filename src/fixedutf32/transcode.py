@@ -68,6 +68,10 @@ __all__ = [
 
 _INT32_MAX = 2**31 - 1
 _UINT32_MAX = 2**32 - 1
+# Looked up once: to_utf8 is called per chunk.
+_utf32_to_utf8 = _kernels.utf32_to_utf8
+_UTF8_SLACK = _kernels.UTF8_SLACK
+_UINT8 = np.dtype(np.uint8)
 
 # ---------------------------------------------------------------------------
 # Argument handling
@@ -76,11 +80,12 @@ _UINT32_MAX = 2**32 - 1
 
 def _chunk_input(
     data: Buffer, length_bytes: int | None, endian: str | None
-) -> tuple[ByteView, int, str, int, tuple[int, ...]]:
-    """Return ``(buffer, width, endian, count, shape)`` for a fixed_length_utf32 chunk.
+) -> tuple[ByteView, int, bool, int, tuple[int, ...]]:
+    """Return ``(buffer, width, swap, count, shape)`` for a fixed_length_utf32 chunk.
 
     ``data`` is a NumPy ``U`` array (its dtype gives the width and byte order)
-    or any C-contiguous buffer holding the chunk's bytes.
+    or any C-contiguous buffer holding the chunk's bytes.  ``swap`` says
+    whether its code units are in the other byte order than this machine's.
     """
     if isinstance(data, np.ndarray) and data.dtype.kind == "U":
         itemsize = data.dtype.itemsize
@@ -94,27 +99,23 @@ def _chunk_input(
                     f"{data.dtype.str} ({itemsize} bytes per element)"
                 )
         own = dtype_endian(data.dtype)
-        if endian is None:
-            endian = own
-        elif endian != own:
+        if endian is not None and endian != own:
             check_endian(endian)
             raise ValueError(
                 f"endian {endian!r} does not match the array's dtype {data.dtype.str} "
                 f"({own} endian); leave endian out for NumPy arrays"
             )
-        return np.ascontiguousarray(data), itemsize // 4, endian, data.size, data.shape
+        return np.ascontiguousarray(data), itemsize // 4, _SWAPPED[own], data.size, data.shape
     if length_bytes is None:
         raise TypeError(
             "length_bytes is required unless data is a NumPy 'U' array, "
             f"got data of type {type(data).__name__}"
         )
     length_bytes = check_length_bytes(length_bytes)
-    if endian is None:
-        endian = "little"
-    check_endian(endian)
+    swap = check_endian("little" if endian is None else endian)
     view, nbytes = byte_view(data, "data")
     count, _ = element_count(nbytes, length_bytes, None)
-    return view, length_bytes // 4, endian, count, (count,)
+    return view, length_bytes // 4, swap, count, (count,)
 
 
 # Chunks from this size on are first transcoded to UTF-8 in half the worst case's room.
@@ -129,7 +130,7 @@ def _shrink(buffer: npt.NDArray[np.uint8], nbytes: int) -> npt.NDArray[np.uint8]
     """
     if 2 * nbytes >= buffer.size:
         return buffer[:nbytes]
-    result = new_array(nbytes, np.uint8)
+    result = new_array(nbytes, _UINT8)
     np.copyto(result, buffer[:nbytes])
     return result
 
@@ -200,20 +201,27 @@ def to_utf8(
     b'Hi'
     """
     validate = check_bool(validate, "validate")
-    view, width, endian, count, _ = _chunk_input(data, length_bytes, endian)
-    swap, nbytes = _SWAPPED[endian], 4 * width * count
+    view, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
+    return _to_utf8(view, width, swap, validate, count)
+
+
+def _to_utf8(
+    view: ByteView, width: int, swap: bool, validate: bool, count: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
+    """:func:`to_utf8` on arguments already checked (see :func:`_chunk_input`)."""
+    nbytes = 4 * width * count
     offsets = np.empty(count + 1, np.int64)
     # Most text needs well under the worst case (4 bytes per code unit): start
     # with half of it, so that such a result is kept as a view (see _shrink)
     # instead of copied out; text that needs more continues in a larger buffer.
     room = nbytes // 2 if nbytes >= _HALF_ROOM_MIN else nbytes
-    dst = new_array(room + _kernels.UTF8_SLACK, np.uint8)
-    status, written, done = _kernels.utf32_to_utf8(view, width, swap, validate, offsets, dst, False)
+    dst = new_array(room + _UTF8_SLACK, _UINT8)
+    status, written, done = _utf32_to_utf8(view, width, swap, validate, offsets, dst, False)
     if not status[0] and done < count:
-        grown = new_array(written + (count - done) * 4 * width + _kernels.UTF8_SLACK, np.uint8)
+        grown = new_array(written + (count - done) * 4 * width + _UTF8_SLACK, _UINT8)
         np.copyto(grown[:written], dst[:written])
         dst = grown
-        status, written, done = _kernels.utf32_to_utf8(
+        status, written, done = _utf32_to_utf8(
             view, width, swap, validate, offsets, dst, False, done, written
         )
     if status[0]:
@@ -324,8 +332,9 @@ def to_string_dtype(
     (StringDType(), (2, 2), [['Hi', 'Я'], ['', '🎉']])
     """
     string_dtype = _string_dtype_class("to_string_dtype")
-    view, width, endian, count, shape = _chunk_input(data, length_bytes, endian)
-    offsets, values = to_utf8(view, 4 * width, endian=endian, validate=validate)
+    view, width, swap, count, shape = _chunk_input(data, length_bytes, endian)
+    validate = check_bool(validate, "validate")
+    offsets, values = _to_utf8(view, width, swap, validate, count)
     stride = int(np.diff(offsets).max()) if count else 1
     stride = max(stride, 1)
     fixed = np.empty(count, f"S{stride}")
@@ -374,15 +383,15 @@ def encode_vlen_utf8(
     b'\\x02\\x00\\x00\\x00\\x02\\x00\\x00\\x00ab\\x02\\x00\\x00\\x00\\xd0\\xaf'
     """
     validate = check_bool(validate, "validate")
-    view, width, endian, count, _ = _chunk_input(data, length_bytes, endian)
-    swap, nbytes = _SWAPPED[endian], 4 * width * count
+    view, width, swap, count, _ = _chunk_input(data, length_bytes, endian)
+    nbytes = 4 * width * count
     if count > _UINT32_MAX or 4 * width > _UINT32_MAX:
         raise ValueError(
             f"a vlen-utf8 chunk holds fewer than 2**32 items of fewer than 2**32 bytes; "
             f"got {count} elements of {4 * width} bytes"
         )
-    dst = new_array(4 + 4 * count + nbytes + _kernels.UTF8_SLACK, np.uint8)
-    status, written, _ = _kernels.utf32_to_utf8(view, width, swap, validate, None, dst, True)
+    dst = new_array(4 + 4 * count + nbytes + _UTF8_SLACK, _UINT8)
+    status, written, _ = _utf32_to_utf8(view, width, swap, validate, None, dst, True)
     if status[0]:
         raise status_error(status)
     return _shrink(dst, written)
@@ -400,15 +409,16 @@ def _decode(
     values: Buffer,
     length_bytes: int,
     endian: str,
+    swap: bool,
     out: StrOutT | None,
     inputs: Sequence[tuple[str, Buffer]],
 ) -> StrOutT:
     """Shared tail of the decoders: check, allocate or fill ``out``, raise.
 
-    ``inputs`` names the caller's buffers (``[(name, buffer), ...]``) that
-    ``out`` must not overlap.
+    ``length_bytes`` and ``endian`` are checked (``swap`` is what
+    :func:`check_endian` returned for it).  ``inputs`` names the caller's
+    buffers (``[(name, buffer), ...]``) that ``out`` must not overlap.
     """
-    swap = check_endian(endian)
     width = length_bytes // 4
     nbytes = count * length_bytes
     target: ByteView | None
@@ -495,7 +505,7 @@ def from_utf8(
     b'\\x00\\x00\\x00H\\x00\\x00\\x00i\\x00\\x00\\x00\\x00'
     """
     length_bytes = check_length_bytes(length_bytes)
-    check_endian(endian)
+    swap = check_endian(endian)
     offsets = np.asarray(offsets)
     if offsets.ndim != 1 or offsets.size < 1 or offsets.dtype.kind not in "iu":
         raise ValueError(
@@ -506,9 +516,23 @@ def from_utf8(
     if offsets.dtype.kind == "u" and offsets.size and offsets.max() > np.iinfo(np.int64).max:
         raise ValueError("offsets do not fit in int64")
     values, _ = byte_view(values, "values")
-    # ``positions`` is ``offsets`` itself when it was C-contiguous int64.
+    return _from_offsets(positions, values, length_bytes, endian, swap, out)
+
+
+def _from_offsets(
+    positions: npt.NDArray[np.int64],
+    values: ByteView,
+    length_bytes: int,
+    endian: str,
+    swap: bool,
+    out: StrOutT | None,
+) -> StrOutT:
+    """:func:`from_utf8` on arguments already checked: int64 offsets, a byte view of values."""
+    # ``positions`` is the caller's offsets itself when they were C-contiguous int64.
     inputs = [("values", values), ("offsets", positions)]
-    return _decode(positions, 1, positions.size - 1, values, length_bytes, endian, out, inputs)
+    return _decode(
+        positions, 1, positions.size - 1, values, length_bytes, endian, swap, out, inputs
+    )
 
 
 def from_arrow(
@@ -571,6 +595,7 @@ def from_arrow(
             "fixed_length_utf32 has no null, fill them first (pyarrow.compute.fill_null)"
         )
     length_bytes = check_length_bytes(length_bytes)
+    swap = check_endian(endian)
     count = len(array)
     buffers = array.buffers()
     if count:
@@ -578,7 +603,10 @@ def from_arrow(
     else:
         offsets = np.zeros(1, np.int64)
     values = buffers[2] if len(buffers) > 2 and buffers[2] is not None else b""
-    return from_utf8(offsets, values, length_bytes, endian=endian, out=out)
+    # Arrow's offsets are a 1-D integer array: only widened, as from_utf8 would.
+    positions = np.ascontiguousarray(offsets, dtype=np.int64)
+    view, _ = byte_view(values, "values")
+    return _from_offsets(positions, view, length_bytes, endian, swap, out)
 
 
 def decode_vlen_utf8(
@@ -620,7 +648,7 @@ def decode_vlen_utf8(
     array(['ab', 'Я'], dtype='<U2')
     """
     length_bytes = check_length_bytes(length_bytes)
-    check_endian(endian)
+    swap = check_endian(endian)
     view, nbytes = byte_view(chunk, "chunk")
     if nbytes < 4:
         raise ChunkSizeError(
@@ -635,7 +663,7 @@ def decode_vlen_utf8(
     status = _kernels.utf8_vlen_parse(view, count, positions)
     if status[0]:
         raise status_error(status, values=view)
-    return _decode(positions, 2, count, view, length_bytes, endian, out, [("chunk", view)])
+    return _decode(positions, 2, count, view, length_bytes, endian, swap, out, [("chunk", view)])
 
 
 # ---------------------------------------------------------------------------
