@@ -5,6 +5,7 @@ fixed-width side.  Every kernel test runs on each SIMD level this machine has.
 """
 
 import array
+import re
 import sys
 from pathlib import Path
 
@@ -663,6 +664,29 @@ def test_arrow_errors():
     offsets = pa.py_buffer(np.array([0, 1], np.int32))
     with pytest.raises(InvalidUTF8Error):
         from_arrow(pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(b"\xff")]), 8)
+
+
+def test_arrow_argument_errors_are_from_utf8s():
+    # from_arrow checks length_bytes, endian and out as from_utf8 does, in the
+    # same order, and leaves out as it was.
+    pa = pytest.importorskip("pyarrow")
+    strings = pa.array(["ab", "Я"])
+    offsets, values = np.array([0, 2, 4]), "abЯ".encode()
+    calls = [
+        ((6,), {}),
+        ((8,), {"endian": "middle"}),
+        ((6,), {"endian": "middle"}),
+        ((8,), {"out": bytearray(12)}),
+        ((8,), {"out": np.zeros(2, ">U2")}),
+    ]
+    for args, kwargs in calls:
+        out = kwargs.get("out")
+        before = None if out is None else bytes(out)
+        with pytest.raises(ValueError) as expected:
+            from_utf8(offsets, values, *args, **kwargs)
+        with pytest.raises(type(expected.value), match="^" + re.escape(str(expected.value)) + "$"):
+            from_arrow(strings, *args, **kwargs)
+        assert out is None or bytes(out) == before
 
 
 def test_missing_pyarrow_message(monkeypatch):
