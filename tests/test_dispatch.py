@@ -131,6 +131,38 @@ def bad_positions(n_units):
 
 
 @parity
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_validate_at_every_alignment(endian):
+    # The AVX2 loop checks the units before the first 32-byte boundary on
+    # their own: a bad unit on either side of that boundary, at every start
+    # address, is found where the portable level finds it.
+    width, n_units = 8, BLOCK_UNITS + 40
+    units = np.full(n_units, 0x61, np.uint32)
+    storage = np.zeros(4 * n_units + 128, np.uint8)
+    aligned = (-storage.ctypes.data) % 64
+    for offset in range(36):
+        start = aligned + offset
+        for position in [0, 1, 6, 7, 8, 9, 15, BLOCK_UNITS + 7, BLOCK_UNITS + 8, n_units - 1]:
+            bad = units.copy()
+            bad[position] = 0xD800
+            raw = bad.astype("<u4" if endian == "little" else ">u4").view(np.uint8)
+            storage[start : start + raw.size] = raw
+            data = storage[start : start + raw.size]
+            lb = 4 * width
+            result = assert_same_everywhere(lambda: fixedutf32.validate(data, lb, endian=endian))
+            assert result[1]["index"] == position // width, (offset, position)
+            assert result[1]["position"] == position % width, (offset, position)
+        storage[start : start + 4 * n_units] = units.astype(
+            "<u4" if endian == "little" else ">u4"
+        ).view(np.uint8)
+        data = storage[start : start + 4 * n_units]
+        assert (
+            assert_same_everywhere(lambda: fixedutf32.validate(data, 4 * width, endian=endian))
+            is None
+        )
+
+
+@parity
 @pytest.mark.parametrize("bad", [0x110000, 0xFFFFFFFF, 0xD800, 0xDFFF])
 @pytest.mark.parametrize("endian", ["little", "big"])
 @pytest.mark.parametrize("offset", [0, 3])

@@ -64,11 +64,12 @@ cdef extern from "csrc/chunk.h" nogil:
     int fu32_cpu_level()
     void *fu32_buffer_alloc(size_t size)
     void fu32_buffer_free(void *p)
-    fu32_status fu32_validate(const uint8_t *src, Py_ssize_t n, Py_ssize_t width, int swapped, int level)
-    fu32_status fu32_convert(const uint8_t *src, uint8_t *dst, Py_ssize_t n, Py_ssize_t width, int flags,
-                             int level)
-    fu32_status fu32_repad(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems, Py_ssize_t from_units,
-                           Py_ssize_t to_units, int flags, int level)
+    fu32_status fu32_validate(const uint8_t *src, Py_ssize_t n, Py_ssize_t width,
+                              int swapped, int level)
+    fu32_status fu32_convert(const uint8_t *src, uint8_t *dst, Py_ssize_t n, Py_ssize_t width,
+                             int flags, int level)
+    fu32_status fu32_repad(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
+                           Py_ssize_t from_units, Py_ssize_t to_units, int flags, int level)
     fu32_status fu32_str_lengths(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
                                  Py_ssize_t *lengths, int flags, int level)
 
@@ -271,7 +272,10 @@ cdef int acquire(object obj, Py_buffer *view, bint writable) except -1:
 
 
 def validate(data, Py_ssize_t width, bint swapped):
-    """Check that every code unit of ``data`` (elements of ``width`` units) is a scalar value; a status."""
+    """Check that every code unit of ``data`` (elements of ``width`` units) is a scalar value.
+
+    A status.
+    """
     check_units(width, "width")
     cdef Py_buffer src
     cdef int level = _simd_level
@@ -308,9 +312,11 @@ cdef tuple _convert(object source, object destination, Py_ssize_t width, int fla
         try:
             n = src.len // 4
             if dst.len < 4 * n or (exact and dst.len != src.len):
-                raise ValueError(f"destination holds {dst.len} bytes, need {src.len if exact else 4 * n}")
+                raise ValueError(
+                    f"destination holds {dst.len} bytes, need {src.len if exact else 4 * n}")
             with nogil:
-                status = fu32_convert(<const uint8_t *>src.buf, <uint8_t *>dst.buf, n, width, flags, level)
+                status = fu32_convert(<const uint8_t *>src.buf, <uint8_t *>dst.buf, n, width,
+                                      flags, level)
         finally:
             PyBuffer_Release(&dst)
     finally:
@@ -339,7 +345,8 @@ def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int f
                                      f"elements of {to_units} units")
                 d = <uint8_t *>dst.buf
             with nogil:
-                status = fu32_repad(<const uint8_t *>src.buf, d, n_elems, from_units, to_units, flags, level)
+                status = fu32_repad(<const uint8_t *>src.buf, d, n_elems, from_units, to_units,
+                                    flags, level)
         finally:
             if destination is not None:
                 PyBuffer_Release(&dst)
@@ -369,7 +376,7 @@ def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
 
 
 def overlap(first, second):
-    """0 when the buffers are disjoint, 1 when they are the same bytes, 2 when they partly overlap."""
+    """How two buffers overlap: 0 disjoint, 1 the same bytes, 2 partly."""
     cdef Py_buffer a, b
     cdef uintptr_t a0, a1, b0, b1
     acquire(first, &a, False)
@@ -485,7 +492,10 @@ cdef PooledBuffer _new_buffer(Py_ssize_t nbytes):
 
 
 def set_buffer_pool_limit(Py_ssize_t nbytes):
-    """Keep at most ``nbytes`` of freed buffers (see fixedutf32.set_buffer_pool_limit); the previous limit."""
+    """Keep at most ``nbytes`` of freed buffers (see fixedutf32.set_buffer_pool_limit).
+
+    Returns the previous limit.
+    """
     global _pool_limit, _pool_bytes, _pool_count
     if nbytes < 0:
         raise ValueError(f"bad pool limit {nbytes}")
@@ -541,5 +551,6 @@ def buffer_pool_bytes():
         The total size of the buffers in the pool.
     """
     return _pool_bytes
+
 
 include "_transcode.pxi"

@@ -12,14 +12,16 @@
 cdef extern from "csrc/utf8.h" nogil:
     const int FU32_UTF8_SLACK
     fu32_status fu32_utf32_to_utf8(const uint8_t *src, Py_ssize_t n, Py_ssize_t width, int swap,
-                                   int validate, int64_t *offsets, int vlen, uint8_t *dst, Py_ssize_t pos,
-                                   Py_ssize_t cap, Py_ssize_t *out_len, Py_ssize_t *done, int level)
+                                   int validate, int64_t *offsets, int vlen, uint8_t *dst,
+                                   Py_ssize_t pos, Py_ssize_t cap, Py_ssize_t *out_len,
+                                   Py_ssize_t *done, int level)
     void fu32_utf8_scatter_fixed(const int64_t *offsets, Py_ssize_t n, const uint8_t *values,
                                  uint8_t *dst, Py_ssize_t stride)
     fu32_status fu32_utf8_to_utf32(const int64_t *starts, const int64_t *ends, Py_ssize_t stride,
                                    Py_ssize_t n, const uint8_t *values, Py_ssize_t values_len,
                                    Py_ssize_t width, int swap, uint8_t *dst, int level)
-    fu32_status fu32_utf8_vlen_parse(const uint8_t *buf, Py_ssize_t size, Py_ssize_t n, int64_t *pos)
+    fu32_status fu32_utf8_vlen_parse(const uint8_t *buf, Py_ssize_t size, Py_ssize_t n,
+                                     int64_t *pos)
 
 UTF8_SLACK = FU32_UTF8_SLACK
 
@@ -29,8 +31,8 @@ UTF8_SLACK = FU32_UTF8_SLACK
 # ``fixedutf32.transcode`` has checked types, sizes and dtypes already.
 
 
-def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, destination, bint vlen,
-                  Py_ssize_t start=0, Py_ssize_t pos=0):
+def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, destination,
+                  bint vlen, Py_ssize_t start=0, Py_ssize_t pos=0):
     """Transcode elements ``start ..`` of ``source`` (``len(source) // (4 * width)``
     elements) to UTF-8 in ``destination``, from byte ``pos`` on.
 
@@ -67,9 +69,10 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
                 offs = <int64_t *>off.buf + start
             try:
                 with nogil:
-                    r = fu32_utf32_to_utf8(<const uint8_t *>src.buf + 4 * width * start, n - start, width, swap,
-                                           validate, offs, vlen, <uint8_t *>dst.buf, pos, dst.len, &out_len,
-                                           &done, level)
+                    r = fu32_utf32_to_utf8(<const uint8_t *>src.buf + 4 * width * start,
+                                           n - start, width, swap, validate, offs, vlen,
+                                           <uint8_t *>dst.buf, pos, dst.len,
+                                           &out_len, &done, level)
             finally:
                 if have_offsets:
                     PyBuffer_Release(&off)
@@ -82,7 +85,8 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
     return status_tuple(r), out_len, done + start
 
 
-def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t width, bint swap, destination):
+def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t width,
+                  bint swap, destination):
     """Decode ``n`` UTF-8 strings into ``destination`` (n * width code units, zero padded).
 
     String ``i`` is ``values[positions[i * stride]:positions[i * stride + 1]]``
@@ -165,7 +169,10 @@ cdef Py_ssize_t bad_fixed_offsets(const int64_t *offsets, Py_ssize_t n, Py_ssize
 
 
 def utf8_scatter_fixed(offsets, values, destination, Py_ssize_t stride):
-    """Copy string ``i`` (int64 ``offsets``) to ``destination[i * stride:(i + 1) * stride]``, zero padded."""
+    """Copy string ``i`` (int64 ``offsets``) to ``destination[i * stride:(i + 1) * stride]``.
+
+    The rest of each ``stride``-byte slot is zero padding.
+    """
     cdef Py_buffer off, val, dst
     cdef Py_ssize_t n, bad = -1
     if stride <= 0:
@@ -183,10 +190,12 @@ def utf8_scatter_fixed(offsets, values, destination, Py_ssize_t stride):
                     with nogil:
                         bad = bad_fixed_offsets(<const int64_t *>off.buf, n, val.len, stride)
                         if bad < 0:
-                            fu32_utf8_scatter_fixed(<const int64_t *>off.buf, n, <const uint8_t *>val.buf,
+                            fu32_utf8_scatter_fixed(<const int64_t *>off.buf, n,
+                                                    <const uint8_t *>val.buf,
                                                     <uint8_t *>dst.buf, stride)
                 if bad >= 0:
-                    raise ValueError(f"string {bad}: offsets outside values or longer than {stride}")
+                    raise ValueError(
+                        f"string {bad}: offsets outside values or longer than {stride}")
             finally:
                 PyBuffer_Release(&dst)
         finally:
