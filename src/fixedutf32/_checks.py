@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 ByteView: TypeAlias = "bytes | bytearray | np.ndarray[Any, Any] | memoryview"
 
 NATIVE_ENDIAN = sys.byteorder
+# The byte orders a chunk may have, for function arguments and for metadata.
+ENDIANS = ("little", "big")
 # Whether data in each byte order must be swapped to be read natively.
-_SWAPPED = {"little": NATIVE_ENDIAN != "little", "big": NATIVE_ENDIAN != "big"}
+_SWAPPED = {endian: endian != NATIVE_ENDIAN for endian in ENDIANS}
 _ORDERS = ("C", "F")
 _unicode_dtypes: dict[tuple[int, str], np.dtype[np.str_]] = {}
 

@@ -38,7 +38,9 @@ from typing import Any, ClassVar
 
 import numpy
 
-from ._checks import MAX_LENGTH_BYTES
+# The rules' constants are shared with the function arguments' checks; the
+# errors here are MetadataError and name the JSON key.
+from ._checks import ENDIANS, MAX_LENGTH_BYTES
 from .errors import MetadataError
 
 __all__ = [
@@ -53,7 +55,6 @@ __all__ = [
 ]
 
 _NAME = "fixed_length_utf32"
-_ENDIANS = ("little", "big")
 _V2_DTYPE = re.compile(r"([<>])U([1-9][0-9]*)", re.ASCII)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -194,7 +195,7 @@ def _check_keys(obj: Mapping[str, Any], required: set[str], optional: set[str], 
 
 
 def _check_endian(endian: Any, key: str = "endian") -> str:
-    if not isinstance(endian, str) or endian not in _ENDIANS:
+    if not isinstance(endian, str) or endian not in ENDIANS:
         raise _fail(key, '"little" or "big"', endian)
     return endian
 

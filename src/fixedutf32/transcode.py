@@ -443,7 +443,7 @@ def _decode(
 
 
 def from_utf8(
-    offsets: Buffer,
+    offsets: npt.ArrayLike,
     values: Buffer,
     length_bytes: int,
     *,

@@ -22,6 +22,7 @@ assert_type(encode_chunk(["a"]), U8)
 assert_type(encode_chunk(["a"], out=None), U8)
 assert_type(repad(b"a\0\0\0", 4, 8), U8)
 assert_type(from_utf8(offsets, b"a", 4), Str)
+assert_type(from_utf8([0, 1], b"a", 4), Str)  # offsets: any array_like of int
 assert_type(decode_vlen_utf8(b"\0\0\0\0", 4), Str)
 assert_type(from_arrow(None, 4), Str)
 
