@@ -2,6 +2,7 @@ import array
 import contextlib
 import mmap
 import pathlib
+import subprocess
 import sys
 
 import numpy as np
@@ -14,6 +15,16 @@ import fixedutf32
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "fixtures"))
 
 SIMD_LEVELS = fixedutf32.available_simd_levels()
+
+
+def run_bench(*args):
+    """``fixedutf32 bench ARGS`` run as a user runs it, in a new process."""
+    return subprocess.run(
+        [sys.executable, "-m", "fixedutf32", "bench", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @contextlib.contextmanager

@@ -7,13 +7,13 @@ structure, targets and the check of the stores it wrote are checked.
 import doctest
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip("zarr", reason="the store bench needs zarr-python")
 pytest.importorskip("numcodecs", reason="the store bench needs numcodecs")
+
+from conftest import run_bench
 
 from fixedutf32.bench import _report, _store, stores
 
@@ -31,12 +31,7 @@ ROWS = [
 
 
 def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "fixedutf32", "bench", "--store", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_bench("--store", *args)
 
 
 @pytest.fixture(scope="module")

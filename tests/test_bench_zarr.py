@@ -6,8 +6,6 @@ data read back are checked.
 
 import doctest
 import json
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -15,6 +13,8 @@ import pytest
 
 zarr = pytest.importorskip("zarr", reason="the zarr bench needs zarr-python")
 pytest.importorskip("numcodecs", reason="the zarr bench needs numcodecs")
+
+from conftest import run_bench  # noqa: E402
 
 from fixedutf32.bench import _report, _zarr, main, read_array, read_floor  # noqa: E402
 from fixedutf32.errors import MetadataError  # noqa: E402
@@ -40,12 +40,7 @@ def _quiet_zarr():
 
 
 def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "fixedutf32", "bench", "--zarr", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_bench("--zarr", *args)
 
 
 @pytest.fixture(scope="module")
