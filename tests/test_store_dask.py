@@ -57,3 +57,26 @@ def test_dask_needs_a_store_every_worker_opens(tmp_path, scheduler):
     with pytest.raises(StoreError, match=r"a .zip destination is written by one process"):
         convert(str(tmp_path / "src"), str(tmp_path / "out.zip"), scheduler=scheduler)
     assert not (tmp_path / "out.zip").exists()
+
+
+def test_a_local_cluster_starts_while_the_default_dashboard_port_is_taken():
+    # Dask's dashboard defaults to port 8787; another process (another test run,
+    # a notebook's cluster) often holds it, and with filterwarnings=error the
+    # "port in use" warning would fail the run.
+    import socket
+
+    holder = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 8787))
+        holder.listen()
+    except OSError:
+        pass  # already taken by someone else: the condition under test holds anyway
+    try:
+        client, cluster = dask_client("local")
+        try:
+            assert len(client.scheduler_info()["workers"]) == 2
+        finally:
+            client.close()
+            cluster.close()
+    finally:
+        holder.close()

@@ -132,8 +132,10 @@ def dask_client(scheduler: str) -> tuple[distributed.Client, distributed.LocalCl
             'Dask runs need the "dask" extra: pip install "fixedutf32[dask]"'
         ) from None
     if scheduler == "local":
+        # ":0": the dashboard on a free port (None would mean Dask's default,
+        # 8787, and a second cluster on the machine would fail to start)
         cluster = LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         )
         return Client(cluster), cluster
     try:
