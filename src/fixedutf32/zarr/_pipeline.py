@@ -18,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
 import numcodecs
 import numpy as np
 from numcodecs.compat import ensure_bytes
+from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
 from zarr.abc.codec import CodecPipeline as _ZarrCodecPipeline
 from zarr.codecs import BytesCodec as _ZarrBytesCodec
 from zarr.codecs import TransposeCodec
@@ -39,14 +40,16 @@ from .. import metadata as _rules
 from .._checks import NATIVE_ENDIAN, byte_view, check_out_size, dtype_endian, unicode_dtype
 from ..chunk import decode_chunk, encode_chunk, validate
 from ..errors import InvalidCodePointError
+from . import _compat
 from ._codec import InvalidChunkCodePointError
+from ._compat import MISSING, PRESENT, V2Codec
+from ._compat import ChunkStatus as GetResult
 
 if TYPE_CHECKING:
     from zarr.abc.codec import Codec
     from zarr.abc.store import ByteGetter, ByteSetter, Store
     from zarr.core.array_spec import ArraySpec
     from zarr.core.buffer import Buffer, NDBuffer
-    from zarr.core.chunk_grids import ChunkGrid
     from zarr.core.dtype.wrapper import ZDType
     from zarr.core.indexing import SelectorTuple
     from zarr.core.metadata import ArrayMetadata
@@ -57,10 +60,10 @@ if TYPE_CHECKING:
     ReadBatch = Iterable[tuple[ByteGetter, ArraySpec, SelectorTuple, SelectorTuple, bool]]
     WriteBatch = Iterable[tuple[ByteSetter, ArraySpec, SelectorTuple, SelectorTuple, bool]]
 
-try:  # zarr's V2 codec wrapper moved between releases; only its type is needed
-    from zarr.codecs._v2 import V2Codec
-except ImportError:  # pragma: no cover
-    V2Codec = None  # type: ignore[assignment,misc]
+#: The zarr configuration key that names the pipeline for the arrays this one
+#: does not handle (``ZARR_FIXEDUTF32__FALLBACK_PIPELINE`` in the environment).
+FALLBACK_KEY = "fixedutf32.fallback_pipeline"
+BATCHED_PATH = "zarr.core.codec_pipeline.BatchedCodecPipeline"
 
 _UINT8 = np.dtype(np.uint8)
 # Local chunk files are read and decoded in blocks of this size, which stay in L2.
@@ -69,6 +72,18 @@ _BLOCK_BYTES = 256 * 1024
 # loop's thread: checking and swapping them takes about as long as handing the
 # work to another thread would.
 _INLINE_BYTES = 4 * 1024 * 1024
+
+
+def _fallback_class() -> type[_ZarrCodecPipeline]:
+    """The codec pipeline class configured for the arrays this pipeline hands on."""
+    path = config.get(FALLBACK_KEY, None) or BATCHED_PATH
+    cls = _compat.pipeline_class(path)
+    if issubclass(cls, CodecPipeline):
+        raise ValueError(
+            f"zarr configuration {FALLBACK_KEY}: expected a pipeline other than "
+            f"fixedutf32.zarr.CodecPipeline (which hands arrays on to it), got {path!r}"
+        )
+    return cls
 
 
 def _numcodecs_decoder(codec: Any) -> Any:
@@ -151,10 +166,11 @@ class _Plan:
         self.compressor = compressor  # numcodecs codec (V2) or None
 
     @classmethod
-    def from_pipeline(cls, fallback: BatchedCodecPipeline) -> _Plan | None:
-        aa = fallback.array_array_codecs
-        ab = fallback.array_bytes_codec
-        bb = fallback.bytes_bytes_codecs
+    def from_codecs(cls, codecs: Iterable[Codec]) -> _Plan | None:
+        codecs = list(codecs)
+        aa = [c for c in codecs if isinstance(c, ArrayArrayCodec)]
+        bb = [c for c in codecs if isinstance(c, BytesBytesCodec)]
+        ab = next((c for c in codecs if isinstance(c, ArrayBytesCodec)), None)
         if V2Codec is not None and isinstance(ab, V2Codec):
             if aa or bb or ab.filters:
                 return None
@@ -173,7 +189,7 @@ class _Plan:
         decoders = tuple(_numcodecs_decoder(c) for c in bb)
         if any(d is None for d in decoders):
             decoders = None  # type: ignore[assignment]
-        return cls(3, order, ab.endian.value, tuple(bb), decoders, None)
+        return cls(3, order, _compat.endian_name(ab.endian), tuple(bb), decoders, None)
 
     def chunk_layout(self, spec: Any) -> tuple[int, str, str]:
         """(length_bytes, endian, order) of the stored chunks of ``spec``."""
@@ -356,9 +372,17 @@ class CodecPipeline(_ZarrCodecPipeline):
     axes) or no filters and any numcodecs compressor (V2), it reads chunks
     into the result and decodes them there with fixedutf32's kernels
     (validated, both byte orders), and encodes and validates chunks on
-    write.  Every other array, and sharded arrays at the shard level, goes
-    to zarr's ``BatchedCodecPipeline`` built from the same codecs (the
-    chunks inside shards come back here).
+    write.  Sharded arrays of this data type go to zarr's
+    ``BatchedCodecPipeline`` at the shard level (the chunks inside shards
+    come back here).
+
+    Every array of another data type goes to the *fallback* pipeline, built
+    as zarr would build it: the class named by zarr's configuration key
+    ``fixedutf32.fallback_pipeline`` (environment variable
+    ``ZARR_FIXEDUTF32__FALLBACK_PIPELINE``), which :func:`fixedutf32.zarr.enable`
+    sets to the pipeline that was configured before it (zarr's
+    ``BatchedCodecPipeline`` when the key is unset).  Those arrays behave
+    exactly as under that pipeline.
 
     Select it with ``zarr.config.set({"codec_pipeline.path":
     "fixedutf32.zarr.CodecPipeline"})``, ``ZARR_CODEC_PIPELINE__PATH``, or
@@ -366,8 +390,9 @@ class CodecPipeline(_ZarrCodecPipeline):
 
     Parameters
     ----------
-    fallback : zarr.core.codec_pipeline.BatchedCodecPipeline
-        zarr's pipeline for the same codecs.
+    fallback : zarr codec pipeline
+        The pipeline for the same codecs that handles what this one does
+        not (a ``BatchedCodecPipeline`` for ``fixed_length_utf32`` arrays).
     array_metadata : zarr ArrayV3Metadata or ArrayV2Metadata, optional
         The array's metadata, when known: it lets errors give the array
         index of a bad element.
@@ -396,11 +421,13 @@ class CodecPipeline(_ZarrCodecPipeline):
     __module__ = "fixedutf32.zarr"
 
     def __init__(
-        self, fallback: BatchedCodecPipeline, array_metadata: ArrayMetadata | None = None
+        self, fallback: _ZarrCodecPipeline, array_metadata: ArrayMetadata | None = None
     ) -> None:
         self.fallback = fallback
         self.array_metadata = array_metadata
-        self._plan = _Plan.from_pipeline(fallback)
+        # zarr's pipelines iterate over their codecs; its base class does not say so
+        self.codecs: tuple[Codec, ...] = tuple(cast("Iterable[Codec]", fallback))
+        self._plan = _Plan.from_codecs(self.codecs)
 
     def __repr__(self) -> str:
         return f"fixedutf32.zarr.CodecPipeline({self.fallback!r})"
@@ -409,11 +436,12 @@ class CodecPipeline(_ZarrCodecPipeline):
         return type(other) is type(self) and other.fallback == self.fallback
 
     def __hash__(self) -> int:
-        # as __eq__: the class and zarr's pipeline (a frozen dataclass) decide
-        return hash((type(self), self.fallback))
+        # as __eq__: the class, the fallback's class and the codecs decide (a
+        # FusedCodecPipeline holds a transform that has no hash)
+        return hash((type(self), type(self.fallback), self.codecs))
 
     def __iter__(self) -> Iterator[Codec]:
-        return iter(self.fallback)
+        return iter(self.codecs)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"fallback": self.fallback, "array_metadata": self.array_metadata}
@@ -427,6 +455,10 @@ class CodecPipeline(_ZarrCodecPipeline):
     def from_codecs(cls, codecs: Iterable[Codec]) -> Self:
         """Build the pipeline for a list of codec objects.
 
+        The fallback is the configured fallback pipeline's ``from_codecs``
+        (see the class); :meth:`evolve_from_array_spec` makes it a
+        ``BatchedCodecPipeline`` for chunks of ``fixed_length_utf32``.
+
         Parameters
         ----------
         codecs : iterable of zarr codecs
@@ -435,13 +467,19 @@ class CodecPipeline(_ZarrCodecPipeline):
         -------
         CodecPipeline
 
+        Raises
+        ------
+        ValueError
+            When ``fixedutf32.fallback_pipeline`` names no codec pipeline
+            class, or names this one.
+
         Examples
         --------
         >>> from zarr.codecs import BytesCodec
         >>> CodecPipeline.from_codecs([BytesCodec(endian="big")])
         fixedutf32.zarr.CodecPipeline(BatchedCodecPipeline(...))
         """
-        return cls(BatchedCodecPipeline.from_codecs(codecs))
+        return cls(_fallback_class().from_codecs(list(codecs)))
 
     @classmethod
     def from_array_metadata_and_store(cls, array_metadata: ArrayMetadata, store: Store) -> Self:
@@ -450,13 +488,15 @@ class CodecPipeline(_ZarrCodecPipeline):
         zarr calls this when it opens or creates an array.  For a
         ``fixed_length_utf32`` array the codecs (and those inside
         ``sharding_indexed``) are checked by
-        :func:`fixedutf32.metadata.check_codecs`.
+        :func:`fixedutf32.metadata.check_codecs`.  Arrays of other data
+        types get the configured fallback pipeline, built as zarr builds
+        its configured pipeline.
 
         Parameters
         ----------
         array_metadata : zarr ArrayV3Metadata or ArrayV2Metadata
         store : zarr.abc.store.Store
-            Not used.
+            Passed on to the fallback pipeline's constructor.
 
         Returns
         -------
@@ -469,6 +509,9 @@ class CodecPipeline(_ZarrCodecPipeline):
             codec (``vlen-utf8``, ``vlen-bytes``), or another codec the
             specification forbids with this data type; the message names
             the key (``codecs[1].configuration.endian``).
+        ValueError
+            When ``fixedutf32.fallback_pipeline`` names no codec pipeline
+            class, or names this one.
 
         Examples
         --------
@@ -478,17 +521,13 @@ class CodecPipeline(_ZarrCodecPipeline):
         >>> type(arr._async_array.codec_pipeline).__name__
         'CodecPipeline'
         """
-        if isinstance(array_metadata, ArrayV3Metadata):
-            if isinstance(array_metadata.data_type, _ZarrFixedLengthUTF32):
-                _check_v3_codecs(array_metadata)
-            fallback = BatchedCodecPipeline.from_codecs(array_metadata.codecs)
-        elif isinstance(array_metadata, ArrayV2Metadata):
-            fallback = BatchedCodecPipeline.from_codecs(
-                [V2Codec(filters=array_metadata.filters, compressor=array_metadata.compressor)]
-            )
-        else:
+        if not isinstance(array_metadata, (ArrayV3Metadata, ArrayV2Metadata)):
             raise NotImplementedError
-        return cls(fallback, array_metadata)
+        utf32 = isinstance(array_metadata.dtype, _ZarrFixedLengthUTF32)
+        if utf32 and isinstance(array_metadata, ArrayV3Metadata):
+            _check_v3_codecs(array_metadata)
+        fallback_class = BatchedCodecPipeline if utf32 else _fallback_class()
+        return cls(_compat.build_pipeline(fallback_class, array_metadata, store), array_metadata)
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
         """The pipeline with each codec evolved for ``array_spec`` (as zarr's).
@@ -515,10 +554,15 @@ class CodecPipeline(_ZarrCodecPipeline):
         >>> p.fallback.array_bytes_codec.endian is None
         True
         """
-        # zarr's own evolve_from_array_spec passes a generator that its
-        # codecs_from_list reads twice (zarr 3.1.6): build the list here.
-        codecs = [c.evolve_from_array_spec(array_spec=array_spec) for c in self.fallback]
-        return type(self)(BatchedCodecPipeline.from_codecs(codecs), self.array_metadata)
+        fallback = self.fallback
+        if isinstance(array_spec.dtype, _ZarrFixedLengthUTF32) and (
+            type(fallback) is not BatchedCodecPipeline
+        ):
+            # chunks of this type (inside shards, say): where this pipeline
+            # hands them on, zarr's batched pipeline decodes each through the
+            # bytes codec
+            fallback = BatchedCodecPipeline.from_codecs(self.codecs)
+        return type(self)(_compat.evolve_pipeline(fallback, array_spec), self.array_metadata)
 
     # ---- what zarr asks of every pipeline ------------------------------
 
@@ -551,7 +595,11 @@ class CodecPipeline(_ZarrCodecPipeline):
         return self.fallback.supports_partial_encode
 
     def validate(
-        self, *, shape: tuple[int, ...], dtype: ZDType[Any, Any], chunk_grid: ChunkGrid
+        self,
+        *,
+        shape: tuple[int, ...],
+        dtype: ZDType[Any, Any],
+        chunk_grid: Any,  # zarr's ChunkGrid (3.1) or chunk-grid metadata (3.4)
     ) -> None:
         """Validate every codec against the array, as zarr's pipeline does.
 
@@ -560,6 +608,8 @@ class CodecPipeline(_ZarrCodecPipeline):
         shape : tuple of int
         dtype : zarr data type
         chunk_grid : zarr chunk grid
+            What zarr passes: a ``ChunkGrid`` (zarr 3.1) or the array's
+            chunk-grid metadata (zarr 3.4); handed on as it is.
 
         Returns
         -------
@@ -572,11 +622,11 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         Examples
         --------
+        >>> import zarr
         >>> from zarr.codecs import BytesCodec
-        >>> from zarr.core.chunk_grids import RegularChunkGrid
-        >>> from zarr.dtype import UInt8
+        >>> arr = zarr.create_array({}, shape=(4,), chunks=(2,), dtype="u1")
         >>> CodecPipeline.from_codecs([BytesCodec()]).validate(
-        ...     shape=(4,), dtype=UInt8(), chunk_grid=RegularChunkGrid(chunk_shape=(2,)))
+        ...     shape=arr.shape, dtype=arr.metadata.data_type, chunk_grid=arr.metadata.chunk_grid)
         """
         self.fallback.validate(shape=shape, dtype=dtype, chunk_grid=chunk_grid)
 
@@ -660,15 +710,16 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         Examples
         --------
-        >>> import asyncio, numpy as np, zarr
+        >>> import asyncio, numpy as np
         >>> from zarr.codecs import BytesCodec
+        >>> from zarr.core.array_spec import ArrayConfig, ArraySpec
         >>> from zarr.core.buffer import default_buffer_prototype
-        >>> arr = zarr.create_array({}, shape=(2,), dtype="<U1",
-        ...                         serializer=BytesCodec(endian="big"), compressors=None)
-        >>> spec = arr.metadata.get_chunk_spec((0,), arr._async_array.config,
-        ...                                    default_buffer_prototype())
-        >>> chunk = default_buffer_prototype().nd_buffer.from_numpy_array(np.array(["a", "b"]))
-        >>> pipeline = CodecPipeline.from_codecs(arr.metadata.codecs)
+        >>> from zarr.dtype import FixedLengthUTF32
+        >>> prototype = default_buffer_prototype()
+        >>> spec = ArraySpec((2,), FixedLengthUTF32(length=1), "", ArrayConfig.from_dict({}),
+        ...                  prototype)
+        >>> chunk = prototype.nd_buffer.from_numpy_array(np.array(["a", "b"]))
+        >>> pipeline = CodecPipeline.from_codecs([BytesCodec(endian="big")])
         >>> [raw] = asyncio.run(pipeline.encode([(chunk, spec)]))
         >>> raw.to_bytes() == "ab".encode("utf-32-be")
         True
@@ -677,13 +728,10 @@ class CodecPipeline(_ZarrCodecPipeline):
 
     # ---- reading -------------------------------------------------------
 
-    async def _plan_or_fallback(
-        self, method: Any, batch_info: Any, array: Any, drop_axes: Any
-    ) -> Any:
-        """The plan for this batch, or None once zarr's ``method`` has done the batch.
+    def _plan_for(self, batch_info: list[Any], array: Any) -> _Plan | None:
+        """The plan for this batch, or None when it goes to the fallback pipeline.
 
-        ``method`` is the fallback's ``read`` or ``write``; ``array`` is its
-        ``out`` or ``value``.
+        ``array`` is the read's ``out`` or the write's ``value``.
         """
         plan = self._plan
         if (
@@ -692,16 +740,18 @@ class CodecPipeline(_ZarrCodecPipeline):
             or type(array.as_ndarray_like()) is not np.ndarray
             or not isinstance(batch_info[0][1].dtype, _ZarrFixedLengthUTF32)
         ):
-            if self._is_sharded_utf32(batch_info):
-                await self._by_shard(method, batch_info, array, drop_axes)
-            else:
-                await method(batch_info, array, drop_axes)
             return None
         return plan
 
-    async def read(
+    async def _hand_on(self, method: Any, batch_info: list[Any], array: Any, drop_axes: Any) -> Any:
+        """The fallback's ``method`` (``read`` or ``write``) on the batch: what it returns."""
+        if self._is_sharded_utf32(batch_info):
+            return await self._by_shard(method, batch_info, array, drop_axes)
+        return await method(batch_info, array, drop_axes)
+
+    async def read(  # type: ignore[override,unused-ignore]  # zarr 3.1's read returns None
         self, batch_info: ReadBatch, out: NDBuffer, drop_axes: tuple[int, ...] = ()
-    ) -> None:
+    ) -> tuple[GetResult, ...]:
         """Read chunks from the store and decode them into ``out``.
 
         Parameters
@@ -716,7 +766,11 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         Returns
         -------
-        None
+        tuple of dict
+            One ``{"status": "present"}`` or ``{"status": "missing"}`` per
+            chunk, in the batch's order (zarr 3.2+ reads them to honour
+            ``array.read_missing_chunks``; zarr 3.1 ignores them).  What the
+            fallback pipeline returns when the batch goes there.
 
         Raises
         ------
@@ -739,25 +793,28 @@ class CodecPipeline(_ZarrCodecPipeline):
         array(['-', 'ab', 'c', '-'], dtype='>U2')
         """
         batch_info = list(batch_info)
-        plan = await self._plan_or_fallback(self.fallback.read, batch_info, out, drop_axes)
+        plan = self._plan_for(batch_info, out)
         if plan is None:
-            return
+            handed_on = await self._hand_on(self.fallback.read, batch_info, out, drop_axes)
+            return tuple(handed_on or ())  # zarr 3.1's pipelines return None
         out_np = out.as_ndarray_like()
+        statuses: list[GetResult] = [PRESENT] * len(batch_info)
 
         # Chunks in local files are read on a few threads, each looping over
         # its share: one thread hop per share rather than two per chunk.
         local: list[Any] = []
         other: list[Any] = []
         in_thread = plan.raw or plan.decompresses_in_thread
-        for item in batch_info:
-            (local if in_thread and _local_file(item[0]) else other).append(item)
+        for position, item in enumerate(batch_info):
+            (local if in_thread and _local_file(item[0]) else other).append((position, item))
 
-        async def read_one(*item: Any) -> None:
+        async def read_one(position: int, item: Any) -> None:
             getter, spec, _, out_selection, _ = item
             layout, target = _chunk_target(plan, item, out_np, drop_axes)
             data = await getter.get(prototype=spec.prototype)
             if data is None:
                 out_np[out_selection] = _fill_value(spec)
+                statuses[position] = MISSING
                 return
             if plan.bb_codecs and plan.decoders is None:
                 data = await _zarr_decompress(plan, data, spec)
@@ -769,17 +826,25 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         limit = config.get("async.concurrency")
         jobs: list[Awaitable[Any]] = [
-            asyncio.to_thread(self._read_local_chunks, plan, share, out_np, drop_axes)
+            asyncio.to_thread(self._read_local_chunks, plan, share, out_np, drop_axes, statuses)
             for share in _shares(local, limit)
         ]
         if other:
             jobs.append(concurrent_map(other, read_one, limit))
         await asyncio.gather(*jobs)
+        return tuple(statuses)
 
-    def _read_local_chunks(self, plan: Any, items: Any, out_np: Any, drop_axes: Any) -> None:
-        """Read chunks from local files into the result (runs on a thread)."""
+    def _read_local_chunks(
+        self, plan: Any, items: Any, out_np: Any, drop_axes: Any, statuses: list[GetResult]
+    ) -> None:
+        """Read chunks from local files into the result (runs on a thread).
+
+        ``items`` are (position in the batch, entry of the batch); a chunk
+        that is not stored gets the fill value and ``MISSING`` at its position
+        in ``statuses``.
+        """
         wanted = dtype_endian(out_np.dtype)
-        for item in items:
+        for position, item in items:
             getter, spec, _, out_selection, _ = item
             layout, target = _chunk_target(plan, item, out_np, drop_axes)
             path = _local_file(getter)
@@ -790,12 +855,14 @@ class CodecPipeline(_ZarrCodecPipeline):
                 if found is not None:
                     if not found:
                         out_np[out_selection] = _fill_value(spec)
+                        statuses[position] = MISSING
                     continue
             try:
                 with open(path, "rb") as f:  # type: ignore[arg-type]  # local items only
                     data = f.read()
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 out_np[out_selection] = _fill_value(spec)
+                statuses[position] = MISSING
                 continue
             self._decode_chunk(
                 plan, np.frombuffer(data, _UINT8), item, layout, target, out_np, drop_axes
@@ -874,8 +941,9 @@ class CodecPipeline(_ZarrCodecPipeline):
         fixedutf32.zarr.InvalidChunkCodePointError: invalid code point U+D800 ... of chunk c/0 ...
         """
         batch_info = list(batch_info)
-        plan = await self._plan_or_fallback(self.fallback.write, batch_info, value, drop_axes)
+        plan = self._plan_for(batch_info, value)
         if plan is None:
+            await self._hand_on(self.fallback.write, batch_info, value, drop_axes)
             return
         value_np = value.as_ndarray_like()
 
@@ -951,20 +1019,24 @@ class CodecPipeline(_ZarrCodecPipeline):
     def _is_sharded_utf32(self, batch_info: Any) -> bool:
         return (
             bool(batch_info)
-            and isinstance(self.fallback.array_bytes_codec, ShardingCodec)
+            and any(isinstance(codec, ShardingCodec) for codec in self.codecs)
             and isinstance(batch_info[0][1].dtype, _ZarrFixedLengthUTF32)
         )
 
-    async def _by_shard(self, method: Any, batch_info: Any, array: Any, drop_axes: Any) -> None:
+    async def _by_shard(
+        self, method: Any, batch_info: Any, array: Any, drop_axes: Any
+    ) -> list[GetResult]:
         """zarr's pipeline one shard at a time, so that an error can name its shard.
 
         The chunks inside a shard come to a pipeline of this class, which
         knows where in the shard a bad element is but not the shard's key.
+        Returns what ``method`` returns for each shard, in order (nothing
+        from zarr 3.1's ``write`` and ``read``).
         """
 
-        async def one(item: Any) -> None:
+        async def one(item: Any) -> Any:
             try:
-                await method([item], array, drop_axes)
+                return await method([item], array, drop_axes)
             except InvalidChunkCodePointError as exc:
                 if exc.chunk_key is not None:
                     raise
@@ -978,7 +1050,10 @@ class CodecPipeline(_ZarrCodecPipeline):
                     exc.index, exc.position, exc.code_point, key, index
                 ) from None
 
-        await concurrent_map([(item,) for item in batch_info], one, config.get("async.concurrency"))
+        results = await concurrent_map(
+            [(item,) for item in batch_info], one, config.get("async.concurrency")
+        )
+        return [status for result in results for status in (result or ())]
 
     def _naming_chunk(self, getter: Any, spec: Any, layout: Any) -> Any:
         return _ChunkErrors(self, getter, spec, layout)
