@@ -29,6 +29,7 @@ from zarr.codecs import (  # noqa: E402
     BytesCodec,
     Crc32cCodec,
     GzipCodec,
+    ShardingCodec,
     TransposeCodec,
     ZstdCodec,
 )
@@ -39,7 +40,11 @@ from fixedutf32 import InvalidCodePointError, MetadataError  # noqa: E402
 
 # zarr-python warns whenever it writes fixed_length_utf32 V3 metadata (its
 # registry marks the type as having no V3 specification).
-pytestmark = pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificationWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificationWarning"),
+    # the nested-shards layout puts a compressor after its sharding codec
+    pytest.mark.filterwarnings("ignore:Combining a `sharding_indexed` codec:UserWarning"),
+]
 
 SHAPE = (7, 10)
 CHUNKS = (2, 3)
@@ -67,6 +72,15 @@ LAYOUTS = {
     ),
     "v3-sharded-big": dict(
         shards=(4, 6), serializer=BytesCodec(endian="big"), compressors=[ZstdCodec()]
+    ),
+    # shards of shards, the whole compressed (zarr's property tests make such arrays)
+    "v3-nested-shards-zstd": dict(
+        chunks=(4, 6),
+        serializer=ShardingCodec(
+            chunk_shape=(2, 3),
+            codecs=[ShardingCodec(chunk_shape=(1, 3), codecs=[BytesCodec(endian="big")])],
+        ),
+        compressors=[ZstdCodec()],
     ),
     "v2-little-C": dict(zarr_format=2, dtype="<U4", compressors=None),
     "v2-big-F": dict(zarr_format=2, dtype=">U4", order="F", compressors=None),
@@ -370,6 +384,9 @@ def _expected_chunk(layout):
     if layout.startswith("v3-sharded"):
         # element index within the inner chunk (2, 3), key of the shard (4, 6)
         return "c/1/1", (BAD[0] % 2) * 3 + BAD[1] % 3
+    if layout.startswith("v3-nested"):
+        # element index within the innermost chunk (1, 3), key of the outer shard (4, 6)
+        return "c/1/1", BAD[1] % 3
     i, j = BAD[0] % 2, BAD[1] % 3
     if layout.startswith("v2"):
         flat = i + 2 * j if LAYOUTS[layout].get("order") == "F" else i * 3 + j
@@ -585,6 +602,35 @@ STRICT_ROWS = {
             ]
         ),
         "codecs[0].configuration.codecs[0].configuration.endian: expected",
+    ),
+    "nested sharded bytes without endian, then zstd": (
+        _v3_doc(
+            codecs=[
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": [2],
+                        "codecs": [
+                            {
+                                "name": "sharding_indexed",
+                                "configuration": {
+                                    "chunk_shape": [1],
+                                    "codecs": [{"name": "bytes"}],
+                                    "index_codecs": [
+                                        {"name": "bytes", "configuration": {"endian": "little"}}
+                                    ],
+                                    "index_location": "end",
+                                },
+                            }
+                        ],
+                        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                        "index_location": "end",
+                    },
+                },
+                {"name": "zstd", "configuration": {"level": 0, "checksum": False}},
+            ]
+        ),
+        "codecs[0].configuration.codecs[0].configuration.codecs[0].configuration.endian: expected",
     ),
     "v2 fill value too long": (
         _v2_doc(fill_value="abcdef"),
@@ -916,12 +962,13 @@ def test_codec_sync_and_async_hooks():
 # ---------------------------------------------------------------------------
 # 0-d and one-element arrays: one chunk, the whole result
 
-# zarr-python cannot shard a 0-d array (its shard index code fails, stock too)
+# zarr-python cannot shard a 0-d array (its shard index code fails, stock too);
+# the nested-shards layout's sharding codecs are laid out for 2-D chunks.
 TINY = [
     (layout, shape)
     for layout in sorted(LAYOUTS)
     for shape in [(), (1,), (1, 1)]
-    if not (shape == () and "sharded" in layout)
+    if not (shape == () and "sharded" in layout) and "nested" not in layout
 ]
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "FusedCodecPipeline",
     "V2Codec",
     "build_pipeline",
+    "codecs_of",
     "endian_name",
     "evolve_pipeline",
     "pipeline_class",

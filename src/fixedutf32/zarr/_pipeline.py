@@ -425,8 +425,13 @@ class CodecPipeline(_ZarrCodecPipeline):
     ) -> None:
         self.fallback = fallback
         self.array_metadata = array_metadata
-        # zarr's pipelines iterate over their codecs; its base class does not say so
-        self.codecs: tuple[Codec, ...] = tuple(cast("Iterable[Codec]", fallback))
+        # The array's codecs, or (from_codecs) those zarr's pipelines iterate
+        # over, though its base class does not say so and zarrs-python's fails.
+        self.codecs: tuple[Codec, ...] = tuple(
+            _compat.codecs_of(array_metadata)
+            if array_metadata is not None
+            else cast("Iterable[Codec]", fallback)
+        )
         self._plan = _Plan.from_codecs(self.codecs)
 
     def __repr__(self) -> str:
@@ -1043,6 +1048,8 @@ class CodecPipeline(_ZarrCodecPipeline):
                 getter, spec = item[0], item[1]
                 key = _store_key(getter)
                 coords = _chunk_coords(self.array_metadata, key)
+                if key is None:  # a shard inside a shard: its place in the outer one
+                    coords = getattr(getter, "chunk_coords", None)
                 index = None
                 if coords is not None and exc.array_index is not None:
                     index = tuple(c * n + i for c, n, i in zip(coords, spec.shape, exc.array_index))
@@ -1137,18 +1144,32 @@ def _chunk_coords(array_metadata: Any, key: Any) -> Any:
         return None
 
 
+# What stands in for a sharding codec while the chain around it is checked.
+_SHARD_STAND_IN = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
 def _check_v3_codecs(array_metadata: Any) -> None:
-    """check_codecs on a V3 array's codecs, and on those inside its shards."""
+    """check_codecs on a V3 array's codecs, and on those inside its shards (nested too)."""
     dtype = _rules.FixedLengthUTF32(array_metadata.data_type.item_size)
-    codecs = [c.to_dict() for c in array_metadata.codecs]
-    if len(array_metadata.codecs) == 1 and isinstance(array_metadata.codecs[0], ShardingCodec):
-        inner = codecs[0]["configuration"]["codecs"]
-        try:
-            _rules.check_codecs(list(inner), dtype)
-        except _rules.MetadataError as exc:
-            raise _rules.MetadataError(f"codecs[0].configuration.{exc}") from None
-        return
-    _rules.check_codecs(codecs, dtype)
+    _check_chain([c.to_dict() for c in array_metadata.codecs], dtype, "")
+
+
+def _check_chain(codecs: list[Any], dtype: _rules.FixedLengthUTF32, where: str) -> None:
+    """check_codecs on one chain; a sharding codec in it is checked as a ``bytes``
+    codec would be there, and its inner chain the same way.  ``where`` prefixes
+    the keys of errors (``"codecs[0].configuration."`` inside a shard)."""
+    sharding = [
+        i for i, c in enumerate(codecs) if isinstance(c, dict) and c.get("name") == "sharding_indexed"
+    ]
+    chain = [(_SHARD_STAND_IN if i in sharding[:1] else c) for i, c in enumerate(codecs)]
+    try:
+        _rules.check_codecs(chain, dtype)
+    except _rules.MetadataError as exc:
+        raise _rules.MetadataError(f"{where}{exc}") from None
+    if sharding:
+        i = sharding[0]
+        inner = codecs[i].get("configuration", {}).get("codecs", [])
+        _check_chain(list(inner), dtype, f"{where}codecs[{i}].configuration.")
 
 
 def _encode_unless_fill(chunk: Any, spec: Any, layout: Any, skip_fill: Any) -> Any:
