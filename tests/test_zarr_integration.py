@@ -555,6 +555,10 @@ def _v2_doc(**changes):
 
 TRANSPOSE_2D = {"name": "transpose", "configuration": {"order": [1, 0]}}
 STRICT_ROWS = {
+    "length_bytes 6": (
+        _v3_doc(data_type={"name": "fixed_length_utf32", "configuration": {"length_bytes": 6}}),
+        "data_type.configuration.length_bytes: expected a positive integer multiple of 4, got 6",
+    ),
     "length_bytes 13": (
         _v3_doc(data_type={"name": "fixed_length_utf32", "configuration": {"length_bytes": 13}}),
         "data_type.configuration.length_bytes: expected a positive integer multiple of 4, got 13",
@@ -682,6 +686,35 @@ def test_strict_metadata(tmp_path, row):
         with pytest.raises(MetadataError):
             zarr.open_group(tmp_path / "g", mode="r")["a"]
     assert _stock_outcome(path) == stock
+
+
+# What zarr's own data type decides before any codec or pipeline is built: it
+# reads length_bytes 13 as <U3, cuts a long fill value, reads "<U02" as <U2.
+# Only enable(), which registers the strict data type, sees these.
+NEEDS_ENABLE = {
+    "length_bytes 6",
+    "length_bytes 13",
+    "fill value too long",
+    "v2 fill value too long",
+    "v2 dtype <U02",
+}
+
+
+@pytest.mark.parametrize("row", sorted(STRICT_ROWS))
+def test_strict_metadata_through_the_configuration_alone(tmp_path, row):
+    """The environment / config-file route: the codec and the pipeline, no data type."""
+    doc, message = STRICT_ROWS[row]
+    path = _write_doc(tmp_path / "a", doc)
+    stock = _stock_outcome(path)
+    with zarr.config.set(
+        {"codecs.bytes": fz.BYTES_CODEC_PATH, "codec_pipeline.path": fz.PIPELINE_PATH}
+    ):
+        if row in NEEDS_ENABLE:
+            assert _stock_outcome(path) == stock
+        else:
+            with pytest.raises(MetadataError) as info:
+                zarr.open_array(path, mode="r")
+            assert message in str(info.value)
 
 
 def test_strict_metadata_on_create():

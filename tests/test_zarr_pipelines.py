@@ -101,7 +101,9 @@ def test_enable_keeps_the_chosen_pipeline_for_other_data_types(tmp_path, path):
                 assert synchronous(pipeline.fallback) == stock_synchronous[name]
                 np.testing.assert_array_equal(arr[:], stock[name], err_msg=name)
                 np.testing.assert_array_equal(arr[1:4, 2:9], stock[name][1:4, 2:9])
-                assert arr.oindex[[0, 5], [1, 9]].tolist() == stock[name][[0, 5]][:, [1, 9]].tolist()
+                assert (
+                    arr.oindex[[0, 5], [1, 9]].tolist() == stock[name][[0, 5]][:, [1, 9]].tolist()
+                )
             # written byte for byte as the chosen pipeline writes them
             assert files(tmp_path / "ours") == files(tmp_path / "stock")
         finally:
@@ -127,20 +129,31 @@ def test_strings_stay_checked_whatever_the_fallback(tmp_path, path):
     raw = bytearray(shard.read_bytes())
     raw[8:12] = (0xD800).to_bytes(4, "little")  # element 5, position 0
     shard.write_bytes(bytes(raw))
-    with zarr.config.set({"codec_pipeline.path": path}), fz.enabled():
-        with pytest.raises(fz.InvalidChunkCodePointError) as info:
-            zarr.open_array(store)[:]
+    with (
+        zarr.config.set({"codec_pipeline.path": path}),
+        fz.enabled(),
+        pytest.raises(fz.InvalidChunkCodePointError) as info,
+    ):
+        zarr.open_array(store)[:]
     assert info.value.chunk_key == "c/1"
     assert info.value.array_index == (5,)
 
 
 def test_a_fallback_that_is_no_pipeline_is_refused():
-    with zarr.config.set({fz.FALLBACK_KEY: "numpy.ndarray", "codec_pipeline.path": fz.PIPELINE_PATH}):
-        with pytest.raises(ValueError, match=r"expected the path of a zarr codec pipeline class"):
-            zarr.create_array({}, shape=(2,), dtype="i4")
-    with zarr.config.set({fz.FALLBACK_KEY: fz.PIPELINE_PATH, "codec_pipeline.path": fz.PIPELINE_PATH}):
-        with pytest.raises(ValueError, match=r"expected a pipeline other than fixedutf32"):
-            zarr.create_array({}, shape=(2,), dtype="i4")
+    with (
+        zarr.config.set(
+            {fz.FALLBACK_KEY: "numpy.ndarray", "codec_pipeline.path": fz.PIPELINE_PATH}
+        ),
+        pytest.raises(ValueError, match=r"expected the path of a zarr codec pipeline class"),
+    ):
+        zarr.create_array({}, shape=(2,), dtype="i4")
+    with (
+        zarr.config.set(
+            {fz.FALLBACK_KEY: fz.PIPELINE_PATH, "codec_pipeline.path": fz.PIPELINE_PATH}
+        ),
+        pytest.raises(ValueError, match=r"expected a pipeline other than fixedutf32"),
+    ):
+        zarr.create_array({}, shape=(2,), dtype="i4")
 
 
 def test_fallback_from_the_environment(tmp_path):

@@ -62,6 +62,7 @@ class ZarrRow(TypedDict):
     threads: int | None
     size: int
     chunk_size: int
+    shard_size: int | None
     gbps: dict[str, float | None]
     same_data: dict[str, bool | None]
 
@@ -189,23 +190,24 @@ def format_zarr_table(report: ZarrReport) -> str:
     threads = {None: "zarr's defaults", 1: "1 thread", 2: "2 threads"}
     lines = [
         f"fixedutf32 bench --zarr: zarr-python {report['zarr_version']}, a "
-        f"{format_size(report['size'])} "
-        f"{report['dtype']} array in {format_size(report['chunk_size'])} chunks on a local "
-        "directory",
+        f"{format_size(report['size'])} {report['dtype']} array on a local directory",
         "",
         f"GB/s of array data, median of {report['repeat']} rounds, each configuration timed in "
         "turn within a round.",
+        "stock = zarr's BatchedCodecPipeline; fused = zarr's FusedCodecPipeline (zarr >= 3.4);",
         "codec = zarr + fixedutf32.zarr.BytesCodec; pipeline = zarr + "
-        "fixedutf32.zarr.CodecPipeline;",
-        "reader = the standalone reader with decode_chunk(out=...); floor = the chunk files "
-        "read into one new array.",
-        "The zstd rows set async.concurrency and threading.max_workers to the threads shown. A "
-        "ratio is the",
-        "median over rounds of that round's ratio, so it can differ from the ratio of the GB/s "
-        "columns.",
+        "fixedutf32.zarr.CodecPipeline and its codec;",
+        "reader = the standalone reader with decode_chunk(out=...); floor = the same files read "
+        "(or written)",
+        "plainly into (from) one array, zstd decompressed (compressed) in place, on the "
+        "pipeline's threads.",
+        "The 1- and 2-thread rows set async.concurrency and the pipelines' max_workers. A "
+        "ratio is the median",
+        "over rounds of that round's ratio; fastest zarr = the faster of stock and fused in "
+        "each round.",
         "",
-        f"{'case':22} " + " ".join(f"{name:>8}" for name in configs) + "   threads",
-        "-" * 86,
+        f"{'case':22} {'layout':18} " + " ".join(f"{name:>8}" for name in configs) + "   threads",
+        "-" * (44 + 9 * len(configs) + 18),
     ]
     if not report["integration"]:
         lines.insert(-2, "fixedutf32.zarr is not installed: its columns are n/a")
@@ -215,7 +217,13 @@ def format_zarr_table(report: ZarrReport) -> str:
             f"{'n/a':>8}" if row["gbps"][name] is None else f"{row['gbps'][name]:8.2f}"
             for name in configs
         ]
-        lines.append(f"{row['case']:22} " + " ".join(cells) + f"   {threads[row['threads']]}")
+        layout = f"{format_size(row['chunk_size'])} chunks"
+        shard_size = row.get("shard_size")
+        if shard_size:
+            layout = f"{format_size(shard_size)}/{format_size(row['chunk_size'])}"
+        lines.append(
+            f"{row['case']:22} {layout:18} " + " ".join(cells) + f"   {threads[row['threads']]}"
+        )
     lines += ["", *_ratio_lines(report["ratios"])]
     t = report["threads_reference"]
     lines.append("")

@@ -77,7 +77,23 @@ TARGETS: dict[tuple[Family, str, SizeClass | None], Target] = {
     ("transcode", "to_utf8 (mixed)", None): _least(0.25),
     ("transcode", "from_utf8 (ascii)", None): _least(0.4),
     ("transcode", "from_utf8 (mixed)", None): _least(0.2),
-    # zarr-python with fixedutf32.zarr (speed ratios of one run's rounds).
+    # zarr-python with fixedutf32.zarr (speed ratios of one run's rounds).  Against
+    # the fastest of zarr's own pipelines (BatchedCodecPipeline, and
+    # FusedCodecPipeline from zarr 3.4): never slower, 1.2x on big-endian reads,
+    # validating every unit where zarr validates none.
+    **{
+        ("zarr", f"pipeline / fastest zarr, {case}", None): _least(1.0)
+        for case in (
+            "read raw little",
+            "read zstd, 1 thread",
+            "read zstd, 2 threads",
+            "read sharded raw",
+            "write raw little",
+            "write raw big",
+            "write zstd",
+        )
+    },
+    ("zarr", "pipeline / fastest zarr, read raw big", None): _least(1.2),
     ("zarr", "pipeline / stock, read raw little", None): _least(1.8),
     ("zarr", "pipeline / stock, read raw big", None): _least(1.8),
     ("zarr", "pipeline / stock, read zstd, 1 thread", None): _least(1.0),

@@ -511,9 +511,10 @@ class CodecPipeline(_ZarrCodecPipeline):
         ------
         fixedutf32.MetadataError
             For a ``bytes`` codec without ``endian``, a variable-length
-            codec (``vlen-utf8``, ``vlen-bytes``), or another codec the
-            specification forbids with this data type; the message names
-            the key (``codecs[1].configuration.endian``).
+            codec (``vlen-utf8``, ``vlen-bytes``), another codec the
+            specification forbids with this data type, or a fill value
+            holding a lone surrogate; the message names the key
+            (``codecs[1].configuration.endian``).
         ValueError
             When ``fixedutf32.fallback_pipeline`` names no codec pipeline
             class, or names this one.
@@ -529,8 +530,10 @@ class CodecPipeline(_ZarrCodecPipeline):
         if not isinstance(array_metadata, (ArrayV3Metadata, ArrayV2Metadata)):
             raise NotImplementedError
         utf32 = isinstance(array_metadata.dtype, _ZarrFixedLengthUTF32)
-        if utf32 and isinstance(array_metadata, ArrayV3Metadata):
-            _check_v3_codecs(array_metadata)
+        if utf32:
+            _check_fill_value(array_metadata)
+            if isinstance(array_metadata, ArrayV3Metadata):
+                _check_v3_codecs(array_metadata)
         fallback_class = BatchedCodecPipeline if utf32 else _fallback_class()
         return cls(_compat.build_pipeline(fallback_class, array_metadata, store), array_metadata)
 
@@ -1144,6 +1147,13 @@ def _chunk_coords(array_metadata: Any, key: Any) -> Any:
         return None
 
 
+def _check_fill_value(array_metadata: Any) -> None:
+    """The fill value as parsed (zarr has cut a too-long one already): no lone surrogate."""
+    fill = array_metadata.fill_value
+    if isinstance(fill, str):
+        _rules.FixedLengthUTF32(array_metadata.dtype.item_size).decode_fill_value(str(fill))
+
+
 # What stands in for a sharding codec while the chain around it is checked.
 _SHARD_STAND_IN = {"name": "bytes", "configuration": {"endian": "little"}}
 
@@ -1159,7 +1169,9 @@ def _check_chain(codecs: list[Any], dtype: _rules.FixedLengthUTF32, where: str) 
     codec would be there, and its inner chain the same way.  ``where`` prefixes
     the keys of errors (``"codecs[0].configuration."`` inside a shard)."""
     sharding = [
-        i for i, c in enumerate(codecs) if isinstance(c, dict) and c.get("name") == "sharding_indexed"
+        i
+        for i, c in enumerate(codecs)
+        if isinstance(c, dict) and c.get("name") == "sharding_indexed"
     ]
     chain = [(_SHARD_STAND_IN if i in sharding[:1] else c) for i, c in enumerate(codecs)]
     try:
