@@ -51,25 +51,32 @@ __all__ = [
     "build_pipeline",
     "codecs_of",
     "endian_name",
+    "literal",
     "evolve_pipeline",
     "pipeline_class",
 ]
 
 
-def endian_name(endian: object) -> str | None:
-    """``"little"``, ``"big"`` or None, from a ``BytesCodec.endian`` of any zarr.
+def literal(setting: object) -> str | None:
+    """A codec setting as its string, whether an Enum member (zarr <= 3.3) or a literal (3.4).
+
+    ``BytesCodec.endian`` (``"little"``, ``"big"``), ``ShardingCodec.index_location``
+    (``"end"``, ``"start"``); None stays None.
 
     Examples
     --------
     >>> import zarr.codecs
-    >>> endian_name(zarr.codecs.BytesCodec(endian="big").endian)
+    >>> literal(zarr.codecs.BytesCodec(endian="big").endian)
     'big'
-    >>> endian_name(None) is None
+    >>> literal(None) is None
     True
     """
-    # an Endian enum member (zarr <= 3.3) carries the string as .value
-    name = getattr(endian, "value", endian)
+    name = getattr(setting, "value", setting)  # an Enum member carries the string as .value
     return None if name is None else str(name)
+
+
+#: ``BytesCodec.endian`` as ``"little"``, ``"big"`` or None.
+endian_name = literal
 
 
 #: The byte order zarr's own ``BytesCodec.from_dict`` gives a codec whose JSON

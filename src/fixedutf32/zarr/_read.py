@@ -1,0 +1,349 @@
+"""Reading a batch of chunks (or shards) into the result.
+
+Every chunk is read, or decompressed, into a buffer of this thread's
+(:func:`fixedutf32._source.thread_scratch`), validated there while it is
+in cache, and only then converted into its place in the result: a chunk
+that fails leaves its part of the caller's result exactly as it was.  A
+local file is opened and read through :mod:`fixedutf32._source.files`
+(regular files no larger than the chunk can be, in blocks); a frame is
+checked before it is inflated (:mod:`fixedutf32._source.codecs`).
+
+Local chunks are read on a few threads, each looping over its share of the
+batch (one thread hop per share, not per chunk); chunks of other stores
+are fetched by zarr's store, concurrently, and decoded where they arrive
+(large or compressed ones on a thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from zarr.core.common import concurrent_map
+from zarr.core.config import config
+
+from .. import _kernels
+from .._source import thread_scratch
+from .._source.files import open_chunk_file
+from .._status import status_error
+from ..errors import InvalidCodePointError
+from ._compat import MISSING, PRESENT, ChunkStatus
+from ._jobs import ChunkJob, fill_value
+from ._plan import NATIVE, ChunkLayout, ChunkPlan, ShardPlan
+
+if TYPE_CHECKING:
+    from ._naming import ChunkNames
+
+__all__ = ["BatchRead"]
+
+_SWAP = _kernels.SWAP
+_STREAM = _kernels.STREAM
+_STREAM_MIN = _kernels.STREAM_MIN_BYTES
+# Uncompressed chunks of other stores up to this size are decoded where they
+# arrive (on the event loop's thread): a thread hop costs as much.
+_INLINE_BYTES = 4 * 1024 * 1024
+
+
+def _stored_dtype(layout: ChunkLayout) -> np.dtype[Any]:
+    return np.dtype(f"{'<' if layout.endian == 'little' else '>'}U{layout.length_bytes // 4}")
+
+
+class BatchRead:
+    """One ``read()`` of a batch: the result, what each chunk turned out to be.
+
+    Parameters
+    ----------
+    plan : ChunkPlan or ShardPlan
+    names : ChunkNames
+        Names the chunk of an error.
+    out : numpy.ndarray
+        The result; only the parts of chunks read successfully are written.
+    drop_axes : tuple of int
+    """
+
+    __slots__ = ("drop_axes", "names", "out", "plan", "statuses", "swap_to", "wanted")
+
+    def __init__(
+        self,
+        plan: ChunkPlan | ShardPlan,
+        names: ChunkNames,
+        out: np.ndarray[Any, Any],
+        drop_axes: tuple[int, ...],
+        count: int,
+    ) -> None:
+        self.plan = plan
+        self.names = names
+        self.out = out
+        self.drop_axes = drop_axes
+        # zarr's result is native, but for Zarr V2 arrays of the other byte
+        # order, whose result keeps the stored order
+        self.wanted = (
+            "big"
+            if out.dtype.byteorder == ">"
+            else ("little" if out.dtype.byteorder == "<" else NATIVE)
+        )
+        self.statuses: list[ChunkStatus] = [PRESENT] * count
+
+    # ---- what every chunk ends with ------------------------------------
+
+    def fill(self, job: ChunkJob) -> None:
+        """A chunk that is not stored: the fill value, and ``missing``."""
+        self.out[job.out_selection] = fill_value(job.spec)
+        self.statuses[job.position] = MISSING
+
+    def place(self, job: ChunkJob, data: Any) -> None:
+        """Put a chunk's validated bytes (stored layout) into the result."""
+        layout = job.layout
+        block = job.block
+        if block is not None:
+            flags = _SWAP if layout.endian != self.wanted else 0
+            if block.nbytes >= _STREAM_MIN:
+                flags |= _STREAM
+            status = _kernels.convert(data, block, layout.length_bytes // 4, flags)
+            if status[0]:  # pragma: no cover - sizes are checked before; nothing is validated
+                raise status_error(status)
+            return
+        chunk = np.frombuffer(data, _stored_dtype(layout), count=layout.count)
+        part = chunk.reshape(layout.shape, order=layout.order)[job.chunk_selection]
+        if self.drop_axes:
+            part = part.squeeze(axis=self.drop_axes)
+        self.out[job.out_selection] = part
+
+    def validated(self, job: ChunkJob, data: Any, offset: int = 0) -> None:
+        """Check the elements of ``data`` (from byte ``offset`` of the chunk); raise naming it."""
+        try:
+            job.layout.elements.validate(data)
+        except InvalidCodePointError as exc:
+            shifted = InvalidCodePointError(
+                exc.index + offset // job.layout.length_bytes, exc.position, exc.code_point
+            )
+            raise self.names.named(job, shifted) from None
+
+    # ---- chunks -------------------------------------------------------
+
+    def read_local(self, jobs: Sequence[ChunkJob]) -> None:
+        """Read chunks from local files (runs on a thread)."""
+        scratch = thread_scratch()
+        for job in jobs:
+            layout = job.layout
+            decoder = layout.decoder
+            assert decoder is not None and job.path is not None  # local jobs only
+            chunk = scratch.bytes("chunk", layout.nbytes)
+
+            def check(block: memoryview, offset: int, job: ChunkJob = job) -> None:
+                self.validated(job, block, offset)
+
+            assert job.key is not None
+            if decoder.read_file(job.path, key=job.key, out=chunk, on_block=check) is None:
+                self.fill(job)
+                continue
+            self.place(job, chunk)
+
+    def decode_stored(self, job: ChunkJob, stored: Any) -> None:
+        """Decode, check and place the stored bytes of one chunk (any store)."""
+        layout = job.layout
+        decoder = layout.decoder
+        key = job.key or "(inside a shard)"
+        if decoder is None:  # decompressed by zarr's codec objects already
+            data = stored
+            if memoryview(data).nbytes != layout.nbytes:
+                from .._source import chunk_size_error
+
+                raise chunk_size_error(
+                    key, memoryview(data).nbytes, layout.count, layout.length_bytes
+                )
+        elif decoder.chain.raw:
+            data = decoder.decode(stored, key=key)
+        else:
+            data = decoder.decode(
+                stored, key=key, out=thread_scratch().bytes("chunk", layout.nbytes)
+            )
+        self.validated(job, data)
+        self.place(job, data)
+
+    async def read_stored(self, job: ChunkJob) -> None:
+        """Fetch one chunk through zarr's store and decode it."""
+        buffer = await job.getter.get(prototype=job.spec.prototype)
+        if buffer is None:
+            self.fill(job)
+            return
+        plan = self.plan
+        assert isinstance(plan, ChunkPlan)
+        if job.layout.decoder is None:
+            for codec in reversed(plan.zarr_codecs):
+                (buffer,) = await codec.decode([(buffer, job.spec)])
+        stored = buffer.as_numpy_array()
+        if (job.layout.decoder is not None and not job.layout.decoder.chain.raw) or (
+            stored.nbytes > _INLINE_BYTES
+        ):
+            await asyncio.to_thread(self.decode_stored, job, stored)
+        else:
+            self.decode_stored(job, stored)
+
+    # ---- shards -------------------------------------------------------
+
+    def read_local_shards(self, jobs: Sequence[ChunkJob]) -> None:
+        """Read shards from local files (runs on a thread)."""
+        plan = self.plan
+        assert isinstance(plan, ShardPlan)
+        scratch = thread_scratch()
+        for job in jobs:
+            assert job.path is not None and job.key is not None
+            inner = plan.inner_layout(job.spec)
+            layout = plan.shard_layout(job.layout.shape)
+            assert inner.decoder is not None
+            bound = layout.count * inner.decoder.max_stored_nbytes + layout.index_nbytes
+            file = open_chunk_file(job.path, key=job.key, max_nbytes=bound)
+            if file is None:
+                self.fill(job)
+                continue
+            with file:
+                stored = file.read_into(scratch.bytes("shard", file.size))
+            self.unpack_shard(job, stored)
+
+    async def read_stored_shard(self, job: ChunkJob) -> None:
+        """Fetch one shard through zarr's store and decode its chunks."""
+        buffer = await job.getter.get(prototype=job.spec.prototype)
+        if buffer is None:
+            self.fill(job)
+            return
+        stored = buffer.as_numpy_array()
+        await asyncio.to_thread(self.unpack_shard, job, stored)
+
+    def unpack_shard(self, job: ChunkJob, stored: Any) -> None:
+        """Decode, check and place the inner chunks of one shard's stored bytes."""
+        plan = self.plan
+        assert isinstance(plan, ShardPlan)
+        key = job.key or "(a shard inside a shard)"
+        inner = plan.inner_layout(job.spec)
+        shard_shape = job.layout.shape
+        layout = plan.shard_layout(shard_shape)
+        assert inner.decoder is not None
+        index = layout.read_index(stored, key=key, max_chunk_nbytes=inner.decoder.max_stored_nbytes)
+        view = memoryview(stored)
+        ndim = len(shard_shape)
+        fill = fill_value(job.spec)
+        # The whole shard in the stored layout, unless its inner chunks can
+        # go straight into the result.
+        block = job.block
+        dense = plan.dense_run(index, inner, layout)
+        if block is not None and dense is not None and ndim == 1:
+            start, stop = dense
+            data = view[start:stop]
+            self._validate_shard_run(job, inner, layout, index, data, shard_shape)
+            self.place(job, data)
+            return
+        dtype = _stored_dtype(inner)
+        assembled = np.empty(shard_shape, dtype)
+        scratch = thread_scratch()
+        for local in range(layout.count):
+            grid = _unravel(local, layout.chunks_per_shard)
+            region = tuple(
+                slice(g * c, min(g * c + c, s)) for g, c, s in zip(grid, inner.shape, shard_shape)
+            )
+            cut = tuple(slice(0, r.stop - r.start) for r in region)
+            if not index.present[local]:
+                assembled[region] = fill
+                continue
+            start, nbytes = int(index.offsets[local]), int(index.nbytes[local])
+            stored_chunk = view[start : start + nbytes]
+            inner_job = _inner_job(job, inner, grid, shard_shape)
+            try:
+                if inner.decoder.chain.raw:
+                    data = inner.decoder.decode(stored_chunk, key=key)
+                else:
+                    data = inner.decoder.decode(
+                        stored_chunk,
+                        key=key,
+                        out=scratch.bytes("inner", inner.nbytes),
+                    )
+                inner.elements.validate(data)
+            except InvalidCodePointError as exc:
+                raise self.names.in_shard(
+                    job.key, job.getter, shard_shape, self.names.named(inner_job, exc)
+                ) from None
+            chunk = np.frombuffer(data, dtype, count=inner.count).reshape(
+                inner.shape, order=inner.order
+            )
+            assembled[region] = chunk[cut]
+        part = assembled[job.chunk_selection]
+        if self.drop_axes:
+            part = part.squeeze(axis=self.drop_axes)
+        self.out[job.out_selection] = part
+
+    def _validate_shard_run(
+        self,
+        job: ChunkJob,
+        inner: ChunkLayout,
+        layout: Any,
+        index: Any,
+        data: Any,
+        shard_shape: tuple[int, ...],
+    ) -> None:
+        """Check a dense run of raw inner chunks in one call; name the inner chunk of an error."""
+        try:
+            inner.elements.validate(data)
+        except InvalidCodePointError as exc:
+            local, element = divmod(exc.index, inner.count)
+            grid = _unravel(local, layout.chunks_per_shard)
+            inner_job = _inner_job(job, inner, grid, shard_shape)
+            in_chunk = InvalidCodePointError(element, exc.position, exc.code_point)
+            raise self.names.in_shard(
+                job.key, job.getter, shard_shape, self.names.named(inner_job, in_chunk)
+            ) from None
+
+    # ---- the batch ----------------------------------------------------
+
+    async def run(self, jobs: list[ChunkJob]) -> tuple[ChunkStatus, ...]:
+        """Read every job: local ones on threads, the others through the store."""
+        plan = self.plan
+        sharded = isinstance(plan, ShardPlan)
+        in_thread = sharded or (isinstance(plan, ChunkPlan) and plan.specs is not None)
+        local: list[ChunkJob] = []
+        other: list[ChunkJob] = []
+        for job in jobs:
+            (local if in_thread and job.path is not None else other).append(job)
+        limit = config.get("async.concurrency")
+        read_share: Callable[[Sequence[ChunkJob]], None] = (
+            self.read_local_shards if sharded else self.read_local
+        )
+        awaitables: list[Awaitable[Any]] = [
+            asyncio.to_thread(read_share, share) for share in _shares(local, limit)
+        ]
+        if other:
+            one = self.read_stored_shard if sharded else self.read_stored
+            awaitables.append(concurrent_map([(job,) for job in other], one, limit))
+        await asyncio.gather(*awaitables)
+        return tuple(self.statuses)
+
+
+def _unravel(local: int, extents: Sequence[int]) -> tuple[int, ...]:
+    position = []
+    for extent in reversed(extents):
+        local, i = divmod(local, extent)
+        position.append(i)
+    return tuple(reversed(position))
+
+
+def _inner_job(
+    job: ChunkJob, inner: ChunkLayout, grid: tuple[int, ...], shard_shape: tuple[int, ...]
+) -> ChunkJob:
+    """A job standing for an inner chunk of ``job``'s shard, for naming its errors."""
+
+    class _Where:
+        chunk_coords = grid
+
+    return ChunkJob(job.position, _Where(), None, None, job.spec, inner, (), (), True, None)
+
+
+def _shares(items: list[ChunkJob], limit: int | None) -> list[list[ChunkJob]]:
+    """Split ``items`` into at most as many runs as zarr lets run at once."""
+    if not items:
+        return []
+    workers = config.get("threading.max_workers", None) or os.cpu_count() or 1
+    n = max(1, min(len(items), limit or len(items), workers))
+    size = -(-len(items) // n)
+    return [items[i : i + size] for i in range(0, len(items), size)]
