@@ -33,8 +33,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from ._codec import _DTYPE_NAME, BytesCodec, InvalidChunkCodePointError, StrictFixedLengthUTF32
-from ._pipeline import BATCHED_PATH, FALLBACK_KEY, CodecPipeline
-from ._write import StringTooLongForArrayError, setitem
+from ._pipeline import BATCHED_PATH, FALLBACK_KEY, CodecPipeline, UncheckedChunksWarning
+from ._setitem import StringTooLongForArrayError, setitem
 
 __all__ = [
     "BytesCodec",
@@ -42,6 +42,7 @@ __all__ = [
     "StrictFixedLengthUTF32",
     "InvalidChunkCodePointError",
     "StringTooLongForArrayError",
+    "UncheckedChunksWarning",
     "enable",
     "disable",
     "enabled",
