@@ -54,6 +54,7 @@ __all__ = [
     "literal",
     "evolve_pipeline",
     "pipeline_class",
+    "sync_store_path",
 ]
 
 
@@ -92,6 +93,26 @@ class ChunkStatus(TypedDict):
 
 PRESENT: Final[ChunkStatus] = {"status": "present"}
 MISSING: Final[ChunkStatus] = {"status": "missing"}
+
+try:  # zarr >= 3.4: stores that read, write and delete without an event loop
+    from zarr.abc.store import SupportsSyncStore as _SupportsSyncStore
+except ImportError:  # pragma: no cover - zarr 3.1
+    _SupportsSyncStore = None  # type: ignore[assignment,misc]
+
+
+def sync_store_path(getter: object) -> bool:
+    """Whether ``getter`` is a ``StorePath`` whose store does its IO synchronously.
+
+    zarr 3.4's ``StorePath.get_sync``, ``set_sync`` and ``delete_sync`` then
+    work (a store opts out with ``_supports_sync_io``); on zarr 3.1 none does.
+    """
+    from zarr.storage import StorePath
+
+    if _SupportsSyncStore is None or type(getter) is not StorePath:
+        return False
+    store = getter.store
+    return isinstance(store, _SupportsSyncStore) and bool(getattr(store, "_supports_sync_io", True))
+
 
 #: zarr's FusedCodecPipeline class (zarr >= 3.4), or None.
 FusedCodecPipeline: Final[type[CodecPipeline] | None] = getattr(

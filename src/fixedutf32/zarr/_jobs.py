@@ -23,7 +23,7 @@ from ._plan import ChunkLayout, ChunkPlan, ShardPlan
 if TYPE_CHECKING:
     from zarr.core.array_spec import ArraySpec
 
-__all__ = ["ChunkJob", "direct_block", "fill_value", "jobs_of"]
+__all__ = ["ChunkJob", "direct_block", "fill_value", "jobs_of", "shares"]
 
 _UINT8 = np.dtype(np.uint8)
 
@@ -155,3 +155,21 @@ def jobs_of(
             )
         )
     return jobs
+
+
+def shares(jobs: list[ChunkJob]) -> list[list[ChunkJob]]:
+    """Split ``jobs`` into runs, one per thread zarr lets run at once.
+
+    As many runs as ``threading.max_workers`` (default: one per CPU) and
+    ``async.concurrency`` allow, each of consecutive chunks: one thread hop
+    per run rather than per chunk.
+    """
+    if not jobs:
+        return []
+    from zarr.core.config import config
+
+    limit = config.get("async.concurrency")
+    workers = config.get("threading.max_workers", None) or os.cpu_count() or 1
+    n = max(1, min(len(jobs), limit or len(jobs), workers))
+    size = -(-len(jobs) // n)
+    return [jobs[i : i + size] for i in range(0, len(jobs), size)]

@@ -17,7 +17,6 @@ are fetched by zarr's store, concurrently, and decoded where they arrive
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +30,7 @@ from .._source.files import open_chunk_file
 from .._status import status_error
 from ..errors import InvalidCodePointError
 from ._compat import MISSING, PRESENT, ChunkStatus
-from ._jobs import ChunkJob, fill_value
+from ._jobs import ChunkJob, fill_value, shares
 from ._plan import NATIVE, ChunkLayout, ChunkPlan, ShardPlan
 
 if TYPE_CHECKING:
@@ -311,7 +310,7 @@ class BatchRead:
             self.read_local_shards if sharded else self.read_local
         )
         awaitables: list[Awaitable[Any]] = [
-            asyncio.to_thread(read_share, share) for share in _shares(local, limit)
+            asyncio.to_thread(read_share, share) for share in shares(local)
         ]
         if other:
             one = self.read_stored_shard if sharded else self.read_stored
@@ -337,13 +336,3 @@ def _inner_job(
         chunk_coords = grid
 
     return ChunkJob(job.position, _Where(), None, None, job.spec, inner, (), (), True, None)
-
-
-def _shares(items: list[ChunkJob], limit: int | None) -> list[list[ChunkJob]]:
-    """Split ``items`` into at most as many runs as zarr lets run at once."""
-    if not items:
-        return []
-    workers = config.get("threading.max_workers", None) or os.cpu_count() or 1
-    n = max(1, min(len(items), limit or len(items), workers))
-    size = -(-len(items) // n)
-    return [items[i : i + size] for i in range(0, len(items), size)]

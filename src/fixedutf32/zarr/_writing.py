@@ -125,6 +125,31 @@ class BatchWrite:
         except InvalidCodePointError as exc:
             raise self.names.named(job, exc) from None
 
+    def compressed_here(self, job: ChunkJob, encoded: Any) -> Any:
+        """:meth:`compressed` for a chunk-source chain, on this thread."""
+        decoder = job.layout.decoder
+        assert decoder is not None
+        prototype = job.spec.prototype
+        if decoder.chain.raw:
+            return prototype.buffer.from_array_like(encoded)
+        data = decoder.chain.encode(encoded)
+        return prototype.buffer.from_array_like(np.frombuffer(data, np.uint8))
+
+    def write_share(self, jobs: list[ChunkJob]) -> None:
+        """Write chunks to a store that does its IO synchronously (runs on a thread)."""
+        for job in jobs:
+            chunk = self._whole_from_value(job)
+            if chunk is None:
+                existing = None
+                if not job.complete:
+                    existing = job.getter.get_sync(prototype=job.spec.prototype)
+                chunk = self.merged(job, existing)
+            encoded = self.encoded(job, chunk)
+            if encoded is None:
+                job.getter.delete_sync()
+            else:
+                job.getter.set_sync(self.compressed_here(job, encoded))
+
     async def compressed(self, job: ChunkJob, encoded: Any) -> Any:
         """What the store gets for the chunk: its bytes with the codecs applied."""
         prototype = job.spec.prototype
