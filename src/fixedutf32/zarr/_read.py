@@ -29,7 +29,7 @@ from .._source import thread_scratch
 from .._source.files import open_chunk_file
 from .._status import status_error
 from ..errors import InvalidCodePointError
-from ._compat import MISSING, PRESENT, ChunkStatus
+from ._compat import MISSING, PRESENT, ChunkStatus, sync_store_path
 from ._jobs import ChunkJob, fill_value, shares
 from ._plan import NATIVE, ChunkLayout, ChunkPlan, ShardPlan
 
@@ -140,6 +140,16 @@ class BatchRead:
                 self.fill(job)
                 continue
             self.place(job, chunk)
+
+    def read_sync_share(self, jobs: Sequence[ChunkJob]) -> None:
+        """Read chunks (or shards) from a store with synchronous IO (runs on a thread)."""
+        unpack = self.unpack_shard if isinstance(self.plan, ShardPlan) else self.decode_stored
+        for job in jobs:
+            buffer = job.getter.get_sync(prototype=job.spec.prototype)
+            if buffer is None:
+                self.fill(job)
+            else:
+                unpack(job, buffer.as_numpy_array())
 
     def decode_stored(self, job: ChunkJob, stored: Any) -> None:
         """Decode, check and place the stored bytes of one chunk (any store)."""
@@ -301,10 +311,16 @@ class BatchRead:
         plan = self.plan
         sharded = isinstance(plan, ShardPlan)
         in_thread = sharded or (isinstance(plan, ChunkPlan) and plan.specs is not None)
-        local: list[ChunkJob] = []
-        other: list[ChunkJob] = []
+        local: list[ChunkJob] = []  # files of a local directory, read here
+        here: list[ChunkJob] = []  # stores with synchronous IO (zarr >= 3.4)
+        other: list[ChunkJob] = []  # the rest, through zarr's store
         for job in jobs:
-            (local if in_thread and job.path is not None else other).append(job)
+            if in_thread and job.path is not None:
+                local.append(job)
+            elif in_thread and sync_store_path(job.getter):
+                here.append(job)
+            else:
+                other.append(job)
         limit = config.get("async.concurrency")
         read_share: Callable[[Sequence[ChunkJob]], None] = (
             self.read_local_shards if sharded else self.read_local
@@ -312,6 +328,7 @@ class BatchRead:
         awaitables: list[Awaitable[Any]] = [
             asyncio.to_thread(read_share, share) for share in shares(local)
         ]
+        awaitables += [asyncio.to_thread(self.read_sync_share, share) for share in shares(here)]
         if other:
             one = self.read_stored_shard if sharded else self.read_stored
             awaitables.append(concurrent_map([(job,) for job in other], one, limit))
