@@ -1120,3 +1120,97 @@ def test_group_members_equal_created_arrays(tmp_path):
         assert members == arrays
         assert group["b"] == arrays["b"]
         assert zarr.open_group(tmp_path / "g") == group
+
+
+# ---------------------------------------------------------------------------
+# Partial reads by byte range: raw local chunks, a small part of each selected
+
+
+@pytest.fixture
+def ranged_reads(monkeypatch):
+    """The chunks read by byte range (an observer; the code runs as is)."""
+    # Private on purpose: which way a chunk was read shows nowhere in the results.
+    import fixedutf32.zarr._read as read_module
+
+    calls = []
+    decide = read_module._runs_if_few
+
+    def observed(*args):
+        runs = decide(*args)
+        calls.append(runs is not None)
+        return runs
+
+    monkeypatch.setattr(read_module, "_runs_if_few", observed)
+    return calls
+
+
+RANGED = {
+    "1-D slice": (lambda a: a[1000:1100], (5000,), (2048,)),
+    "1-D random": (lambda a: a.vindex[np.array([3, 2047, 2048, 4999, 17, 4000])], (5000,), (2048,)),
+    "1-D one": (lambda a: a[4321], (5000,), (2048,)),
+    "2-D orthogonal": (lambda a: a.oindex[[0, 5, 99], [1, 50, 63]], (100, 64), (50, 64)),
+    "2-D column": (lambda a: a[:, 7], (100, 64), (50, 64)),
+    "2-D block": (lambda a: a[10:12, 3:9], (100, 64), (50, 64)),
+    "2-D mask": (lambda a: a.vindex[np.eye(100, 64, dtype=bool)], (100, 64), (50, 64)),
+}
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("endian", ["<", ">"])
+@pytest.mark.parametrize("name", sorted(RANGED))
+def test_small_selections_read_by_byte_range_equal_stock(
+    tmp_path, name, endian, order, ranged_reads
+):
+    select, shape, chunks = RANGED[name]
+    data = make_data(7, shape)
+    arr = zarr.create_array(
+        tmp_path / "a", shape=shape, chunks=chunks, dtype=f"{endian}U4", zarr_format=2,
+        order=order, compressors=None, fill_value="",
+    )  # fmt: skip
+    arr[:] = data
+    expected = select(zarr.open_array(tmp_path / "a"))
+    with fz.enabled():
+        got = select(zarr.open_array(tmp_path / "a"))
+    assert np.asarray(got).dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(got, expected)
+    # Elements about 1 KiB apart make one run with the gaps between (4 KiB at
+    # most): above a quarter of the chunk, it is read whole instead, which
+    # costs less than a read per element. In F order the mask's second chunk
+    # is sparse enough (a fifth), its first is not.
+    dense = name in ("2-D column", "2-D mask") and order == "C"
+    assert any(ranged_reads) != dense, ranged_reads
+
+
+def test_byte_range_reads_check_what_they_return(tmp_path, ranged_reads):
+    arr = zarr.create_array(
+        tmp_path / "a", shape=(4096,), chunks=(4096,), dtype="<U2",
+        serializer=BytesCodec(endian="big"), compressors=None, fill_value="",
+    )  # fmt: skip
+    arr[:] = "ok"
+    chunk = tmp_path / "a" / "c" / "0"
+    raw = bytearray(chunk.read_bytes())
+    raw[8 * 3000 + 4 : 8 * 3000 + 8] = (0xDFFF).to_bytes(4, "big")  # element 3000, position 1
+    chunk.write_bytes(bytes(raw))
+    with fz.enabled():
+        arr = zarr.open_array(tmp_path / "a")
+        assert arr[10:20].tolist() == ["ok"] * 10  # the bad element is not read
+        with pytest.raises(fz.InvalidChunkCodePointError) as info:
+            arr[2990:3010]
+        assert arr.vindex[[5, 6]].tolist() == ["ok", "ok"]
+        with pytest.raises(fz.InvalidChunkCodePointError) as again:
+            arr.vindex[[5, 3000]]
+    for err in (info.value, again.value):
+        assert (err.chunk_key, err.index, err.position, err.array_index) == (
+            "c/0",
+            3000,
+            1,
+            (3000,),
+        )
+    assert all(ranged_reads)
+    # a file of the wrong size is refused before any range is read
+    chunk.write_bytes(bytes(raw[:-8]))
+    with fz.enabled(), pytest.raises(fixedutf32.ChunkSizeError, match="chunk c/0 holds"):
+        zarr.open_array(tmp_path / "a")[5]
+    chunk.unlink()
+    with fz.enabled():
+        assert zarr.open_array(tmp_path / "a")[10:12].tolist() == ["", ""]

@@ -173,6 +173,49 @@ class ChunkFile:
             self._fill(block)
             on_block(block, start)
 
+    def read_at(self, offset: int, out: Buffer) -> memoryview:
+        """Read ``len(out)`` bytes from ``offset`` of the file into ``out`` (``pread``).
+
+        For the parts of a chunk a selection needs, and a shard's index.
+
+        Parameters
+        ----------
+        offset : int
+            Where to start, at most :attr:`size` minus the bytes asked for.
+        out : writable buffer
+            As many bytes as are wanted.
+
+        Returns
+        -------
+        memoryview
+            ``out``'s bytes (shares its memory).
+
+        Raises
+        ------
+        CorruptChunkError
+            If the file ends before (it shrank since it was opened).
+        ValueError
+            If the range is not inside the file as it was opened.
+        """
+        view = as_bytes(out)
+        if offset < 0 or offset + view.nbytes > self.size:
+            end = offset + view.nbytes
+            raise ValueError(f"bytes {offset}..{end} are not inside the file of {self.size} bytes")
+        if not hasattr(os, "preadv"):  # Windows: seek, then read
+            self._file.seek(offset)
+            self._fill(view)
+            return view
+        done = 0
+        fd = self._file.fileno()
+        while done < view.nbytes:
+            n = os.preadv(fd, [view[done:]], offset + done)
+            if not n:
+                raise CorruptChunkError(
+                    self.key, f"the file shrank while it was read ({self.size} bytes at first)"
+                )
+            done += n
+        return view
+
 
 def open_chunk_file(path: str | os.PathLike[str], *, key: str, max_nbytes: int) -> ChunkFile | None:
     """Open a local chunk file if it is a regular file of at most ``max_nbytes`` bytes.

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -130,6 +131,11 @@ class BatchRead:
             layout = job.layout
             decoder = layout.decoder
             assert decoder is not None and job.path is not None  # local jobs only
+            if job.block is None and decoder.chain.raw:
+                runs = _runs_if_few(layout, job.chunk_selection)
+                if runs is not None:
+                    self.read_local_runs(job, runs)
+                    continue
             chunk = scratch.bytes("chunk", layout.nbytes)
 
             def check(block: memoryview, offset: int, job: ChunkJob = job) -> None:
@@ -150,6 +156,36 @@ class BatchRead:
                 self.fill(job)
             else:
                 unpack(job, buffer.as_numpy_array())
+
+    def read_local_runs(self, job: ChunkJob, runs: _Runs) -> None:
+        """Read only the elements a selection needs from a raw local chunk, by byte range."""
+        layout = job.layout
+        decoder = layout.decoder
+        assert decoder is not None and job.path is not None and job.key is not None
+        file = decoder.open_file(job.path, key=job.key)  # regular, and the chunk's size
+        if file is None:
+            self.fill(job)
+            return
+        size = layout.length_bytes
+        stored = thread_scratch().bytes("runs", int(runs.lengths.sum()) * size)
+        with file:
+            for start, length, base in zip(
+                runs.starts.tolist(), runs.lengths.tolist(), runs.bases.tolist()
+            ):
+                file.read_at(start * size, stored[base * size : (base + length) * size])
+        # take(), not [...]: a 0-d selection would give a NumPy scalar, in native order
+        values = np.frombuffer(stored, _stored_dtype(layout)).take(runs.positions.reshape(-1))
+        try:
+            layout.elements.validate(values)
+        except InvalidCodePointError as exc:
+            element = int(runs.selected.reshape(-1)[exc.index])  # in the chunk, stored order
+            raise self.names.named(
+                job, InvalidCodePointError(element, exc.position, exc.code_point)
+            ) from None
+        values = values.reshape(runs.positions.shape)
+        if self.drop_axes:
+            values = values.squeeze(axis=self.drop_axes)
+        self.out[job.out_selection] = values
 
     def decode_stored(self, job: ChunkJob, stored: Any) -> None:
         """Decode, check and place the stored bytes of one chunk (any store)."""
@@ -334,6 +370,52 @@ class BatchRead:
             awaitables.append(concurrent_map([(job,) for job in other], one, limit))
         await asyncio.gather(*awaitables)
         return tuple(self.statuses)
+
+
+# A selection is read by byte range when the runs it needs (gaps of up to this
+# many bytes read along) add up to at most this fraction of the chunk: above
+# it, one read of the whole chunk costs less than the separate reads.
+_RANGE_GAP_BYTES = 4096
+_RANGE_FRACTION = 0.25
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """The element runs of a chunk a selection needs, and where each selected element is.
+
+    ``selected``: the flat (stored order) index in the chunk of each selected
+    element, shaped as the selection's result; ``starts``, ``lengths``: the
+    runs to read, in elements; ``bases``: where each run goes in the buffer
+    read into; ``positions``: where each selected element is in that buffer.
+    """
+
+    selected: np.ndarray[Any, np.dtype[np.intp]]
+    starts: np.ndarray[Any, np.dtype[np.intp]]
+    lengths: np.ndarray[Any, np.dtype[np.intp]]
+    bases: np.ndarray[Any, np.dtype[np.intp]]
+    positions: np.ndarray[Any, np.dtype[np.intp]]
+
+
+def _runs_if_few(layout: ChunkLayout, selection: Any) -> _Runs | None:
+    """The runs to read for ``selection`` of a chunk, if they are few enough bytes."""
+    if layout.count <= 1:
+        return None
+    flat = np.arange(layout.count, dtype=np.intp).reshape(layout.shape, order=layout.order)
+    selected = flat[selection]
+    wanted = np.unique(selected)
+    if wanted.size * layout.length_bytes > _RANGE_FRACTION * layout.nbytes:
+        return None
+    gap = max(1, _RANGE_GAP_BYTES // layout.length_bytes)
+    breaks = np.flatnonzero(np.diff(wanted) > gap) + 1
+    starts = wanted[np.concatenate(([0], breaks))]
+    stops = wanted[np.concatenate((breaks - 1, [wanted.size - 1]))] + 1
+    lengths = stops - starts
+    if lengths.sum() * layout.length_bytes > _RANGE_FRACTION * layout.nbytes:
+        return None
+    bases = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.intp)
+    run = np.searchsorted(starts, selected, side="right") - 1
+    positions = bases[run] + (selected - starts[run])
+    return _Runs(selected, starts, lengths, bases, positions)
 
 
 def _unravel(local: int, extents: Sequence[int]) -> tuple[int, ...]:
