@@ -1214,3 +1214,122 @@ def test_byte_range_reads_check_what_they_return(tmp_path, ranged_reads):
     chunk.unlink()
     with fz.enabled():
         assert zarr.open_array(tmp_path / "a")[10:12].tolist() == ["", ""]
+
+
+# ---------------------------------------------------------------------------
+# Sharded arrays, read by the pipeline itself
+
+SHARDED = {
+    # name: (shape, inner chunks, shards, zarr's subchunk order where it has one)
+    "1-D": ((1000,), (16,), (128,)),
+    "2-D": ((37, 50), (4, 5), (8, 10)),
+    "3-D": ((9, 8, 7), (2, 2, 3), (4, 4, 6)),
+}
+SHARD_SELECTIONS = {
+    "all": lambda a: a[...],
+    "slice": lambda a: a[tuple(slice(1, max(2, n // 2)) for n in a.shape)],
+    "one": lambda a: a[tuple(n - 2 for n in a.shape)],
+    "orthogonal": lambda a: a.oindex[tuple([0, n - 1, n // 3] for n in a.shape)],
+    "coordinate": lambda a: a.vindex[tuple(np.array([0, n - 1, n // 3]) for n in a.shape)],
+    "strided": lambda a: a[tuple(slice(None, None, 3) for _ in a.shape)],
+}
+
+
+@pytest.fixture
+def shard_ranges(monkeypatch):
+    """The inner chunks the partial-shard reads fetched (an observer)."""
+    # Private on purpose: which inner chunks were read shows nowhere in the results.
+    import fixedutf32.zarr._read as read_module
+
+    fetched = []
+    touched = read_module._touched_chunks
+
+    def observed(*args):
+        result = touched(*args)
+        fetched.append(result)
+        return result
+
+    monkeypatch.setattr(read_module, "_touched_chunks", observed)
+    return fetched
+
+
+@pytest.mark.parametrize("endian", ["little", "big"])
+@pytest.mark.parametrize("compressed", [False, True], ids=["raw", "zstd"])
+@pytest.mark.parametrize("name", sorted(SHARDED))
+def test_sharded_reads_equal_stock(tmp_path, name, compressed, endian, shard_ranges):
+    shape, chunks, shards = SHARDED[name]
+    rng = np.random.default_rng(3)
+    data = np.array(TEXT, dtype="<U4")[rng.integers(0, len(TEXT), shape)]
+    arr = zarr.create_array(
+        tmp_path / "a", shape=shape, chunks=chunks, shards=shards, dtype="<U4", fill_value=FILL,
+        serializer=BytesCodec(endian=endian), compressors=[ZstdCodec()] if compressed else None,
+    )  # fmt: skip
+    # the last shard along the first axis partly written: its missing inner
+    # chunks read as the fill value; edge shards cut by the array's shape
+    region = (slice(0, shape[0] - chunks[0] - 1),)
+    arr[region] = data[region]
+    stock = zarr.open_array(tmp_path / "a")
+    with fz.enabled():
+        ours = zarr.open_array(tmp_path / "a")
+        for kind, select in SHARD_SELECTIONS.items():
+            np.testing.assert_array_equal(select(ours), select(stock), err_msg=kind)
+
+
+@pytest.mark.parametrize("name", sorted(SHARDED))
+def test_sharded_read_names_the_shard_and_the_element(tmp_path, name):
+    shape, chunks, shards = SHARDED[name]
+    arr = zarr.create_array(
+        tmp_path / "a", shape=shape, chunks=chunks, shards=shards, dtype="<U2", fill_value="",
+        serializer=BytesCodec(endian="little"), compressors=None,
+    )  # fmt: skip
+    arr[...] = "ok"
+    bad = tuple(n - 2 for n in shape)
+    stock = zarr.open_array(tmp_path / "a")
+    stock[bad] = "a\ud800"  # stock zarr writes it without a word
+    shard_index = tuple(b // s for b, s in zip(bad, shards))
+    key = "c/" + "/".join(map(str, shard_index))
+    in_chunk = tuple(b % c for b, c in zip(bad, chunks))
+    element = int(np.ravel_multi_index(in_chunk, chunks))
+    for select in (lambda a: a[...], lambda a: a[bad], lambda a: a.vindex[tuple([b] for b in bad)]):
+        with fz.enabled(), pytest.raises(fz.InvalidChunkCodePointError) as info:
+            select(zarr.open_array(tmp_path / "a"))
+        err = info.value
+        assert (err.chunk_key, err.array_index, err.index, err.position) == (key, bad, element, 1)
+    with fz.enabled():  # elsewhere reads fine
+        assert zarr.open_array(tmp_path / "a")[(0,) * len(shape)] == "ok"
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["raw", "zstd"])
+def test_a_small_selection_of_a_large_shard_reads_the_chunks_it_touches(
+    tmp_path, compressed, shard_ranges
+):
+    # 2 MiB shards of 16 KiB inner chunks, Morton order (zarr 3.4's default) in 2-D,
+    # of text that zstd cannot shrink below the size read whole (256 KiB)
+    shape, chunks, shards = (256, 2048), (32, 32), (256, 512)
+    rng = np.random.default_rng(4)
+    units = rng.integers(0x4E00, 0x9FFF, (*shape, 4), dtype=np.uint32)
+    data = units.astype("<u4").view("<U4").reshape(shape)
+    arr = zarr.create_array(
+        tmp_path / "a", shape=shape, chunks=chunks, shards=shards, dtype="<U4", fill_value="",
+        compressors=[ZstdCodec()] if compressed else None,
+    )  # fmt: skip
+    arr[:] = data
+    arr[:32, :32] = ""  # an inner chunk of fill values only: not stored
+    stock = zarr.open_array(tmp_path / "a")
+    selections = {
+        "a few elements": lambda a: a.vindex[[0, 5, 130, 255], [0, 40, 300, 2047]],
+        "a row": lambda a: a[70, 100:400],
+        "a block": lambda a: a[10:40, 20:50],
+        "the empty chunk": lambda a: a[1:3, 1:3],
+    }
+    with fz.enabled():
+        ours = zarr.open_array(tmp_path / "a")
+        for kind, select in selections.items():
+            shard_ranges.clear()
+            np.testing.assert_array_equal(select(ours), select(stock), err_msg=kind)
+            assert shard_ranges, kind  # read by range, not whole
+            per_shard = (256 // 32) * (512 // 32)
+            assert all(0 < len(touched) < per_shard for touched in shard_ranges), kind
+        shard_ranges.clear()
+        np.testing.assert_array_equal(ours[:, :512], stock[:, :512])  # a whole shard
+        assert not shard_ranges

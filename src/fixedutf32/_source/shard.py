@@ -165,8 +165,60 @@ class ShardLayout:
         index_nbytes = self.index_nbytes
         if size < index_nbytes:
             raise shard_index_size_error(key, size, self.count, index_nbytes)
+        start = self.index_offset(size)
+        return self.parse_index(
+            data[start : start + index_nbytes], size, key=key, max_chunk_nbytes=max_chunk_nbytes
+        )
+
+    def index_offset(self, shard_nbytes: int) -> int:
+        """Where the index starts in a shard of ``shard_nbytes`` bytes.
+
+        Parameters
+        ----------
+        shard_nbytes : int
+            At least :attr:`index_nbytes`.
+
+        Returns
+        -------
+        int
+        """
+        return 0 if self.index_location == "start" else shard_nbytes - self.index_nbytes
+
+    def parse_index(
+        self, raw: Buffer, shard_nbytes: int, *, key: str, max_chunk_nbytes: int
+    ) -> ShardIndex:
+        """Read and check an index read on its own (the :attr:`index_nbytes` of a shard).
+
+        For a reader that fetches the index first and then only the inner
+        chunks it needs: every entry is checked against the size of the whole
+        shard, as :meth:`read_index` checks it.
+
+        Parameters
+        ----------
+        raw : buffer
+            Exactly :attr:`index_nbytes` bytes, from :meth:`index_offset`.
+        shard_nbytes : int
+            The size of the whole shard.
+        key : str
+        max_chunk_nbytes : int
+
+        Returns
+        -------
+        ShardIndex
+
+        Raises
+        ------
+        ChunkSizeError, CorruptChunkError
+            As :meth:`read_index`.
+        """
+        size = shard_nbytes
+        index_nbytes = self.index_nbytes
+        if size < index_nbytes:
+            raise shard_index_size_error(key, size, self.count, index_nbytes)
+        raw = as_bytes(raw)
+        if raw.nbytes != index_nbytes:
+            raise ValueError(f"raw holds {raw.nbytes} bytes; the index holds {index_nbytes}")
         at_start = self.index_location == "start"
-        raw = data[:index_nbytes] if at_start else data[size - index_nbytes :]
         if self.index_checksum:
             from numcodecs import CRC32C
 

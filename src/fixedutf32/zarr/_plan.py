@@ -218,22 +218,31 @@ class ShardPlan:
 
     def dense_run(
         self, index: ShardIndex, inner: ChunkLayout, layout: ShardLayout
-    ) -> tuple[int, int] | None:
-        """Where the shard's raw inner chunks lie as one run in C order, if they do.
+    ) -> tuple[int, np.ndarray[Any, np.dtype[np.intp]]] | None:
+        """Where the shard's raw inner chunks lie as one run, if they do.
 
-        Returns ``(start, stop)`` bytes of the shard when every inner chunk
-        is present, stored raw, and they follow each other in C order with
-        nothing between them (the usual layout of a shard written whole);
-        else None.
+        Returns ``(start, locals_in_file_order)`` when every inner chunk is
+        present, stored raw at its full size, and they follow each other with
+        nothing between them, in any order (C order, or zarr's default Morton
+        order): the run is ``count * inner.nbytes`` bytes from ``start``, and
+        its ``i``-th chunk is inner chunk ``locals_in_file_order[i]`` (flat, C
+        order).  Else None.
         """
         if inner.decoder is None or not inner.decoder.chain.raw or not index.present.all():
             return None
-        nbytes = inner.nbytes
-        start = int(index.offsets[0]) if layout.count else 0
-        expected = start + nbytes * np.arange(layout.count, dtype=np.uint64)
-        if not (np.array_equal(index.offsets, expected) and (index.nbytes == nbytes).all()):
+        count, nbytes = layout.count, inner.nbytes
+        if not count or not (index.nbytes == nbytes).all():
             return None
-        return start, start + nbytes * layout.count
+        start = int(index.offsets.min())
+        slots = (index.offsets - np.uint64(start)).astype(np.intp)
+        if (slots % nbytes).any():
+            return None
+        slots //= nbytes
+        in_file_order = np.full(count, -1, np.intp)
+        in_file_order[np.minimum(slots, count - 1)] = np.arange(count, dtype=np.intp)
+        if (slots >= count).any() or (in_file_order < 0).any():
+            return None  # gaps, or two chunks at one place
+        return start, in_file_order
 
 
 @dataclass(frozen=True)

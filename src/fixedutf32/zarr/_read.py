@@ -17,7 +17,7 @@ are fetched by zarr's store, concurrently, and decoded where they arrive
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,15 +26,18 @@ from zarr.core.common import concurrent_map
 from zarr.core.config import config
 
 from .. import _kernels
+from .._checks import as_bytes
 from .._source import thread_scratch
 from .._source.files import open_chunk_file
 from .._status import status_error
 from ..errors import InvalidCodePointError
+from ._codec import InvalidChunkCodePointError
 from ._compat import MISSING, PRESENT, ChunkStatus, sync_store_path
 from ._jobs import ChunkJob, fill_value, shares
 from ._plan import NATIVE, ChunkLayout, ChunkPlan, ShardPlan
 
 if TYPE_CHECKING:
+    from .._source import ShardIndex, ShardLayout
     from ._naming import ChunkNames
 
 __all__ = ["BatchRead"]
@@ -231,7 +234,12 @@ class BatchRead:
     # ---- shards -------------------------------------------------------
 
     def read_local_shards(self, jobs: Sequence[ChunkJob]) -> None:
-        """Read shards from local files (runs on a thread)."""
+        """Read shards from local files (runs on a thread).
+
+        A shard read whole is read with one ``readinto``; one the selection
+        needs only part of has its index read first, then only the inner
+        chunks the selection touches, neighbours coalesced into one read.
+        """
         plan = self.plan
         assert isinstance(plan, ShardPlan)
         scratch = thread_scratch()
@@ -246,8 +254,19 @@ class BatchRead:
                 self.fill(job)
                 continue
             with file:
-                stored = file.read_into(scratch.bytes("shard", file.size))
-            self.unpack_shard(job, stored)
+                if job.complete or file.size <= _WHOLE_SHARD_BYTES:
+                    stored = file.read_into(scratch.bytes("shard", file.size))
+                    self.unpack_shard(job, stored)
+                    continue
+                raw = file.read_at(
+                    layout.index_offset(file.size), scratch.bytes("index", layout.index_nbytes)
+                )
+                index = layout.parse_index(
+                    raw, file.size, key=job.key, max_chunk_nbytes=inner.decoder.max_stored_nbytes
+                )
+                needed = _touched_chunks(job.layout.shape, inner.shape, job.chunk_selection)
+                chunks = _read_ranges(file, index, needed, scratch.bytes)
+            self._assemble(job, index, chunks.__getitem__, needed)
 
     async def read_stored_shard(self, job: ChunkJob) -> None:
         """Fetch one shard through zarr's store and decode its chunks."""
@@ -268,77 +287,119 @@ class BatchRead:
         layout = plan.shard_layout(shard_shape)
         assert inner.decoder is not None
         index = layout.read_index(stored, key=key, max_chunk_nbytes=inner.decoder.max_stored_nbytes)
-        view = memoryview(stored)
-        ndim = len(shard_shape)
-        fill = fill_value(job.spec)
-        # The whole shard in the stored layout, unless its inner chunks can
-        # go straight into the result.
-        block = job.block
+        view = memoryview(stored).cast("B")
         dense = plan.dense_run(index, inner, layout)
-        if block is not None and dense is not None and ndim == 1:
-            start, stop = dense
-            data = view[start:stop]
-            self._validate_shard_run(job, inner, layout, index, data, shard_shape)
-            self.place(job, data)
+        if dense is not None and inner.order == "C":
+            self._place_dense_shard(job, inner, layout, view, *dense)
             return
-        dtype = _stored_dtype(inner)
-        assembled = np.empty(shard_shape, dtype)
-        scratch = thread_scratch()
-        for local in range(layout.count):
-            grid = _unravel(local, layout.chunks_per_shard)
-            region = tuple(
-                slice(g * c, min(g * c + c, s)) for g, c, s in zip(grid, inner.shape, shard_shape)
-            )
-            cut = tuple(slice(0, r.stop - r.start) for r in region)
-            if not index.present[local]:
-                assembled[region] = fill
-                continue
-            start, nbytes = int(index.offsets[local]), int(index.nbytes[local])
-            stored_chunk = view[start : start + nbytes]
-            inner_job = _inner_job(job, inner, grid, shard_shape)
-            try:
-                if inner.decoder.chain.raw:
-                    data = inner.decoder.decode(stored_chunk, key=key)
-                else:
-                    data = inner.decoder.decode(
-                        stored_chunk,
-                        key=key,
-                        out=scratch.bytes("inner", inner.nbytes),
-                    )
-                inner.elements.validate(data)
-            except InvalidCodePointError as exc:
-                raise self.names.in_shard(
-                    job.key, job.getter, shard_shape, self.names.named(inner_job, exc)
-                ) from None
-            chunk = np.frombuffer(data, dtype, count=inner.count).reshape(
-                inner.shape, order=inner.order
-            )
-            assembled[region] = chunk[cut]
-        part = assembled[job.chunk_selection]
+
+        def chunk_bytes(local: int) -> memoryview:
+            start = int(index.offsets[local])
+            return view[start : start + int(index.nbytes[local])]
+
+        self._assemble(job, index, chunk_bytes, range(layout.count))
+
+    def _place_dense_shard(
+        self,
+        job: ChunkJob,
+        inner: ChunkLayout,
+        layout: ShardLayout,
+        view: memoryview,
+        start: int,
+        in_file_order: np.ndarray[Any, np.dtype[np.intp]],
+    ) -> None:
+        """A shard whose raw inner chunks are one run: checked in one call, placed at once."""
+        count = layout.count
+        run = view[start : start + count * inner.nbytes]
+        try:
+            inner.elements.validate(run)
+        except InvalidCodePointError as exc:
+            slot, element = divmod(exc.index, inner.count)
+            local = int(in_file_order[slot])
+            raise self._in_inner_chunk(job, inner, layout, local, element, exc) from None
+        c_order = bool((in_file_order == np.arange(count)).all())
+        if job.block is not None and c_order and len(inner.shape) == 1:
+            self.place(job, run)  # one dimension, in order: the run is the shard's elements
+            return
+        chunks = np.frombuffer(run, _stored_dtype(inner)).reshape(count, *inner.shape)
+        if not c_order:
+            order = np.empty(count, np.intp)
+            order[in_file_order] = np.arange(count, dtype=np.intp)
+            chunks = chunks[order]  # into C order of the inner chunks
+        ndim = len(inner.shape)
+        grid = chunks.reshape(*layout.chunks_per_shard, *inner.shape)
+        axes = [axis for pair in zip(range(ndim), range(ndim, 2 * ndim)) for axis in pair]
+        whole = grid.transpose(axes).reshape(
+            tuple(n * c for n, c in zip(layout.chunks_per_shard, inner.shape))
+        )
+        shard = whole[tuple(slice(0, s) for s in job.layout.shape)]
+        part = shard[job.chunk_selection]
         if self.drop_axes:
             part = part.squeeze(axis=self.drop_axes)
         self.out[job.out_selection] = part
 
-    def _validate_shard_run(
+    def _in_inner_chunk(
         self,
         job: ChunkJob,
         inner: ChunkLayout,
-        layout: Any,
-        index: Any,
-        data: Any,
-        shard_shape: tuple[int, ...],
+        layout: ShardLayout,
+        local: int,
+        element: int,
+        error: InvalidCodePointError,
+    ) -> InvalidChunkCodePointError:
+        """An error at ``element`` of inner chunk ``local``, named by the shard."""
+        grid = _unravel(local, layout.chunks_per_shard)
+        inner_job = _inner_job(job, inner, grid)
+        in_chunk = InvalidCodePointError(element, error.position, error.code_point)
+        return self.names.in_shard(
+            job.key, job.getter, job.layout.shape, self.names.named(inner_job, in_chunk)
+        )
+
+    def _assemble(
+        self,
+        job: ChunkJob,
+        index: ShardIndex,
+        chunk_bytes: Callable[[int], memoryview],
+        needed: Iterable[int],
     ) -> None:
-        """Check a dense run of raw inner chunks in one call; name the inner chunk of an error."""
-        try:
-            inner.elements.validate(data)
-        except InvalidCodePointError as exc:
-            local, element = divmod(exc.index, inner.count)
+        """Decode the ``needed`` inner chunks of a shard into one array; place the selection."""
+        plan = self.plan
+        assert isinstance(plan, ShardPlan)
+        key = job.key or "(a shard inside a shard)"
+        inner = plan.inner_layout(job.spec)
+        shard_shape = job.layout.shape
+        layout = plan.shard_layout(shard_shape)
+        assert inner.decoder is not None
+        decoder = inner.decoder
+        fill = fill_value(job.spec)
+        dtype = _stored_dtype(inner)
+        assembled = np.empty(shard_shape, dtype)
+        scratch = thread_scratch()
+        for local in needed:
             grid = _unravel(local, layout.chunks_per_shard)
-            inner_job = _inner_job(job, inner, grid, shard_shape)
-            in_chunk = InvalidCodePointError(element, exc.position, exc.code_point)
-            raise self.names.in_shard(
-                job.key, job.getter, shard_shape, self.names.named(inner_job, in_chunk)
-            ) from None
+            region = tuple(
+                slice(g * c, min(g * c + c, s)) for g, c, s in zip(grid, inner.shape, shard_shape)
+            )
+            if not index.present[local]:
+                assembled[region] = fill
+                continue
+            stored = chunk_bytes(local)
+            try:
+                if decoder.chain.raw:
+                    data = decoder.decode(stored, key=key)
+                else:
+                    data = decoder.decode(stored, key=key, out=scratch.bytes("inner", inner.nbytes))
+                inner.elements.validate(data)
+            except InvalidCodePointError as exc:
+                raise self._in_inner_chunk(job, inner, layout, local, exc.index, exc) from None
+            chunk = np.frombuffer(data, dtype, count=inner.count).reshape(
+                inner.shape, order=inner.order
+            )
+            assembled[region] = chunk[tuple(slice(0, r.stop - r.start) for r in region)]
+        part = assembled[job.chunk_selection]
+        if self.drop_axes:
+            part = part.squeeze(axis=self.drop_axes)
+        self.out[job.out_selection] = part
 
     # ---- the batch ----------------------------------------------------
 
@@ -418,6 +479,58 @@ def _runs_if_few(layout: ChunkLayout, selection: Any) -> _Runs | None:
     return _Runs(selected, starts, lengths, bases, positions)
 
 
+# Shards up to this size are read whole even for a selection of a few elements.
+_WHOLE_SHARD_BYTES = 256 * 1024
+
+
+def _touched_chunks(
+    shard_shape: tuple[int, ...], chunk_shape: tuple[int, ...], selection: Any
+) -> list[int]:
+    """The inner chunks (flat, C order) of a shard that ``selection`` touches, sorted."""
+    coords = np.indices(shard_shape, sparse=True)
+    touched = [
+        np.asarray(axis[selection]).reshape(-1) // c
+        for axis, c in zip(np.broadcast_arrays(*coords), chunk_shape)
+    ]
+    grid = tuple(-(-s // c) for s, c in zip(shard_shape, chunk_shape))
+    if not touched or not touched[0].size:
+        return []
+    return [int(local) for local in np.unique(np.ravel_multi_index(touched, grid))]
+
+
+def _read_ranges(
+    file: Any,
+    index: ShardIndex,
+    needed: Sequence[int],
+    buffer: Callable[[str, int], np.ndarray[Any, np.dtype[np.uint8]]],
+) -> dict[int, memoryview]:
+    """The stored bytes of the ``needed`` inner chunks a shard holds: one read per run
+    of neighbours in the file (gaps of up to 4 KiB read along)."""
+    present = [local for local in needed if index.present[local]]
+    if not present:
+        return {}
+    offsets = [int(index.offsets[local]) for local in present]
+    sizes = [int(index.nbytes[local]) for local in present]
+    order = sorted(range(len(present)), key=offsets.__getitem__)
+    runs: list[list[int]] = []
+    for i in order:
+        if runs and offsets[i] - (offsets[runs[-1][-1]] + sizes[runs[-1][-1]]) <= _RANGE_GAP_BYTES:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    spans = [(offsets[run[0]], max(offsets[i] + sizes[i] for i in run)) for run in runs]
+    data = as_bytes(buffer("ranges", sum(stop - start for start, stop in spans)))
+    chunks: dict[int, memoryview] = {}
+    at = 0
+    for run, (start, stop) in zip(runs, spans):
+        file.read_at(start, data[at : at + stop - start])
+        for i in run:
+            begin = at + offsets[i] - start
+            chunks[present[i]] = data[begin : begin + sizes[i]]
+        at += stop - start
+    return chunks
+
+
 def _unravel(local: int, extents: Sequence[int]) -> tuple[int, ...]:
     position = []
     for extent in reversed(extents):
@@ -426,9 +539,7 @@ def _unravel(local: int, extents: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(position))
 
 
-def _inner_job(
-    job: ChunkJob, inner: ChunkLayout, grid: tuple[int, ...], shard_shape: tuple[int, ...]
-) -> ChunkJob:
+def _inner_job(job: ChunkJob, inner: ChunkLayout, grid: tuple[int, ...]) -> ChunkJob:
     """A job standing for an inner chunk of ``job``'s shard, for naming its errors."""
 
     class _Where:
