@@ -21,7 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["FileSlices", "read_floor_threads", "thread_count", "write_floor"]
+__all__ = [
+    "FileSlices",
+    "read_elements_floor",
+    "read_floor_threads",
+    "read_sharded_zstd_floor",
+    "thread_count",
+    "write_floor",
+]
 
 
 def thread_count(threads: int | None) -> int:
@@ -124,8 +131,12 @@ def write_floor(
 ) -> pathlib.Path:
     """Write each chunk's bytes of ``stored`` (already in the stored byte order) to its file.
 
-    With ``zstd``, each chunk is compressed (zarr's default level) before it
-    is written.  Returns the directory of the files.
+    As a store that never leaves a chunk half written must (zarr's
+    ``LocalStore`` does): each chunk to a new file beside its own, then
+    renamed over it.  Writing over the old file in place is about 1.5 times
+    faster here, but a reader (or a crash) in between sees a chunk cut
+    short.  With ``zstd``, each chunk is compressed (zarr's default level)
+    before it is written.  Returns the directory of the files.
     """
     raw = memoryview(np.ascontiguousarray(stored).view(np.uint8))  # type: ignore[arg-type,unused-ignore]
     compress = None
@@ -135,11 +146,88 @@ def write_floor(
         compress = numcodecs.Zstd(level=0).encode
     files.paths[0].parent.mkdir(parents=True, exist_ok=True)
 
+    suffix = f".{os.getpid()}.partial"
+
     def write(item: tuple[pathlib.Path, slice]) -> None:
         path, where = item
         data = raw[where] if compress is None else compress(raw[where])
-        with open(path, "wb", buffering=0) as file:
+        partial = path.with_name(path.name + suffix)
+        with open(partial, "wb", buffering=0) as file:
             file.write(data)
+        os.replace(partial, path)
 
     _on_threads(write, files.slices(), threads)
     return files.paths[0].parent.parent
+
+
+def read_elements_floor(
+    files: FileSlices, dtype: np.dtype[np.str_], elements: npt.NDArray[np.intp], threads: int
+) -> npt.NDArray[np.str_]:
+    """Only the bytes of the ``elements`` of a raw one-dimensional array, by byte range.
+
+    Each chunk file that holds some is opened once; each run of neighbouring
+    elements in it is read with one ``pread`` straight into its place in the
+    result (in the order of ``elements``).  What reading a selection costs at
+    the least.
+    """
+    out = np.empty(len(elements), dtype)
+    raw = memoryview(out.view(np.uint8))  # type: ignore[arg-type,unused-ignore]
+    size = dtype.itemsize
+    per_file = files.nbytes // size
+    order = np.argsort(elements, kind="stable")
+    ordered = elements[order]
+    # runs of consecutive elements in one file, each going to consecutive places
+    # of the result only when the selection is in order (a slice)
+    work: list[tuple[pathlib.Path, list[tuple[int, int, int]]]] = []
+    for file_index in np.unique(ordered // per_file).tolist():
+        mask = (ordered // per_file) == file_index
+        picked, places = ordered[mask], order[mask]
+        breaks = np.flatnonzero((np.diff(picked) != 1) | (np.diff(places) != 1)) + 1
+        runs = [
+            (int(picked[a]) - file_index * per_file, int(places[a]), int(b - a))
+            for a, b in zip(np.concatenate(([0], breaks)), np.concatenate((breaks, [picked.size])))
+        ]
+        work.append((files.paths[file_index], runs))
+
+    def read(item: tuple[pathlib.Path, slice]) -> None:
+        path, where = item
+        with open(path, "rb", buffering=0) as file:
+            for start, place, count in work[where.start][1]:
+                file.seek(start * size)
+                file.readinto(raw[place * size : (place + count) * size])
+
+    _on_threads(read, [(path, slice(i, i + 1)) for i, (path, _) in enumerate(work)], threads)
+    return out
+
+
+def read_sharded_zstd_floor(
+    files: FileSlices, dtype: np.dtype[np.str_], inner_nbytes: int, threads: int
+) -> npt.NDArray[np.str_]:
+    """A one-dimensional array of zstd inner chunks in shards (index at the end, crc32c):
+    each shard file read whole, each inner chunk decompressed into its place."""
+    import numcodecs
+
+    out = np.empty(files.total // dtype.itemsize, dtype)
+    raw = memoryview(out.view(np.uint8))  # type: ignore[arg-type,unused-ignore]
+    per_shard = files.nbytes // inner_nbytes
+    decompress = numcodecs.Zstd().decode
+
+    def read(item: tuple[pathlib.Path, slice]) -> None:
+        path, where = item
+        with open(path, "rb", buffering=0) as file:
+            shard = file.read()
+        index = np.frombuffer(
+            shard, "<u8", count=2 * per_shard, offset=len(shard) - 16 * per_shard - 4
+        )
+        for local, (offset, nbytes) in enumerate(index.reshape(-1, 2).tolist()):
+            start = where.start + local * inner_nbytes
+            stop = min(start + inner_nbytes, where.stop)
+            if stop - start == inner_nbytes:
+                decompress(shard[offset : offset + nbytes], out=raw[start:stop])
+            elif start < stop:  # the array's edge cuts this inner chunk
+                raw[start:stop] = memoryview(decompress(shard[offset : offset + nbytes]))[
+                    : stop - start
+                ]
+
+    _on_threads(read, files.slices(), threads)
+    return out

@@ -167,10 +167,12 @@ def format_table(report: BenchReport) -> str:
 
 
 def _ratio_lines(ratios: Iterable[Ratio]) -> list[str]:
-    lines = [f"{'ratio':46} {'value':>6}  target", "-" * 70]
+    ratios = list(ratios)
+    width = max([46, *(len(ratio["ratio"]) for ratio in ratios)])
+    lines = [f"{'ratio':{width}} {'value':>6}  target", "-" * (width + 24)]
     for ratio in ratios:
         value = "n/a" if ratio["value"] is None else f"{ratio['value']:.2f}"
-        lines.append(f"{ratio['ratio']:46} {value:>6}  {verdict(ratio)}".rstrip())
+        lines.append(f"{ratio['ratio']:{width}} {value:>6}  {verdict(ratio)}".rstrip())
     return lines
 
 
@@ -206,7 +208,7 @@ def format_zarr_table(report: ZarrReport) -> str:
         "over rounds of that round's ratio; fastest zarr = the faster of stock and fused in "
         "each round.",
         "",
-        f"{'case':22} {'layout':18} " + " ".join(f"{name:>8}" for name in configs) + "   threads",
+        f"{'case':26} {'layout':14} " + " ".join(f"{name:>8}" for name in configs) + "   threads",
         "-" * (44 + 9 * len(configs) + 18),
     ]
     if not report["integration"]:
@@ -222,7 +224,7 @@ def format_zarr_table(report: ZarrReport) -> str:
         if shard_size:
             layout = f"{format_size(shard_size)}/{format_size(row['chunk_size'])}"
         lines.append(
-            f"{row['case']:22} {layout:18} " + " ".join(cells) + f"   {threads[row['threads']]}"
+            f"{row['case']:26} {layout:14} " + " ".join(cells) + f"   {threads[row['threads']]}"
         )
     lines += ["", *_ratio_lines(report["ratios"])]
     t = report["threads_reference"]

@@ -43,7 +43,14 @@ import numpy.typing as npt
 
 from ..chunk import decode_chunk
 from ..metadata import parse_array_metadata
-from ._floors import FileSlices, read_floor_threads, thread_count, write_floor
+from ._floors import (
+    FileSlices,
+    read_elements_floor,
+    read_floor_threads,
+    read_sharded_zstd_floor,
+    thread_count,
+    write_floor,
+)
 from ._kernels import measure_threads
 from ._report import Selected, ZarrReport, ZarrRow
 from ._targets import Ratio, judge
@@ -80,14 +87,27 @@ class ZarrCase(NamedTuple):
     compressed: bool  # zstd, else raw
     chunk_bytes: int = CHUNK_BYTES
     shard_bytes: int | None = None  # None: not sharded
+    selection: Literal["all", "random", "slice"] = "all"
+    size_limit: int | None = None  # a smaller array for this case (many small chunks)
 
+
+KiB = 1024
+# The elements a selection row reads: 1000 of them, random, or in one run.
+SELECTED = 1000
 
 CASES = {
     "read raw little": ZarrCase("read", None, "little", False),
     "read raw big": ZarrCase("read", None, "big", False),
     "read zstd, 1 thread": ZarrCase("read", 1, "little", True),
     "read zstd, 2 threads": ZarrCase("read", 2, "little", True),
-    "read sharded raw": ZarrCase("read", None, "little", False, 64 * 1024, 8 * MiB),
+    "read raw, 64 KiB chunks": ZarrCase("read", None, "little", False, 64 * KiB),
+    "read raw, 16 KiB chunks": ZarrCase(
+        "read", None, "little", False, 16 * KiB, size_limit=64 * MiB
+    ),
+    "read sharded raw": ZarrCase("read", None, "little", False, 64 * KiB, 8 * MiB),
+    "read sharded zstd": ZarrCase("read", None, "little", True, 64 * KiB, 8 * MiB),
+    "read 1000 random elements": ZarrCase("read", None, "little", False, selection="random"),
+    "read a 1000-element slice": ZarrCase("read", None, "little", False, selection="slice"),
     "write raw little": ZarrCase("write", None, "little", False),
     "write raw big": ZarrCase("write", None, "big", False),
     "write zstd": ZarrCase("write", None, "little", True),
@@ -148,11 +168,16 @@ def configurations(case: str, *, fused: bool | None = None) -> tuple[str, ...]:
     >>> configurations("read zstd, 2 threads", fused=False)
     ('stock', 'codec', 'pipeline', 'floor')
     """
-    operation, threads, _, _, _, shard_bytes = CASES[case]
+    spec = CASES[case]
     if fused is None:
         fused = has_fused()
     names = [name for name in CONFIGS if fused or name != "fused"]
-    if operation == "write" or threads == 2 or shard_bytes is not None:
+    if (
+        spec.operation == "write"
+        or spec.threads == 2
+        or spec.shard_bytes is not None
+        or spec.selection != "all"
+    ):
         names.remove("reader")
     return tuple(names)
 
@@ -336,6 +361,7 @@ class _Bench:
         self.integration = integration
         self.fused = has_fused()
         self.selected: dict[str, Selected] = {}
+        self.expected: npt.NDArray[np.str_] = data
 
     def config(
         self, name: str, threads: int | None = None
@@ -358,23 +384,42 @@ class _Bench:
         context: contextlib.AbstractContextManager[object] = zarr.config.set(settings)
         return context
 
-    def elements(self, nbytes: int) -> int:
+    def case_data(self, case: ZarrCase) -> npt.NDArray[np.str_]:
+        """The array a case writes or reads: the data, or its start for a smaller case."""
+        if case.size_limit is None:
+            return self.data
+        return self.data[: max(1, case.size_limit // ELEMENT_BYTES)]
+
+    def selection(self, case: ZarrCase) -> npt.NDArray[np.intp] | slice | None:
+        """The elements a selection case reads (random: a fixed sample), or None for all."""
+        count = len(self.case_data(case))
+        if case.selection == "random":
+            rng = np.random.default_rng(1000)
+            return rng.choice(count, size=min(SELECTED, count), replace=False).astype(np.intp)
+        if case.selection == "slice":
+            start = count // 3
+            return slice(start, min(count, start + SELECTED))
+        return None
+
+    def elements(self, nbytes: int, case: ZarrCase | None = None) -> int:
         """Elements in ``nbytes`` of array data (at least one, at most the whole array)."""
-        return max(1, min(nbytes // ELEMENT_BYTES, len(self.data)))
+        total = len(self.data if case is None else self.case_data(case))
+        return max(1, min(nbytes // ELEMENT_BYTES, total))
 
     def create(self, path: pathlib.Path, case: ZarrCase) -> AnyArray:
         import zarr
         from zarr.codecs import BytesCodec, ZstdCodec
 
+        data = self.case_data(case)
         shards = None
         if case.shard_bytes is not None:
-            shards = (self.elements(case.shard_bytes),)
+            shards = (self.elements(case.shard_bytes, case),)
         return zarr.create_array(
             str(path),
-            shape=self.data.shape,
-            chunks=(self.elements(case.chunk_bytes),),
+            shape=data.shape,
+            chunks=(self.elements(case.chunk_bytes, case),),
             shards=shards,
-            dtype=self.data.dtype,
+            dtype=data.dtype,
             serializer=BytesCodec(endian=case.endian),
             compressors=ZstdCodec() if case.compressed else None,
             fill_value="",
@@ -407,22 +452,28 @@ class _Bench:
 
     def files(self, path: pathlib.Path, case: ZarrCase) -> FileSlices:
         """The stored files of the case's array: its chunks, or its shards."""
-        per_file = self.elements(case.shard_bytes or case.chunk_bytes) * ELEMENT_BYTES
-        return FileSlices.of(path, per_file, self.data.nbytes)
+        per_file = self.elements(case.shard_bytes or case.chunk_bytes, case) * ELEMENT_BYTES
+        return FileSlices.of(path, per_file, self.case_data(case).nbytes)
 
     def calls(self, case_name: str) -> dict[str, Timed | None]:
-        """configuration -> call for one case; None where the integration is missing."""
+        """configuration -> call for one case; None where the integration is missing.
+
+        Also sets what :meth:`same_data` compares the calls' results with.
+        """
         case = CASES[case_name]
+        data = self.case_data(case)
         layout = f"{'zstd' if case.compressed else 'raw'}-{case.endian}-{case.chunk_bytes}"
         if case.shard_bytes is not None:
             layout += f"-shards-{case.shard_bytes}"
-        path = self.root / f"{case.operation}-{layout}"
+        path = self.root / f"{case.operation}-{layout}-{data.nbytes}"
         if case.operation == "write":
             with self.config("stock"):
                 self.create(path, case)
         elif not path.exists():
             with self.config("stock"):
-                self.create(path, case)[...] = self.data
+                self.create(path, case)[...] = data
+        selection = self.selection(case)
+        self.expected = data if selection is None else data[selection]
         files = self.files(path, case)
         threads = thread_count(case.threads)
         calls: dict[str, Timed | None] = {}
@@ -432,29 +483,59 @@ class _Bench:
             elif name == "reader":
                 calls[name] = lambda: read_array(path)
             elif name == "floor" and case.operation == "read":
-                dtype = self.data.dtype.newbyteorder("<" if case.endian == "little" else ">")
-                calls[name] = lambda: read_floor_threads(
-                    files, dtype, threads, zstd=case.compressed
-                )
+                calls[name] = self._read_floor(files, case, selection, threads)
             elif name == "floor":
                 calls[name] = self._write_floor(path, files, case, threads)
             elif case.operation == "read":
-                calls[name] = self._read(name, self.open(name, path, "r"), case.threads)
+                array = self.open(name, path, "r")
+                calls[name] = self._read(name, array, case.threads, selection)
             else:
                 calls[name] = self._write(name, self.open(name, path, "r+"), case.threads, path)
         return calls
 
-    def _read(self, name: str, array: AnyArray, threads: int | None) -> Timed:
+    def _read(
+        self,
+        name: str,
+        array: AnyArray,
+        threads: int | None,
+        selection: npt.NDArray[np.intp] | slice | None,
+    ) -> Timed:
         def read() -> object:
             with self.config(name, threads):
-                return array[...]
+                if selection is None:
+                    return array[...]
+                if isinstance(selection, slice):
+                    return array[selection]
+                return array.vindex[selection]
 
         return read
 
+    def _read_floor(
+        self,
+        files: FileSlices,
+        case: ZarrCase,
+        selection: npt.NDArray[np.intp] | slice | None,
+        threads: int,
+    ) -> Timed:
+        dtype = self.data.dtype.newbyteorder("<" if case.endian == "little" else ">")
+        if selection is not None:
+            elements = (
+                np.arange(len(self.case_data(case)), dtype=np.intp)[selection]
+                if isinstance(selection, slice)
+                else selection
+            )
+            return lambda: read_elements_floor(files, dtype, elements, threads)
+        if case.shard_bytes is not None and case.compressed:
+            inner = self.elements(case.chunk_bytes, case) * ELEMENT_BYTES
+            return lambda: read_sharded_zstd_floor(files, dtype, inner, threads)
+        return lambda: read_floor_threads(files, dtype, threads, zstd=case.compressed)
+
     def _write(self, name: str, array: AnyArray, threads: int | None, path: pathlib.Path) -> Timed:
+        data = self.expected
+
         def write() -> pathlib.Path:
             with self.config(name, threads):
-                array[...] = self.data
+                array[...] = data
             return path
 
         return write
@@ -464,9 +545,10 @@ class _Bench:
     ) -> Timed:
         # The files of an array of the same layout, written plainly beside it:
         # whole chunks, the edge one padded with the fill value ("") as zarr pads it.
+        data = self.case_data(case)
         count = len(files.paths)
-        stored = np.zeros(count * files.nbytes // ELEMENT_BYTES, self.data.dtype)
-        stored[: len(self.data)] = self.data
+        stored = np.zeros(count * files.nbytes // ELEMENT_BYTES, data.dtype)
+        stored[: len(data)] = data
         if case.endian == "big":
             stored = stored.astype(stored.dtype.newbyteorder(">"))
         floor = path.with_name(path.name + "-floor")
@@ -476,16 +558,18 @@ class _Bench:
         return lambda: write_floor(target, stored, threads, zstd=case.compressed)
 
     def same_data(self, result: object) -> bool:
-        """Whether a call's result (an array read, or the path written) holds the data."""
+        """Whether a call's result (an array read, or the path written) holds what it should:
+        the data of the case :meth:`calls` made last (its selection, for a selection case)."""
         if isinstance(result, pathlib.Path):
             import zarr
 
             with self.config("stock"):
                 result = zarr.open_array(str(result), mode="r")[...]
+        expected = self.expected
         array = np.asarray(result)  # the array itself: every reader returns a NumPy array
-        if array.dtype.byteorder not in ("=", "|") and array.dtype != self.data.dtype:
-            array = array.astype(self.data.dtype)  # the floor keeps the stored byte order
-        return bool(array.shape == self.data.shape and np.array_equal(array, self.data))
+        if array.dtype.byteorder not in ("=", "|") and array.dtype != expected.dtype:
+            array = array.astype(expected.dtype)  # the floor keeps the stored byte order
+        return bool(array.shape == expected.shape and np.array_equal(array, expected))
 
 
 @contextlib.contextmanager
@@ -601,10 +685,10 @@ def run(
         import zarr
 
         _size_zarr_thread_pool()
-        counted = bench.data.nbytes
         for case, spec in CASES.items():
-            say(f"{case} ({format_size(size)}, {repeat} rounds)")
             calls = {name: call for name, call in bench.calls(case).items() if call is not None}
+            counted = bench.expected.nbytes
+            say(f"{case} ({format_size(counted)}, {repeat} rounds)")
             times, same = in_turn(calls, repeat, bench.same_data)
             rows.append(
                 {
@@ -613,11 +697,11 @@ def run(
                     "codec": "zstd" if spec.compressed else "raw",
                     "threads": spec.threads,
                     "size": counted,
-                    "chunk_size": bench.elements(spec.chunk_bytes) * ELEMENT_BYTES,
+                    "chunk_size": bench.elements(spec.chunk_bytes, spec) * ELEMENT_BYTES,
                     "shard_size": (
                         None
                         if spec.shard_bytes is None
-                        else bench.elements(spec.shard_bytes) * ELEMENT_BYTES
+                        else bench.elements(spec.shard_bytes, spec) * ELEMENT_BYTES
                     ),
                     "gbps": {
                         name: (
@@ -642,7 +726,7 @@ def run(
         "selected": bench.selected,
         "native_byteorder": sys.byteorder,
         "dtype": f"<U{WIDTH}",
-        "size": counted,
+        "size": bench.data.nbytes,
         "chunk_size": rows[0]["chunk_size"] if rows else 0,
         "repeat": repeat,
         "rows": rows,
