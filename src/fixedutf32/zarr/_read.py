@@ -17,6 +17,7 @@ are fetched by zarr's store, concurrently, and decoded where they arrive
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -67,7 +68,7 @@ class BatchRead:
     drop_axes : tuple of int
     """
 
-    __slots__ = ("drop_axes", "names", "out", "plan", "statuses", "swap_to", "wanted")
+    __slots__ = ("drop_axes", "names", "out", "plan", "ranges", "statuses", "wanted")
 
     def __init__(
         self,
@@ -89,6 +90,8 @@ class BatchRead:
             else ("little" if out.dtype.byteorder == "<" else NATIVE)
         )
         self.statuses: list[ChunkStatus] = [PRESENT] * count
+        # position -> the byte ranges a partial read of a raw chunk needs, once known
+        self.ranges: dict[int, _Runs] = {}
 
     # ---- what every chunk ends with ------------------------------------
 
@@ -135,7 +138,7 @@ class BatchRead:
             decoder = layout.decoder
             assert decoder is not None and job.path is not None  # local jobs only
             if job.block is None and decoder.chain.raw:
-                runs = _runs_if_few(layout, job.chunk_selection)
+                runs = self.ranges.get(job.position) or _runs_if_few(layout, job.chunk_selection)
                 if runs is not None:
                     self.read_local_runs(job, runs)
                     continue
@@ -403,6 +406,27 @@ class BatchRead:
 
     # ---- the batch ----------------------------------------------------
 
+    def _small(self, jobs: Sequence[ChunkJob]) -> bool:
+        """Whether reading ``jobs`` costs less than handing them to a thread.
+
+        A raw chunk read in part by byte range counts its runs' bytes (the
+        runs are kept for :meth:`read_local`), any other its whole size.
+        """
+        total = 0
+        ranged = isinstance(self.plan, ChunkPlan) and self.plan.raw
+        for job in jobs:
+            runs = None
+            if ranged and job.block is None:
+                runs = _runs_if_few(job.layout, job.chunk_selection)
+            if runs is None:
+                total += job.layout.nbytes
+            else:
+                self.ranges[job.position] = runs
+                total += int(runs.lengths.sum()) * job.layout.length_bytes
+            if total > _SMALL_BATCH_BYTES:
+                return False
+        return True
+
     async def run(self, jobs: list[ChunkJob]) -> tuple[ChunkStatus, ...]:
         """Read every job: local ones on threads, the others through the store."""
         plan = self.plan
@@ -422,6 +446,9 @@ class BatchRead:
         read_share: Callable[[Sequence[ChunkJob]], None] = (
             self.read_local_shards if sharded else self.read_local
         )
+        if local and not here and not other and self._small(local):
+            read_share(local)  # a thread hop would cost more than the read
+            return tuple(self.statuses)
         awaitables: list[Awaitable[Any]] = [
             asyncio.to_thread(read_share, share) for share in shares(local)
         ]
@@ -431,6 +458,11 @@ class BatchRead:
             awaitables.append(concurrent_map([(job,) for job in other], one, limit))
         await asyncio.gather(*awaitables)
         return tuple(self.statuses)
+
+
+# Batches of local chunks up to this many bytes are read where they are asked
+# for, on the event loop's thread: a thread hop costs more.
+_SMALL_BATCH_BYTES = 256 * 1024
 
 
 # A selection is read by byte range when the runs it needs (gaps of up to this
@@ -457,10 +489,54 @@ class _Runs:
     positions: np.ndarray[Any, np.dtype[np.intp]]
 
 
+def _slice_runs(layout: ChunkLayout, selection: tuple[slice, ...]) -> _Runs | None:
+    """:func:`_runs_if_few` for a block of plain slices, worked out without a per-element table.
+
+    The block is read run by run, each run a stretch of the chunk's fastest
+    axes, so the bytes read are the block itself, in the chunk's order.
+    """
+    shape = layout.shape
+    bounds = [s.indices(n)[:2] for s, n in zip(selection, shape)]
+    extents = [max(0, stop - start) for start, stop in bounds]
+    total = math.prod(extents)
+    if not total or total * layout.length_bytes > _RANGE_FRACTION * layout.nbytes:
+        return None
+    axes = list(range(len(shape)))  # slowest to fastest in the chunk's order
+    if layout.order == "F":
+        axes.reverse()
+    # A run covers one axis part-way (`split`) and every faster axis whole.
+    k = len(axes) - 1
+    while k > 0 and extents[axes[k]] == shape[axes[k]]:
+        k -= 1
+    split, faster, slower = axes[k], axes[k + 1 :], axes[:k]
+    strides = {}
+    step = 1
+    for axis in reversed(axes):
+        strides[axis] = step
+        step *= shape[axis]
+    length = extents[split] * math.prod(shape[a] for a in faster)
+    starts = np.array([sum(bounds[a][0] * strides[a] for a in axes)], dtype=np.intp)
+    for axis in slower:  # every combination of the slower axes' positions, in order
+        offsets = np.arange(extents[axis], dtype=np.intp) * strides[axis]
+        starts = (starts[:, None] + offsets[None, :]).reshape(-1)
+    lengths = np.full(starts.size, length, dtype=np.intp)
+    bases = np.arange(starts.size, dtype=np.intp) * length
+    # the runs, one after the other, are the block in the chunk's order
+    positions = np.arange(total, dtype=np.intp).reshape(tuple(extents), order=layout.order)
+    in_chunk = (starts[:, None] + np.arange(length, dtype=np.intp)[None, :]).reshape(-1)
+    return _Runs(in_chunk[positions], starts, lengths, bases, positions)
+
+
 def _runs_if_few(layout: ChunkLayout, selection: Any) -> _Runs | None:
     """The runs to read for ``selection`` of a chunk, if they are few enough bytes."""
     if layout.count <= 1:
         return None
+    if (
+        type(selection) is tuple
+        and len(selection) == len(layout.shape)
+        and all(type(s) is slice and s.step in (None, 1) for s in selection)
+    ):
+        return _slice_runs(layout, selection)
     flat = np.arange(layout.count, dtype=np.intp).reshape(layout.shape, order=layout.order)
     selected = flat[selection]
     wanted = np.unique(selected)
