@@ -202,7 +202,11 @@ def format_zarr_table(report: ZarrReport) -> str:
         "reader = the standalone reader with decode_chunk(out=...); floor = the same files read "
         "(or written)",
         "plainly into (from) one array, zstd decompressed (compressed) in place, on the "
-        "pipeline's threads.",
+        "pipeline's threads:",
+        "raw reads the faster each round of readinto straight into place and a read through "
+        "a buffer; selections",
+        "read only their elements' bytes; writes a new file renamed over the old, as zarr's "
+        "LocalStore writes.",
         "The 1- and 2-thread rows set async.concurrency and the pipelines' max_workers. A "
         "ratio is the median",
         "over rounds of that round's ratio; fastest zarr = the faster of stock and fused in "
