@@ -91,6 +91,7 @@ class ZarrCase(NamedTuple):
     shard_bytes: int | None = None  # None: not sharded
     selection: Literal["all", "random", "slice"] = "all"
     size_limit: int | None = None  # a smaller array for this case (many small chunks)
+    via: Literal["zarr", "xarray", "dask"] = "zarr"  # who reads the array
 
 
 KiB = 1024
@@ -113,6 +114,10 @@ CASES = {
     "write raw little": ZarrCase("write", None, "little", False),
     "write raw big": ZarrCase("write", None, "big", False),
     "write zstd": ZarrCase("write", None, "little", True),
+    # through xarray (open_zarr(...)[v].values) and Dask (from_zarr(...).compute()),
+    # when they are installed: their own costs are theirs (docs/performance.md)
+    "xarray open_zarr": ZarrCase("read", None, "little", False, via="xarray"),
+    "dask from_zarr": ZarrCase("read", None, "little", False, via="dask"),
 }
 
 # Ratios reported (their targets are in ._targets): name, numerator (case,
@@ -122,7 +127,11 @@ RATIOS: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     *[(f"pipeline / fastest zarr, {case}", (case, "pipeline"), (case, "zarr")) for case in CASES],
     *[(f"pipeline / stock, {case}", (case, "pipeline"), (case, "stock")) for case in CASES],
     *[(f"pipeline / floor, {case}", (case, "pipeline"), (case, "floor")) for case in CASES],
-    *[(f"codec / stock, {case}", (case, "codec"), (case, "stock")) for case in CASES],
+    *[
+        (f"codec / stock, {case}", (case, "codec"), (case, "stock"))
+        for case, spec in CASES.items()
+        if spec.via == "zarr"
+    ],
     (
         "zstd 2 threads / 1 thread, pipeline",
         ("read zstd, 2 threads", "pipeline"),
@@ -179,8 +188,11 @@ def configurations(case: str, *, fused: bool | None = None) -> tuple[str, ...]:
         or spec.threads == 2
         or spec.shard_bytes is not None
         or spec.selection != "all"
+        or spec.via != "zarr"
     ):
         names.remove("reader")
+    if spec.via != "zarr":
+        names.remove("codec")
     return tuple(names)
 
 
@@ -468,6 +480,8 @@ class _Bench:
         if case.shard_bytes is not None:
             layout += f"-shards-{case.shard_bytes}"
         path = self.root / f"{case.operation}-{layout}-{data.nbytes}"
+        if case.via != "zarr":
+            return self._via_calls(case_name, case, path, data)
         if case.operation == "write":
             with self.config("stock"):
                 self.create(path, case)
@@ -499,6 +513,48 @@ class _Bench:
             else:
                 calls[name] = self._write(name, self.open(name, path, "r+"), case.threads, path)
         return calls
+
+    def _via_calls(
+        self, case_name: str, case: ZarrCase, path: pathlib.Path, data: npt.NDArray[np.str_]
+    ) -> dict[str, Timed | None]:
+        """Calls that read the array through xarray or Dask (None where it is not installed)."""
+        import zarr
+
+        group = path.with_name(path.name + "-group")
+        if not group.exists():
+            with self.config("stock"):
+                root = zarr.create_group(str(group), zarr_format=3)
+                stored = root.create_array(
+                    "v",
+                    shape=data.shape,
+                    chunks=(self.elements(case.chunk_bytes, case),),
+                    dtype=data.dtype,
+                    serializer=zarr.codecs.BytesCodec(endian=case.endian),
+                    compressors=None,
+                    fill_value="",
+                    dimension_names=["x"],
+                )
+                stored[...] = data
+        self.expected = data
+        files = self.files(group / "v", case)
+        threads = thread_count(case.threads)
+        reader = _via_reader(case.via, group)
+        calls: dict[str, Timed | None] = {}
+        for name in configurations(case_name, fused=self.fused):
+            if name == "floor":
+                calls[name] = self._read_floor(files, case, None, threads)
+            elif reader is None or (name == "pipeline" and self.integration is None):
+                calls[name] = None
+            else:
+                calls[name] = self._through(name, reader)
+        return calls
+
+    def _through(self, name: str, reader: Timed) -> Timed:
+        def read() -> object:
+            with self.config(name):
+                return reader()
+
+        return read
 
     def _read(
         self,
@@ -577,6 +633,20 @@ class _Bench:
         if array.dtype.byteorder not in ("=", "|") and array.dtype != expected.dtype:
             array = array.astype(expected.dtype)  # the floor keeps the stored byte order
         return bool(array.shape == expected.shape and np.array_equal(array, expected))
+
+
+def _via_reader(via: str, group: pathlib.Path) -> Timed | None:
+    """A call reading the group's array ``v`` through xarray or Dask, or None without them."""
+    try:
+        if via == "xarray":
+            import xarray
+
+            return lambda: xarray.open_zarr(str(group), consolidated=False)["v"].values
+        import dask.array
+
+        return lambda: dask.array.from_zarr(str(group), component="v").compute()
+    except ImportError:
+        return None
 
 
 @contextlib.contextmanager
