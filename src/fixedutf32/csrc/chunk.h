@@ -20,10 +20,11 @@
 #include "common.h"
 #include "cpu.h"
 
-/* The status for flat unit `unit`, which is not a scalar value. */
-static fu32_status fu32_unit_error(const uint8_t *src, ptrdiff_t unit, ptrdiff_t width, int swapped)
+/* The status for flat unit `unit`, whose native value `c` (as the reference
+ * loop read it: never read again, since a racing writer may have changed it
+ * back) is not a scalar value. */
+static fu32_status fu32_unit_error(ptrdiff_t unit, ptrdiff_t width, uint32_t c)
 {
-    const uint32_t c = fu32_load_native(src + 4 * unit, swapped);
     return fu32_error(fu32_code_point_kind(c), unit / width, unit % width, c);
 }
 
@@ -32,19 +33,22 @@ static fu32_status fu32_validate(const uint8_t *src, ptrdiff_t n, ptrdiff_t widt
     const ptrdiff_t resume = level == FU32_LEVEL_AVX2 ? fu32_avx2_validate(src, n, swapped)
                                                      : fu32_portable_validate(src, n, swapped);
     ptrdiff_t bad;
+    uint32_t seen = 0;
     if (resume < 0) return fu32_ok();
-    bad = fu32_reference_validate(src + 4 * resume, n - resume, swapped);
-    return bad < 0 ? fu32_ok() : fu32_unit_error(src, resume + bad, width, swapped);
+    bad = fu32_reference_validate(src + 4 * resume, n - resume, swapped, &seen);
+    return bad < 0 ? fu32_ok() : fu32_unit_error(resume + bad, width, seen);
 }
 
-/* Returns -1, or the index of the first invalid unit (units before it written). */
-static ptrdiff_t fu32_convert_units(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags, int level)
+/* Returns -1, or the index of the first invalid unit (units before it
+ * written; its native value in *seen). */
+static ptrdiff_t fu32_convert_units(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags, int level,
+                                    uint32_t *seen)
 {
     const ptrdiff_t resume = level == FU32_LEVEL_AVX2 ? fu32_avx2_convert(src, dst, n, flags)
                                                      : fu32_portable_convert(src, dst, n, flags);
     ptrdiff_t bad;
     if (resume < 0) return -1;
-    bad = fu32_reference_convert(src + 4 * resume, dst + 4 * resume, n - resume, flags);
+    bad = fu32_reference_convert(src + 4 * resume, dst + 4 * resume, n - resume, flags, seen);
     return bad < 0 ? -1 : resume + bad;
 }
 
@@ -53,10 +57,11 @@ static ptrdiff_t fu32_convert_units(const uint8_t *src, uint8_t *dst, ptrdiff_t 
 static fu32_status fu32_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, ptrdiff_t width, int flags,
                                 int level)
 {
-    const ptrdiff_t bad = fu32_convert_units(src, dst, n, flags, level);
+    uint32_t seen = 0, unused = 0;
+    const ptrdiff_t bad = fu32_convert_units(src, dst, n, flags, level, &seen);
     if (bad < 0) return fu32_ok();
-    if (src == dst && (flags & FU32_SWAP)) fu32_convert_units(dst, dst, bad, FU32_SWAP, level);
-    return fu32_unit_error(src, bad, width, (flags & FU32_SRC_SWAPPED) != 0);
+    if (src == dst && (flags & FU32_SWAP)) fu32_convert_units(dst, dst, bad, FU32_SWAP, level, &unused);
+    return fu32_unit_error(bad, width, seen);
 }
 
 /* dst may be NULL: check only. */
@@ -79,10 +84,11 @@ static fu32_status fu32_str_lengths(const uint8_t *src, ptrdiff_t n_elems, ptrdi
     const ptrdiff_t resume = level == FU32_LEVEL_AVX2 ? fu32_avx2_str_lengths(src, n_elems, width, lengths, flags)
                                                      : fu32_portable_str_lengths(src, n_elems, width, lengths, flags);
     ptrdiff_t bad;
+    uint32_t seen = 0;
     if (resume < 0) return fu32_ok();
-    bad = fu32_reference_str_lengths(src + 4 * resume * width, n_elems - resume, width, lengths + resume, flags);
-    return bad < 0 ? fu32_ok()
-                   : fu32_unit_error(src, resume * width + bad, width, (flags & FU32_SRC_SWAPPED) != 0);
+    bad = fu32_reference_str_lengths(src + 4 * resume * width, n_elems - resume, width, lengths + resume, flags,
+                                     &seen);
+    return bad < 0 ? fu32_ok() : fu32_unit_error(resume * width + bad, width, seen);
 }
 
 #endif /* FIXEDUTF32_CHUNK_H */

@@ -22,13 +22,13 @@ FU32_AVX2_INLINE __m256i fu32_v_bswap(__m256i v) {
     return _mm256_shuffle_epi8(v, order);
 }
 
-/* Hide a value from the optimiser.  Without it GCC and Clang turn the short
- * per-element copy and zero-fill loops into calls to memcpy and memset, which
- * costs more than the loops for the 32..128 bytes of an element. */
+/* Hide a value from the optimiser: FU32_PIN_VECTOR (common.h), so that a
+ * loaded vector is checked and stored from one load.  It also keeps GCC and
+ * Clang from turning the short per-element copy and zero-fill loops into
+ * calls to memcpy and memset, which cost more than the loops for the 32..128
+ * bytes of an element. */
 FU32_AVX2_INLINE __m256i fu32_v_opaque(__m256i v) {
-#if defined(__GNUC__) || defined(__clang__)
-    __asm__("" : "+x"(v));
-#endif
+    FU32_PIN_VECTOR(v);
     return v;
 }
 
@@ -122,7 +122,8 @@ FU32_AVX2_INLINE int fu32_v_copy_block(const uint8_t *src, uint8_t *dst, ptrdiff
     ptrdiff_t j = 0;
     for (; j + 32 <= n; j += 32) {
         for (int k = 0; k < 4; k++) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32 * k));
+            /* Pinned: checked and stored from this one load (common.h). */
+            __m256i v = fu32_v_opaque(_mm256_loadu_si256((const __m256i *)(src + 4 * j + 32 * k)));
             __m256i swapped = (src_swapped || swap) ? fu32_v_bswap(v) : v;
             if (validate) {
                 if (k % 2) fu32_v_fold(&hi1, &lo1, src_swapped ? swapped : v);
@@ -133,9 +134,9 @@ FU32_AVX2_INLINE int fu32_v_copy_block(const uint8_t *src, uint8_t *dst, ptrdiff
     }
     for (; j < n; j += 8) {
         ptrdiff_t lanes = (n - j < 8) ? n - j : 8;
-        __m256i v = (lanes == 8)
+        __m256i v = fu32_v_opaque((lanes == 8)
             ? _mm256_loadu_si256((const __m256i *)(src + 4 * j))
-            : _mm256_maskload_epi32((const int *)(src + 4 * j), fu32_v_lanes_below(lanes));
+            : _mm256_maskload_epi32((const int *)(src + 4 * j), fu32_v_lanes_below(lanes)));
         __m256i swapped = (src_swapped || swap) ? fu32_v_bswap(v) : v;
         if (validate) fu32_v_fold(&hi0, &lo0, src_swapped ? swapped : v);
         if (lanes == 8) {
@@ -170,8 +171,8 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_convert_impl(const uint8_t *src, uint8_t *d
         }
         if (!fu32_v_copy_block(src + 4 * i, dst + 4 * i, count, validate, src_swapped, swap,
                                block_stream)) {
-            /* Leave the failing block as it was before: in place, swap it
-             * back; elsewhere the scalar loop rewrites it. */
+            /* In place, put the failing block back as it was; elsewhere the
+             * reference loop writes it again, checking each unit. */
             if (src == dst && swap) fu32_v_copy_block(dst + 4 * i, dst + 4 * i, count, 0, 0, 1, 0);
             if (stream) _mm_sfence();
             return i;
@@ -184,7 +185,8 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_convert_impl(const uint8_t *src, uint8_t *d
 
 /* Converts n units from src to dst by `flags` (FU32_*).  Returns -1 when
  * done, else the start of the first block that failed validation: units
- * before it are written, units from it on are untouched. */
+ * before it are written, and so is that block (each unit is checked and
+ * stored from one load), except in place, where it is put back as it was. */
 FU32_AVX2_FN ptrdiff_t fu32_avx2_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags) {
     const int validate = (flags & FU32_VALIDATE) != 0;
     const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;

@@ -6,10 +6,16 @@
  * Each runs over a whole buffer and returns either -1 (all done, all valid)
  * or a "resume index": the first code unit (or element) from which the
  * reference loop must carry on.  Everything before it has been checked and
- * written exactly as the reference loop would have done it; nothing from it
- * on has been written.  The reference loops (at the end of this file) then
- * pin down the exact error, so every error is reported by one piece of code,
- * whatever the level; chunk.h runs a fast path, then a reference loop.
+ * written exactly as the reference loop would have done it; past it, a
+ * separate destination may hold the failing block as the fast path wrote it
+ * (the reference loop writes it again), an in-place one is as it was.  The
+ * reference loops (at the end of this file) then pin down the exact error,
+ * so every error is reported by one piece of code, whatever the level;
+ * chunk.h runs a fast path, then a reference loop.
+ *
+ * Every loop that writes code units loads each unit once, checks it and
+ * stores that same value: what is written is what was checked, even when
+ * another thread changes the source during the call.
  */
 #ifndef FIXEDUTF32_CHUNK_PORTABLE_H
 #define FIXEDUTF32_CHUNK_PORTABLE_H
@@ -78,21 +84,75 @@ static ptrdiff_t fu32_portable_validate(const uint8_t *src, ptrdiff_t n, int swa
     return -1;
 }
 
+/* Copy n units from s to d (which may be s), byte-swapping them when `swap`,
+ * and return 1 when every one is a scalar value (its native value: swapped
+ * first when `src_swapped`), or when not `validate`.  One pass: each unit is
+ * loaded once, checked and stored from the same register, so that what is
+ * written is what was checked even if another thread changes the source.
+ * The units are written whatever the check finds.  SSE2 has no unsigned
+ * 32-bit compare: flipping the sign bit first turns the signed compare into
+ * an unsigned one. */
+static int fu32_portable_copy_block(const uint8_t *s, uint8_t *d, ptrdiff_t n, int validate, int src_swapped,
+                                    int swap) {
+    uint32_t bad = 0;
+    ptrdiff_t j = 0;
+#if defined(__SSE2__) || defined(_M_X64)
+    const __m128i sign = _mm_set1_epi32((int)0x80000000u);
+    const __m128i max_scalar = _mm_set1_epi32((int)(0x10FFFFu ^ 0x80000000u));
+    const __m128i surrogate = _mm_set1_epi32((int)(0xD800u ^ 0x80000000u));
+    const __m128i surrogate_span = _mm_set1_epi32((int)(0x800u ^ 0x80000000u));
+    __m128i flags = _mm_setzero_si128();
+    for (; j + 4 <= n; j += 4) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + 4 * j));
+        __m128i w;
+        FU32_PIN_VECTOR(v);
+        w = v;
+        if (src_swapped || swap) {
+            w = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xB1), 0xB1); /* swap 16-bit halves */
+            w = _mm_or_si128(_mm_slli_epi16(w, 8), _mm_srli_epi16(w, 8)); /* swap bytes in them */
+        }
+        if (validate) {
+            const __m128i c = _mm_xor_si128(src_swapped ? w : v, sign);
+            flags = _mm_or_si128(flags, _mm_cmpgt_epi32(c, max_scalar));
+            /* c ^ 0xD800 below 0x800: (c ^ sign) ^ 0xD800 = c ^ (0xD800 ^ sign) */
+            flags = _mm_or_si128(flags, _mm_cmplt_epi32(_mm_xor_si128(c, _mm_xor_si128(surrogate, sign)),
+                                                        surrogate_span));
+        }
+        _mm_storeu_si128((__m128i *)(d + 4 * j), swap ? w : v);
+    }
+    bad = (uint32_t)_mm_movemask_epi8(flags);
+#endif
+    for (; j < n; j++) {
+        uint32_t raw = fu32_load_unit(s + 4 * j);
+        FU32_PIN(raw);
+        const uint32_t swapped = fu32_bswap32(raw);
+        const uint32_t c = src_swapped ? swapped : raw;
+        if (validate) bad |= (uint32_t)(c > 0x10FFFFu) | (uint32_t)((c ^ 0xD800u) < 0x800u);
+        fu32_store_unit(d + 4 * j, swap ? swapped : raw);
+    }
+    return bad == 0;
+}
+
 /* Like fu32_avx2_convert: -1, or the start of the first block that failed
- * validation (units before it written, the block itself untouched). */
+ * validation (units before it written; the block itself written too, except
+ * in place, where it is put back as it was). */
 static ptrdiff_t fu32_portable_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags) {
     const int validate = (flags & FU32_VALIDATE) != 0;
     const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
     const int swap = (flags & FU32_SWAP) != 0;
+    if (src == dst && !swap) {
+        /* In place without a swap there is nothing to write: check only. */
+        return validate ? fu32_portable_validate(src, n, src_swapped) : -1;
+    }
     for (ptrdiff_t i = 0; i < n; i += FU32_BLOCK_UNITS) {
         ptrdiff_t count = (n - i < FU32_BLOCK_UNITS) ? n - i : FU32_BLOCK_UNITS;
         const uint8_t *s = src + 4 * i;
         uint8_t *d = dst + 4 * i;
-        if (validate && !fu32_portable_block_valid(s, count, src_swapped)) return i;
-        if (swap) {
-            fu32_portable_swap_copy(s, d, count);
-        } else if (s != d) {
+        if (!validate && !swap) {
             memcpy(d, s, 4 * (size_t)count);
+        } else if (!fu32_portable_copy_block(s, d, count, validate, src_swapped, swap)) {
+            if (src == dst) fu32_portable_swap_copy(d, d, count);
+            return i;
         }
     }
     return -1;
@@ -120,9 +180,13 @@ static ptrdiff_t fu32_portable_str_lengths(const uint8_t *src, ptrdiff_t n_elems
 }
 
 /* Like fu32_avx2_repad: the element from which the reference loop resumes
- * (n_elems when all are done).  Each group is checked before it is written. */
+ * (n_elems when all are done).  Each group is checked as it is written (one
+ * load of each unit), and only then known good. */
 static ptrdiff_t fu32_portable_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
                                      ptrdiff_t from_units, ptrdiff_t to_units, int flags) {
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
+    const int swap = (flags & FU32_SWAP) != 0;
     const ptrdiff_t keep = from_units < to_units ? from_units : to_units;
     ptrdiff_t group = FU32_BLOCK_UNITS / (from_units > to_units ? from_units : to_units);
     if (group < 1) group = 1;
@@ -130,20 +194,21 @@ static ptrdiff_t fu32_portable_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t
         ptrdiff_t group_end = (n_elems - e < group) ? n_elems : e + group;
         const uint8_t *s = src + 4 * e * from_units;
         uint32_t spill = 0;
+        int ok = 1;
+        /* Units past the new width are never written: they need only be padding. */
         for (ptrdiff_t k = e; k < group_end; k++, s += 4 * from_units)
             for (ptrdiff_t j = keep; j < from_units; j++) spill |= fu32_load_unit(s + 4 * j);
         s = src + 4 * e * from_units;
-        if (spill || ((flags & FU32_VALIDATE) &&
-                      !fu32_portable_block_valid(s, (group_end - e) * from_units,
-                                                 (flags & FU32_SRC_SWAPPED) != 0)))
-            return e;
-        if (dst == NULL) continue;
-        uint8_t *d = dst + 4 * e * to_units;
-        for (ptrdiff_t k = e; k < group_end; k++, s += 4 * from_units, d += 4 * to_units) {
-            if (flags & FU32_SWAP) fu32_portable_swap_copy(s, d, keep);
-            else memcpy(d, s, 4 * (size_t)keep);
-            memset(d + 4 * keep, 0, 4 * (size_t)(to_units - keep));
+        if (dst == NULL) {
+            ok = !validate || fu32_portable_block_valid(s, (group_end - e) * from_units, src_swapped);
+        } else {
+            uint8_t *d = dst + 4 * e * to_units;
+            for (ptrdiff_t k = e; k < group_end; k++, s += 4 * from_units, d += 4 * to_units) {
+                ok &= fu32_portable_copy_block(s, d, keep, validate, src_swapped, swap);
+                memset(d + 4 * keep, 0, 4 * (size_t)(to_units - keep));
+            }
         }
+        if (spill || !ok) return e;
     }
     return n_elems;
 }
@@ -161,25 +226,37 @@ static inline uint32_t fu32_load_native(const uint8_t *p, int swapped)
     return swapped ? fu32_bswap32(v) : v;
 }
 
-/* Index of the first unit that is not a scalar value, or -1. */
-static ptrdiff_t fu32_reference_validate(const uint8_t *src, ptrdiff_t n, int swapped)
+/* Index of the first unit that is not a scalar value, or -1.  *seen gets
+ * that unit's native value as it was read (the source may have changed since
+ * under a racing writer: the error names what was checked). */
+static ptrdiff_t fu32_reference_validate(const uint8_t *src, ptrdiff_t n, int swapped, uint32_t *seen)
 {
-    for (ptrdiff_t i = 0; i < n; i++)
-        if (!fu32_is_scalar_value(fu32_load_native(src + 4 * i, swapped))) return i;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const uint32_t c = fu32_load_native(src + 4 * i, swapped);
+        if (!fu32_is_scalar_value(c)) {
+            *seen = c;
+            return i;
+        }
+    }
     return -1;
 }
 
 /* Copy (and swap) n units, checking each before it is written.  Returns -1,
- * or the index of the first invalid unit: units before it are written, it
- * and the ones after are untouched. */
-static ptrdiff_t fu32_reference_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags)
+ * or the index of the first invalid unit (its native value in *seen): units
+ * before it are written, it and the ones after are not. */
+static ptrdiff_t fu32_reference_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags, uint32_t *seen)
 {
     const int validate = (flags & FU32_VALIDATE) != 0;
     const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
     const int swap = (flags & FU32_SWAP) != 0;
     for (ptrdiff_t i = 0; i < n; i++) {
-        const uint32_t raw = fu32_load_unit(src + 4 * i);
-        if (validate && !fu32_is_scalar_value(src_swapped ? fu32_bswap32(raw) : raw)) return i;
+        uint32_t raw = fu32_load_unit(src + 4 * i);
+        FU32_PIN(raw);
+        const uint32_t c = src_swapped ? fu32_bswap32(raw) : raw;
+        if (validate && !fu32_is_scalar_value(c)) {
+            *seen = c;
+            return i;
+        }
         fu32_store_unit(dst + 4 * i, swap ? fu32_bswap32(raw) : raw);
     }
     return -1;
@@ -209,36 +286,39 @@ static fu32_status fu32_reference_repad(const uint8_t *src, uint8_t *dst, ptrdif
         for (j = to_units; j < from_units; j++)
             if (fu32_load_unit(s + 4 * j) != 0)
                 return fu32_error(FU32_STRING_TOO_LONG, e, j, fu32_reference_length(s, from_units));
-        if (validate) {
+        {
+            /* Each unit is loaded once, checked and written from the same value. */
+            uint8_t *d = dst != NULL ? dst + 4 * e * to_units : NULL;
             for (j = 0; j < keep; j++) {
-                const uint32_t c = fu32_load_native(s + 4 * j, src_swapped);
-                if (!fu32_is_scalar_value(c)) return fu32_error(fu32_code_point_kind(c), e, j, c);
+                uint32_t raw = fu32_load_unit(s + 4 * j);
+                FU32_PIN(raw);
+                const uint32_t c = src_swapped ? fu32_bswap32(raw) : raw;
+                if (validate && !fu32_is_scalar_value(c)) return fu32_error(fu32_code_point_kind(c), e, j, c);
+                if (d != NULL) fu32_store_unit(d + 4 * j, swap ? fu32_bswap32(raw) : raw);
             }
-        }
-        if (dst != NULL) {
-            uint8_t *d = dst + 4 * e * to_units;
-            if (swap) {
-                for (j = 0; j < keep; j++) fu32_store_unit(d + 4 * j, fu32_bswap32(fu32_load_unit(s + 4 * j)));
-            } else {
-                memcpy(d, s, 4 * (size_t)keep);
-            }
-            memset(d + 4 * keep, 0, 4 * (size_t)(to_units - keep));
+            if (d != NULL) memset(d + 4 * keep, 0, 4 * (size_t)(to_units - keep));
         }
     }
     return fu32_ok();
 }
 
-/* Lengths without trailing U+0000; -1, or the flat index of the first invalid unit. */
+/* Lengths without trailing U+0000; -1, or the flat index of the first
+ * invalid unit (its native value in *seen). */
 static ptrdiff_t fu32_reference_str_lengths(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
-                                            ptrdiff_t *lengths, int flags)
+                                            ptrdiff_t *lengths, int flags, uint32_t *seen)
 {
     const int validate = (flags & FU32_VALIDATE) != 0;
     const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
     for (ptrdiff_t e = 0; e < n_elems; e++) {
         const uint8_t *s = src + 4 * e * width;
         if (validate) {
-            for (ptrdiff_t j = 0; j < width; j++)
-                if (!fu32_is_scalar_value(fu32_load_native(s + 4 * j, src_swapped))) return e * width + j;
+            for (ptrdiff_t j = 0; j < width; j++) {
+                const uint32_t c = fu32_load_native(s + 4 * j, src_swapped);
+                if (!fu32_is_scalar_value(c)) {
+                    *seen = c;
+                    return e * width + j;
+                }
+            }
         }
         lengths[e] = fu32_reference_length(s, width);
     }

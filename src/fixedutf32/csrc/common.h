@@ -24,6 +24,26 @@ static inline uint32_t fu32_bswap32(uint32_t v) {
 }
 #endif
 
+/* Pin a value loaded from the source in a register.  C lets a compiler load
+ * a value again from memory for a later use instead of keeping it (GCC does,
+ * under register pressure, in the copy loops): with another thread writing
+ * the source during the call, the unit stored would then not be the unit
+ * checked.  An empty asm that "changes" the value makes every later use take
+ * that register; MSVC gets a compiler barrier, after which memory can no
+ * longer stand in for the value. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FU32_PIN(v) __asm__("" : "+r"(v))
+#if defined(__x86_64__) || defined(__i386__)
+#define FU32_PIN_VECTOR(v) __asm__("" : "+x"(v))
+#else
+#define FU32_PIN_VECTOR(v) __asm__("" : "+w"(v))
+#endif
+#else
+#include <intrin.h>
+#define FU32_PIN(v) _ReadWriteBarrier()
+#define FU32_PIN_VECTOR(v) _ReadWriteBarrier()
+#endif
+
 /* Unaligned 4-byte access: inputs may start at any address. */
 static inline uint32_t fu32_load_unit(const uint8_t *p) {
     uint32_t v;

@@ -306,6 +306,9 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                     v0 = _mm256_maskload_epi32((const int *)(const void *)e, mask0);
                     v1 = _mm256_maskload_epi32((const int *)(const void *)(e + 32), mask1);
                 }
+                /* checked and encoded from these loads (common.h) */
+                FU32_PIN_VECTOR(v0);
+                FU32_PIN_VECTOR(v1);
                 if (swap) {
                     v0 = fu32_utf8_bswap32_avx2(v0);
                     v1 = fu32_utf8_bswap32_avx2(v1);
@@ -316,6 +319,8 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                 for (j = 0; j + 16 <= width; j += 16) {
                     __m256i v0 = _mm256_loadu_si256((const __m256i *)(e + 4 * j));
                     __m256i v1 = _mm256_loadu_si256((const __m256i *)(e + 4 * j + 32));
+                    FU32_PIN_VECTOR(v0);
+                    FU32_PIN_VECTOR(v1);
                     if (swap) {
                         v0 = fu32_utf8_bswap32_avx2(v0);
                         v1 = fu32_utf8_bswap32_avx2(v1);
@@ -330,6 +335,7 @@ fu32_utf32_to_utf8_avx2_body(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, i
                         v = _mm256_maskload_epi32((const int *)(const void *)(e + 4 * j),
                                                   fu32_utf8_first_lanes_avx2(width - j));
                     }
+                    FU32_PIN_VECTOR(v);
                     if (swap) {
                         v = fu32_utf8_bswap32_avx2(v);
                     }
@@ -684,6 +690,7 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
     if (len <= 16 && width >= 16 && avail >= 16) {
         /* the common short element: one block; if it is ASCII, done here */
         __m128i x = _mm_loadu_si128((const __m128i *)s);
+        FU32_PIN_VECTOR(x); /* checked and decoded from this one load (common.h) */
         x = _mm_and_si128(x, _mm_loadu_si128((const __m128i *)(fu32_utf8_prefix + 16 - len)));
         if (_mm_movemask_epi8(x) == 0) {
             if (dst) {
@@ -735,9 +742,11 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
     }
     if (len > 16 && len <= 32 && avail >= 32) {
         /* two blocks, in straight-line code */
-        const __m128i x0 = _mm_loadu_si128((const __m128i *)s);
-        const __m128i x1 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + 16)),
-                                         _mm_loadu_si128((const __m128i *)(fu32_utf8_prefix + 32 - len)));
+        __m128i x0 = _mm_loadu_si128((const __m128i *)s);
+        __m128i x1 = _mm_loadu_si128((const __m128i *)(s + 16));
+        FU32_PIN_VECTOR(x0);
+        FU32_PIN_VECTOR(x1);
+        x1 = _mm_and_si128(x1, _mm_loadu_si128((const __m128i *)(fu32_utf8_prefix + 32 - len)));
         const __m128i bad = _mm_or_si128(
             _mm_or_si128(fu32_utf8_check16_avx2(x0, _mm_setzero_si128()), fu32_utf8_check16_avx2(x1, x0)),
             fu32_utf8_incomplete16_avx2(x1));
@@ -767,9 +776,16 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
         *count = total;
         return FU32_OK;
     }
+    /* Every byte is loaded once: a block's second half and the start of the
+     * next (`y`, for the sequences that start in the second half) come from
+     * the registers, not from memory again, so that what is decoded is what
+     * was validated even if another thread changes the input meanwhile. */
+    __m128i x = fu32_utf8_load16_avx2(s, 0, len, avail);
+    FU32_PIN_VECTOR(x);
     while (p < len) {
         const ptrdiff_t r = len - p < 16 ? len - p : 16;
-        const __m128i x = fu32_utf8_load16_avx2(s, p, len, avail);
+        __m128i next = fu32_utf8_load16_avx2(s, p + 16, len, avail);
+        FU32_PIN_VECTOR(next);
         if (_mm_movemask_epi8(x) == 0) {
             __m256i lo, hi;
             err = _mm_or_si128(err, fu32_utf8_incomplete16_avx2(prev));
@@ -790,6 +806,7 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
             clean = width - o >= 16 ? o + 16 : o + r;
             o += r;
             p += 16;
+            x = next;
             continue;
         }
         err = _mm_or_si128(err, fu32_utf8_check16_avx2(x, prev));
@@ -804,8 +821,7 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
             }
             if (dst && _mm_testz_si128(_mm_subs_epu8(x, FU32_K128(bef)), FU32_K128(bff))) {
                 /* no 4-byte sequence starts here: 16 positions at once in 16-bit lanes */
-                const __m128i y = fu32_utf8_load16_avx2(s, p + 8, len, avail);
-                const __m256i v = fu32_utf8_decode16_bmp_avx2(x, y, S);
+                const __m256i v = fu32_utf8_decode16_bmp_avx2(x, _mm_alignr_epi8(next, x, 8), S);
                 __m256i lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v));
                 __m256i hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1));
                 if (swap) {
@@ -817,14 +833,15 @@ FU32_UTF8_AVX2_FN static inline int fu32_utf8_elem_avx2(const uint8_t *s, ptrdif
             } else if (dst) {
                 fu32_utf8_put_compressed_avx2(dst + 4 * o, fu32_utf8_decode8_avx2(x), S1, swap, c1, width - o);
                 if (S2) {
-                    const __m128i y = fu32_utf8_load16_avx2(s, p + 8, len, avail);
-                    fu32_utf8_put_compressed_avx2(dst + 4 * (o + c1), fu32_utf8_decode8_avx2(y), S2, swap, c2,
-                                                  width - o - c1);
+                    fu32_utf8_put_compressed_avx2(dst + 4 * (o + c1),
+                                                  fu32_utf8_decode8_avx2(_mm_alignr_epi8(next, x, 8)), S2, swap,
+                                                  c2, width - o - c1);
                 }
             }
             o += c1 + c2;
             clean = o;
             p += 16;
+            x = next;
         }
     }
     err = _mm_or_si128(err, fu32_utf8_incomplete16_avx2(prev));

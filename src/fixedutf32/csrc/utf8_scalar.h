@@ -123,6 +123,7 @@ static fu32_status fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t n, pt
         start = d;
         for (j = 0; j < k; j++) {
             uint32_t c = fu32_utf8_load32(e + 4 * j, swap);
+            FU32_PIN(c); /* checked and encoded from this one load (common.h) */
             if (validate) {
                 int kind = fu32_code_point_kind(c);
                 if (kind != FU32_OK) {
@@ -185,6 +186,9 @@ static inline int fu32_utf8_decode_scalar(const uint8_t *s, ptrdiff_t pos, ptrdi
         uint32_t b0 = s[pos];
         uint32_t c;
         ptrdiff_t L, t;
+        /* Each byte is read once and kept (common.h): what is stored is what
+         * was checked, even if another thread changes the bytes meanwhile. */
+        FU32_PIN(b0);
         if (b0 < 0x80u) {
             c = b0;
             L = 1;
@@ -207,7 +211,13 @@ static inline int fu32_utf8_decode_scalar(const uint8_t *s, ptrdiff_t pos, ptrdi
             }
             for (t = 1; t < L; t++) {
                 uint32_t bt;
-                if (pos + t >= len || ((bt = s[pos + t]) & 0xC0u) != 0x80u) {
+                if (pos + t >= len) {
+                    *errpos = pos;
+                    return FU32_UTF8_TOO_SHORT;
+                }
+                bt = s[pos + t];
+                FU32_PIN(bt);
+                if ((bt & 0xC0u) != 0x80u) {
                     *errpos = pos;
                     return FU32_UTF8_TOO_SHORT;
                 }
@@ -287,10 +297,13 @@ static inline fu32_status fu32_utf8_decode_strings(fu32_utf8_element_fn element,
     uint8_t *d = dst;
     ptrdiff_t i;
     for (i = 0; i < n; i++, d = (uint8_t *)((uintptr_t)d + step)) {
-        const int64_t a = starts[i * stride];
-        const int64_t b = ends[i * stride];
+        int64_t a = starts[i * stride];
+        int64_t b = ends[i * stride];
         ptrdiff_t errpos = 0, count = 0;
         int kind;
+        /* Bounds are checked on these loads and used from them (common.h). */
+        FU32_PIN(a);
+        FU32_PIN(b);
         if (a < 0 || b < a || b > (int64_t)values_len) {
             return fu32_error(FU32_BAD_OFFSETS, i, 0, b);
         }
