@@ -163,7 +163,7 @@ def chunk_case(name, endian):
 
 
 def first_difference(got, expected):
-    """None when the code units are the expected ones, else where and what the first wrong one is."""
+    """None when the code units are as expected, else where and what the first wrong one is."""
     wrong = np.argwhere(got != expected)
     if not wrong.size:
         return None
