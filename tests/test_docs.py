@@ -163,6 +163,26 @@ def test_guide_examples_run():
         exec(compile(source, f"docs/guide.md block {number}", "exec"), {})
 
 
+def test_zarr_guide_examples_run_twice(tmp_path, monkeypatch):
+    """The code of docs/zarr.md runs as written, twice in a row, from any folder."""
+    zarr = pytest.importorskip("zarr", reason="docs/zarr.md is about zarr-python")
+    import fixedutf32.zarr
+
+    blocks = python_blocks((ROOT / "docs" / "zarr.md").read_text(encoding="utf-8"))
+    assert len(blocks) == 3
+    monkeypatch.chdir(tmp_path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", zarr.errors.UnstableSpecificationWarning)
+            for run in range(2):
+                for number, source in enumerate(blocks):
+                    exec(compile(source, f"docs/zarr.md block {number}, run {run}", "exec"), {})
+                    fixedutf32.zarr.disable()
+    finally:
+        fixedutf32.zarr.disable()
+    assert zarr.open_array(tmp_path / "zarr-guide.zarr")[:].tolist() == ["a", "bb", "ccc", "dddd"]
+
+
 def test_markdown_links_point_at_files():
     """Relative links in the README, CONTRIBUTING and docs/ name files that exist."""
     pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -172,6 +192,35 @@ def test_markdown_links_point_at_files():
                 continue  # a URL, or a section of the same page
             path = (page.parent / target.split("#")[0]).resolve()
             assert path.is_relative_to(ROOT) and path.exists(), f"{page.name}: broken link {target}"
+
+
+def _slug(heading):
+    """The anchor of a Markdown heading, as GitHub makes it and myst-parser too
+    (myst_heading_anchors): lower case, punctuation but "-" and "_" dropped,
+    each space a "-"."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_markdown_anchors_hold_on_github_and_in_sphinx():
+    """Links to a section name one that exists, by the slug both renderers make,
+    at a heading level the Sphinx build gives an anchor (docs/conf.py: 3); and no
+    Sphinx role, which GitHub would show as raw text, is used in Markdown."""
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+    anchors = {}
+    for page in pages:
+        headings = re.findall(r"^(#{1,3}) (.+)$", page.read_text(encoding="utf-8"), re.M)
+        anchors[page.resolve()] = {_slug(text) for _, text in headings}
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"\{(ref|doc|func|class|mod|meth)\}`", text), f"{page.name}: a role"
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target) or "#" not in target:
+                continue
+            name, anchor = target.split("#", 1)
+            where = (page.parent / name).resolve() if name else page.resolve()
+            if where.suffix != ".md":
+                continue
+            assert anchor in anchors[where], f"{page.name}: no section #{anchor} in {where.name}"
 
 
 def test_readme_starts_with_the_two_commands():

@@ -15,6 +15,7 @@ __all__ = [
     "ChunkSizeError",
     "MetadataError",
     "InvalidUTF8Error",
+    "CorruptChunkError",
 ]
 
 
@@ -129,3 +130,29 @@ class InvalidUTF8Error(_FieldsError):
         super().__init__(
             f"invalid UTF-8 at element {self.index}, byte {self.byte_offset}: {self.reason}"
         )
+
+
+@dataclass(eq=False, repr=False)
+class CorruptChunkError(_FieldsError):
+    """A stored chunk cannot be what its metadata says it is.
+
+    Raised before anything is decompressed when a frame's header disagrees
+    with the chunk (a blosc header that claims more bytes than are stored,
+    a zstd or lz4 frame that declares another size than the chunk's, a
+    shard index that points outside its shard), when a frame inflates past
+    the chunk's size, when a codec fails on the bytes, or when a local
+    chunk file is not a regular file or is larger than the chunk can be.
+
+    Attributes
+    ----------
+    key : str
+        The chunk's store key (``"c/0/1"``, ``"0.1"``), or a path.
+    reason : str
+        What is wrong, with the sizes that disagree.
+    """
+
+    key: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        super().__init__(f"chunk {self.key} is corrupt: {self.reason}")

@@ -68,6 +68,7 @@ class ZarrRow(TypedDict):
     threads: int | None
     size: int
     chunk_size: int
+    shard_size: int | None
     gbps: dict[str, float | None]
     same_data: dict[str, bool | None]
 
@@ -177,10 +178,12 @@ def format_table(report: BenchReport) -> str:
 
 
 def _ratio_lines(ratios: Iterable[Ratio]) -> list[str]:
-    lines = [f"{'ratio':46} {'value':>6}  target", "-" * 70]
+    ratios = list(ratios)
+    width = max([46, *(len(ratio["ratio"]) for ratio in ratios)])
+    lines = [f"{'ratio':{width}} {'value':>6}  target", "-" * (width + 24)]
     for ratio in ratios:
         value = "n/a" if ratio["value"] is None else f"{ratio['value']:.2f}"
-        lines.append(f"{ratio['ratio']:46} {value:>6}  {verdict(ratio)}".rstrip())
+        lines.append(f"{ratio['ratio']:{width}} {value:>6}  {verdict(ratio)}".rstrip())
     return lines
 
 
@@ -200,23 +203,28 @@ def format_zarr_table(report: ZarrReport) -> str:
     threads = {None: "zarr's defaults", 1: "1 thread", 2: "2 threads"}
     lines = [
         f"fixedutf32 bench --zarr: zarr-python {report['zarr_version']}, a "
-        f"{format_size(report['size'])} "
-        f"{report['dtype']} array in {format_size(report['chunk_size'])} chunks on a local "
-        "directory",
+        f"{format_size(report['size'])} {report['dtype']} array on a local directory",
         "",
         f"GB/s of array data, median of {report['repeat']} rounds, each configuration timed in "
         "turn within a round.",
+        "stock = zarr's BatchedCodecPipeline; fused = zarr's FusedCodecPipeline (zarr >= 3.4);",
         "codec = zarr + fixedutf32.zarr.BytesCodec; pipeline = zarr + "
-        "fixedutf32.zarr.CodecPipeline;",
-        "reader = the standalone reader with decode_chunk(out=...); floor = the chunk files "
-        "read into one new array.",
-        "The zstd rows set async.concurrency and threading.max_workers to the threads shown. A "
-        "ratio is the",
-        "median over rounds of that round's ratio, so it can differ from the ratio of the GB/s "
-        "columns.",
+        "fixedutf32.zarr.CodecPipeline and its codec;",
+        "reader = the standalone reader with decode_chunk(out=...); floor = the same files read "
+        "(or written)",
+        "plainly into (from) one array, zstd decompressed (compressed) in place, on the "
+        "pipeline's threads:",
+        "raw reads the faster each round of readinto straight into place and a read through "
+        "a buffer; selections",
+        "read only their elements' bytes; writes a new file renamed over the old, as zarr's "
+        "LocalStore writes.",
+        "The 1- and 2-thread rows set async.concurrency and the pipelines' max_workers. A "
+        "ratio is the median",
+        "over rounds of that round's ratio; fastest zarr = the faster of stock and fused in "
+        "each round.",
         "",
-        f"{'case':22} " + " ".join(f"{name:>8}" for name in configs) + "   threads",
-        "-" * 86,
+        f"{'case':26} {'layout':14} " + " ".join(f"{name:>8}" for name in configs) + "   threads",
+        "-" * (44 + 9 * len(configs) + 18),
     ]
     if not report["integration"]:
         lines.insert(-2, "fixedutf32.zarr is not installed: its columns are n/a")
@@ -226,7 +234,13 @@ def format_zarr_table(report: ZarrReport) -> str:
             f"{'n/a':>8}" if row["gbps"][name] is None else f"{row['gbps'][name]:8.2f}"
             for name in configs
         ]
-        lines.append(f"{row['case']:22} " + " ".join(cells) + f"   {threads[row['threads']]}")
+        layout = f"{format_size(row['chunk_size'])} chunks"
+        shard_size = row.get("shard_size")
+        if shard_size:
+            layout = f"{format_size(shard_size)}/{format_size(row['chunk_size'])}"
+        lines.append(
+            f"{row['case']:26} {layout:14} " + " ".join(cells) + f"   {threads[row['threads']]}"
+        )
     lines += ["", *_ratio_lines(report["ratios"])]
     t = report["threads_reference"]
     lines.append("")

@@ -89,12 +89,44 @@ TARGETS: dict[tuple[Family, str, SizeClass | None], Target] = {
     # element of mixed text is the limit (docs/performance.md).
     ("transcode", "from_utf8 (mixed)", "memory"): _least(0.2),
     ("transcode", "from_utf8 (mixed)", None): _least(0.1),
-    # zarr-python with fixedutf32.zarr (speed ratios of one run's rounds).
+    # zarr-python with fixedutf32.zarr (speed ratios of one run's rounds).  Against
+    # the fastest of zarr's own pipelines (BatchedCodecPipeline, and
+    # FusedCodecPipeline from zarr 3.4): never slower, 1.2x on big-endian reads,
+    # validating every unit where zarr validates none.
+    **{
+        ("zarr", f"pipeline / fastest zarr, {case}", None): _least(1.0)
+        for case in (
+            "read raw little",
+            "read zstd, 1 thread",
+            "read zstd, 2 threads",
+            "read raw, 64 KiB chunks",
+            "read raw, 16 KiB chunks",
+            "read sharded raw",
+            "read sharded zstd",
+            "read 1000 random elements",
+            "read a 1000-element slice",
+            "write raw little",
+            "write raw big",
+            "write zstd",
+        )
+    },
+    ("zarr", "pipeline / fastest zarr, read raw big", None): _least(1.2),
+    # Against the floor of the same files read (written) plainly on as many
+    # threads: every layout, the selections against reading only their bytes.
+    ("zarr", "pipeline / floor, read raw, 64 KiB chunks", None): _least(0.8),
+    ("zarr", "pipeline / floor, read raw, 16 KiB chunks", None): _least(0.6),
+    ("zarr", "pipeline / floor, read sharded raw", None): _least(0.8),
+    ("zarr", "pipeline / floor, read sharded zstd", None): _least(0.7),
+    ("zarr", "pipeline / floor, read 1000 random elements", None): _least(0.5),
+    ("zarr", "pipeline / floor, read a 1000-element slice", None): _least(0.5),
+    ("zarr", "pipeline / floor, write raw little", None): _least(0.9),
+    ("zarr", "pipeline / floor, write raw big", None): _least(0.9),
+    ("zarr", "pipeline / floor, write zstd", None): _least(0.9),
     ("zarr", "pipeline / stock, read raw little", None): _least(1.8),
     ("zarr", "pipeline / stock, read raw big", None): _least(1.8),
     ("zarr", "pipeline / stock, read zstd, 1 thread", None): _least(1.0),
-    ("zarr", "pipeline / stock, write raw little", None): _least(1.2),
-    ("zarr", "pipeline / stock, write raw big", None): _least(1.2),
+    ("zarr", "pipeline / stock, write raw little", None): _least(1.3),
+    ("zarr", "pipeline / stock, write raw big", None): _least(1.3),
     ("zarr", "pipeline / floor, read raw little", None): _least(0.9),
     ("zarr", "pipeline / floor, read raw big", None): _least(0.9),
     ("zarr", "codec / stock, read raw little", None): _least(NOISE),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Self
 
@@ -12,6 +11,7 @@ from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
 from .. import metadata as _rules
 from ..chunk import decode_chunk, encode_chunk
 from ..errors import InvalidCodePointError
+from . import _compat
 
 if TYPE_CHECKING:
     import numpy as np
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from zarr.core.dtype.common import DTypeJSON
 
 _DTYPE_NAME = "fixed_length_utf32"
-_SYSTEM_ENDIAN = sys.byteorder
 
 
 def _is_fixed_utf32(dtype: object) -> bool:
@@ -122,9 +121,11 @@ class BytesCodec(zarr.codecs.BytesCodec):
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
         """Fill in what the array implies, as zarr does.
 
-        A codec without ``endian`` gets the machine's byte order for
-        multi-byte data types (zarr's default), except for
-        ``fixed_length_utf32``, whose byte order must be explicit.
+        A codec without ``endian`` stays so for ``fixed_length_utf32``,
+        whose byte order must be explicit (it is refused when a chunk is
+        decoded or encoded).  For other data types it is what zarr's own
+        class makes of it: the machine's byte order on zarr 3.1, zarr's
+        ``ValueError`` for multi-byte types on zarr 3.4.
 
         Parameters
         ----------
@@ -140,19 +141,20 @@ class BytesCodec(zarr.codecs.BytesCodec):
         --------
         >>> from zarr.core.array_spec import ArraySpec, ArrayConfig
         >>> from zarr.core.buffer import default_buffer_prototype
-        >>> from zarr.dtype import Int32
-        >>> spec = ArraySpec((2,), Int32(), 0, ArrayConfig.from_dict({}),
+        >>> from zarr.dtype import FixedLengthUTF32
+        >>> spec = ArraySpec((2,), FixedLengthUTF32(length=3), "", ArrayConfig.from_dict({}),
         ...                  default_buffer_prototype())
-        >>> BytesCodec(endian=None).evolve_from_array_spec(spec).endian.value
-        'little'
+        >>> BytesCodec(endian=None).evolve_from_array_spec(spec).endian is None
+        True
         """
         if self.endian is None:
             if _is_fixed_utf32(array_spec.dtype):
                 return self
-            # zarr's from_dict would have given the machine's byte order
-            # (BytesCodec.__init__ parses the str into its Endian)
-            codec = replace(self, endian=_SYSTEM_ENDIAN)  # type: ignore[arg-type]
-            return codec.evolve_from_array_spec(array_spec)
+            if _compat.UNSPECIFIED_ENDIAN is not None:
+                # zarr 3.1's from_dict would have given the machine's byte
+                # order (BytesCodec.__init__ parses the str into its Endian)
+                codec = replace(self, endian=_compat.UNSPECIFIED_ENDIAN)  # type: ignore[arg-type]
+                return codec.evolve_from_array_spec(array_spec)
         return super().evolve_from_array_spec(array_spec)
 
     def _endian_of(self, chunk_spec: ArraySpec) -> str:
@@ -160,7 +162,9 @@ class BytesCodec(zarr.codecs.BytesCodec):
             dtype = _rules.FixedLengthUTF32(chunk_spec.dtype.item_size)  # type: ignore[attr-defined]
             # check_codecs words the error: the byte order must be explicit
             _rules.check_codecs([self.to_dict()], dtype)
-        return self.endian.value  # type: ignore[union-attr,no-any-return]  # check_codecs raised on None
+        endian = _compat.endian_name(self.endian)
+        assert endian is not None  # check_codecs raised on None
+        return endian
 
     def _decode_utf32(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
         chunk = decode_chunk(
@@ -169,7 +173,7 @@ class BytesCodec(zarr.codecs.BytesCodec):
             endian=self._endian_of(chunk_spec),
             shape=chunk_spec.shape,
         )
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(chunk)  # type: ignore[arg-type]
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(chunk)  # type: ignore[arg-type,unused-ignore]
 
     def _encode_utf32(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer:
         encoded = encode_chunk(

@@ -1,0 +1,283 @@
+"""Reading chunk files of a local store safely, and fast.
+
+A chunk file is opened without blocking (``O_NONBLOCK``: opening a FIFO
+returns at once) and checked with ``fstat`` before a byte is read: only a
+regular file no larger than the chunk can be is read; a FIFO, a device (a
+chunk symlinked to ``/dev/zero``), a socket or an oversized file is a
+:class:`~fixedutf32.errors.CorruptChunkError` at once.  A missing file, or a
+directory where the chunk would be, is a missing chunk, as zarr-python's
+``LocalStore`` reads it.
+
+The bytes are read with ``readinto`` into the caller's buffer, in blocks,
+and a callback may work on each block while it is still in the CPU's cache
+(decode it in place, or validate it): the chunk's bytes then cross memory
+once.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import stat
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .._checks import as_bytes
+from ..errors import CorruptChunkError
+
+if TYPE_CHECKING:
+    from .._kernels import Buffer
+
+__all__ = ["BLOCK_BYTES", "ChunkFile", "open_chunk_file"]
+
+#: Bytes read at a time: blocks of this size stay in L2 while a callback works on them.
+BLOCK_BYTES = 256 * 1024
+
+_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+# open() errors that mean "no chunk here", as LocalStore reads them.
+_MISSING = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EISDIR})
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+class ChunkFile:
+    """An open chunk file, checked to be a regular file of at most the chunk's size.
+
+    Made by :func:`open_chunk_file`; a context manager that closes the file.
+
+    Attributes
+    ----------
+    size : int
+        Bytes in the file (``fstat``).
+    mtime_ns : int
+        Its modification time, with ``size`` a fingerprint of its content.
+    """
+
+    __slots__ = ("_file", "key", "mtime_ns", "size")
+
+    def __init__(self, file: io.FileIO, key: str, size: int, mtime_ns: int) -> None:
+        self._file = file
+        self.key = key
+        self.size = size
+        self.mtime_ns = mtime_ns
+
+    def __enter__(self) -> ChunkFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+    def _fill(self, view: memoryview) -> None:
+        done, size = 0, view.nbytes
+        while done < size:
+            n = self._file.readinto(view[done:])
+            if not n:
+                raise CorruptChunkError(
+                    self.key, f"the file shrank while it was read ({self.size} bytes at first)"
+                )
+            done += n
+
+    def read_into(
+        self,
+        out: Buffer,
+        *,
+        block_bytes: int = BLOCK_BYTES,
+        on_block: Callable[[memoryview, int], None] | None = None,
+    ) -> memoryview:
+        """Read the whole file into the start of ``out``, block by block.
+
+        Parameters
+        ----------
+        out : writable buffer
+            At least :attr:`size` bytes.
+        block_bytes : int
+            Bytes per read; a multiple of the element size when ``on_block``
+            works on elements.
+        on_block : callable, optional
+            ``on_block(block, offset)`` after each block is read: ``block``
+            is the view of ``out`` just filled, ``offset`` where it starts.
+            An exception it raises ends the read and propagates.
+
+        Returns
+        -------
+        memoryview
+            The first :attr:`size` bytes of ``out`` (shares its memory).
+
+        Raises
+        ------
+        CorruptChunkError
+            If the file shrinks while it is read.
+        ValueError
+            If ``out`` is smaller than the file.
+        """
+        view = as_bytes(out)
+        size = self.size
+        if view.nbytes < size:
+            raise ValueError(f"out holds {view.nbytes} bytes; the file holds {size}")
+        view = view[:size]
+        if on_block is None and size:
+            self._fill(view)
+            return view
+        for start in range(0, size, block_bytes):
+            block = view[start : start + block_bytes]
+            self._fill(block)
+            if on_block is not None:
+                on_block(block, start)
+        return view
+
+    def stream(self, buffer: Buffer, on_block: Callable[[memoryview, int], None]) -> None:
+        """Read the whole file through ``buffer``, one block at a time, for ``on_block``.
+
+        For work that needs each block once (validating a chunk): nothing as
+        large as the file is allocated.
+
+        Parameters
+        ----------
+        buffer : writable buffer
+            The block buffer, reused for every block.
+        on_block : callable
+            ``on_block(block, offset)``: the view of ``buffer`` filled, and
+            where in the file it starts.
+
+        Raises
+        ------
+        CorruptChunkError
+            If the file shrinks while it is read.
+        """
+        view = as_bytes(buffer)
+        step = view.nbytes
+        size = self.size
+        for start in range(0, size, step):
+            block = view[: min(step, size - start)]
+            self._fill(block)
+            on_block(block, start)
+
+    def read_at(self, offset: int, out: Buffer) -> memoryview:
+        """Read ``len(out)`` bytes from ``offset`` of the file into ``out`` (``pread``).
+
+        For the parts of a chunk a selection needs, and a shard's index.
+
+        Parameters
+        ----------
+        offset : int
+            Where to start, at most :attr:`size` minus the bytes asked for.
+        out : writable buffer
+            As many bytes as are wanted.
+
+        Returns
+        -------
+        memoryview
+            ``out``'s bytes (shares its memory).
+
+        Raises
+        ------
+        CorruptChunkError
+            If the file ends before (it shrank since it was opened).
+        ValueError
+            If the range is not inside the file as it was opened.
+        """
+        view = as_bytes(out)
+        if offset < 0 or offset + view.nbytes > self.size:
+            end = offset + view.nbytes
+            raise ValueError(f"bytes {offset}..{end} are not inside the file of {self.size} bytes")
+        if not hasattr(os, "preadv"):  # Windows: seek, then read
+            self._file.seek(offset)
+            self._fill(view)
+            return view
+        done = 0
+        fd = self._file.fileno()
+        while done < view.nbytes:
+            n = os.preadv(fd, [view[done:]], offset + done)
+            if not n:
+                raise CorruptChunkError(
+                    self.key, f"the file shrank while it was read ({self.size} bytes at first)"
+                )
+            done += n
+        return view
+
+
+def open_chunk_file(path: str | os.PathLike[str], *, key: str, max_nbytes: int) -> ChunkFile | None:
+    """Open a local chunk file if it is a regular file of at most ``max_nbytes`` bytes.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The chunk's file.
+    key : str
+        Its store key, for errors.
+    max_nbytes : int
+        The most bytes the chunk may hold as stored.
+
+    Returns
+    -------
+    ChunkFile or None
+        None when there is no file there (or a directory): a missing chunk.
+
+    Raises
+    ------
+    CorruptChunkError
+        If the path is a FIFO, a device, a socket, or a file larger than
+        ``max_nbytes`` (nothing is read from it), or cannot be opened for
+        another reason (permissions).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> where = tempfile.mkdtemp()
+    >>> print(open_chunk_file(os.path.join(where, "0"), key="0", max_nbytes=64))
+    None
+    >>> with open(os.path.join(where, "1"), "wb") as f:
+    ...     _ = f.write(bytes(100))
+    >>> open_chunk_file(os.path.join(where, "1"), key="1", max_nbytes=64)
+    Traceback (most recent call last):
+    ...
+    fixedutf32.errors.CorruptChunkError: chunk 1 is corrupt: the file holds 100 bytes; a chunk ...
+    >>> with open_chunk_file(os.path.join(where, "1"), key="1", max_nbytes=100) as chunk:
+    ...     bytes(chunk.read_into(bytearray(128)))[:4]
+    b'\\x00\\x00\\x00\\x00'
+    >>> import shutil; shutil.rmtree(where)
+    """
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError as exc:
+        if exc.errno in _MISSING:
+            return None
+        raise CorruptChunkError(key, f"cannot open the chunk's file: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            os.close(fd)
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            raise CorruptChunkError(key, f"expected a regular file, got {_kind(info.st_mode)}")
+        if info.st_size > max_nbytes:
+            raise CorruptChunkError(
+                key,
+                f"the file holds {info.st_size} bytes; a chunk here holds at most {max_nbytes}",
+            )
+        file = io.FileIO(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return ChunkFile(file, key, info.st_size, info.st_mtime_ns)

@@ -1,0 +1,301 @@
+"""Where the chunks of an array are: store keys both ways, element coordinates,
+edge chunks.
+
+A regular chunk grid cuts an array of ``shape`` into chunks of
+``chunk_shape``; edge chunks are stored at full size and their part past
+the array is padding.  A chunk's key is its grid index spelled by the
+array's chunk key encoding: V3 ``default`` (``"c/1/0"``, or ``"c.1.0"``
+with the ``"."`` separator; ``"c"`` for a 0-d array) or ``v2`` (``"1.0"``
+or ``"1/0"``; ``"0"`` for a 0-d array), relative to the array's path.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["ChunkGrid", "Index"]
+
+Index = tuple[int, ...]
+_DIGITS = frozenset("0123456789")
+
+
+def _extents(value: Sequence[int], name: str, minimum: int) -> Index:
+    try:
+        extents = tuple(operator.index(n) for n in value)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of ints, got {value!r}") from None
+    if any(type(n) is bool or n < minimum for n in value):
+        raise ValueError(f"{name} must hold integers >= {minimum}, got {list(value)}")
+    return extents
+
+
+@dataclass(frozen=True)
+class ChunkGrid:
+    """The regular chunk grid of one array, and how its chunks are named.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The array's shape.
+    chunk_shape : tuple of int
+        The shape of every chunk (of the inner chunks, for a sharded array's
+        chunks; of the shards for its keys).
+    key_encoding : {"default", "v2"}
+        The chunk key encoding (V2 arrays: ``"v2"``).
+    separator : {"/", "."}
+    order : {"C", "F"}
+        The order of the elements inside a chunk.
+
+    Attributes
+    ----------
+    grid_shape : tuple of int
+        Chunks along each axis, edge chunks included.
+    chunk_count : int
+        Chunks in the grid (a Python int: 10**12 is fine, nothing is listed).
+    chunk_elements : int
+        Elements in one chunk.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For extents that are not non-negative ints (chunk extents: positive),
+        shapes of different lengths, or an unknown encoding, separator or
+        order.
+
+    Examples
+    --------
+    >>> grid = ChunkGrid((5, 4), (2, 3))
+    >>> grid.grid_shape, grid.key((2, 1)), grid.parse_key("c/2/1")
+    ((3, 2), 'c/2/1', (2, 1))
+    >>> grid.coordinates((2, 1), 4), grid.is_edge((2, 1))
+    ((5, 4), True)
+    """
+
+    shape: Index
+    chunk_shape: Index
+    key_encoding: Literal["default", "v2"] = "default"
+    separator: Literal["/", "."] = "/"
+    order: Literal["C", "F"] = "C"
+    grid_shape: Index = field(init=False)
+    chunk_count: int = field(init=False)
+    chunk_elements: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        shape = _extents(self.shape, "shape", 0)
+        chunks = _extents(self.chunk_shape, "chunk_shape", 1)
+        if len(chunks) != len(shape):
+            raise ValueError(
+                f"chunk_shape {list(chunks)} has {len(chunks)} dimensions; shape {list(shape)} "
+                f"has {len(shape)}"
+            )
+        if self.key_encoding not in ("default", "v2"):
+            raise ValueError(f"key_encoding must be 'default' or 'v2', got {self.key_encoding!r}")
+        if self.separator not in ("/", "."):
+            raise ValueError(f"separator must be '/' or '.', got {self.separator!r}")
+        if self.order not in ("C", "F"):
+            raise ValueError(f"order must be 'C' or 'F', got {self.order!r}")
+        # integer ceiling: s / c in floating point is off for extents above 2**53
+        grid = tuple(-(-s // c) for s, c in zip(shape, chunks))
+        set_ = object.__setattr__
+        set_(self, "shape", shape)
+        set_(self, "chunk_shape", chunks)
+        set_(self, "grid_shape", grid)
+        set_(self, "chunk_count", math.prod(grid))
+        set_(self, "chunk_elements", math.prod(chunks))
+
+    @property
+    def ndim(self) -> int:
+        """Dimensions of the array."""
+        return len(self.shape)
+
+    def key(self, index: Sequence[int]) -> str:
+        """The store key of the chunk at grid ``index``, relative to the array.
+
+        Parameters
+        ----------
+        index : sequence of int
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> ChunkGrid((4, 4), (2, 2), "v2", ".").key((1, 0)), ChunkGrid((), ()).key(())
+        ('1.0', 'c')
+        """
+        parts = [str(int(i)) for i in index]
+        if self.key_encoding == "default":
+            return self.separator.join(["c", *parts])
+        return self.separator.join(parts) if parts else "0"
+
+    def parse_key(self, key: str) -> Index | None:
+        """The grid index a key names, or None when it is not a chunk key of this grid.
+
+        A key is a chunk key when it is exactly what :meth:`key` gives for an
+        index inside the grid: no sign, no leading zeros, the right number of
+        parts.
+
+        Parameters
+        ----------
+        key : str
+            Relative to the array.
+
+        Returns
+        -------
+        tuple of int or None
+
+        Examples
+        --------
+        >>> grid = ChunkGrid((4,), (2,))
+        >>> [grid.parse_key(key) for key in ("c/1", "c/2", "c/01", "x")]
+        [(1,), None, None, None]
+        """
+        parts = key.split(self.separator)
+        if self.key_encoding == "default":
+            if parts[0] != "c":
+                return None
+            parts = parts[1:]
+        elif not self.shape:
+            return () if key == "0" else None
+        if len(parts) != len(self.shape):
+            return None
+        index = []
+        for part, extent in zip(parts, self.grid_shape):
+            if not part or not _DIGITS.issuperset(part) or (part[0] == "0" and len(part) > 1):
+                return None
+            i = int(part)
+            if i >= extent:
+                return None
+            index.append(i)
+        return tuple(index)
+
+    def indices(self) -> Iterator[Index]:
+        """Every grid index in C order, one at a time (lazy: nothing is built up front).
+
+        Returns
+        -------
+        iterator of tuple of int
+            ``()`` once for a 0-d array; nothing when an extent is 0.
+
+        Examples
+        --------
+        >>> list(ChunkGrid((3, 4), (2, 2)).indices())
+        [(0, 0), (0, 1), (1, 0), (1, 1)]
+        """
+        grid = self.grid_shape
+        if 0 in grid:
+            return
+        index = [0] * len(grid)
+        while True:
+            yield tuple(index)
+            for axis in reversed(range(len(grid))):
+                index[axis] += 1
+                if index[axis] < grid[axis]:
+                    break
+                index[axis] = 0
+            else:
+                return
+
+    def coordinates(self, index: Sequence[int], element: int) -> Index:
+        """The array coordinates of flat ``element`` (in the chunk's order) of a chunk.
+
+        Parameters
+        ----------
+        index : sequence of int
+            The chunk's grid index.
+        element : int
+            The element's flat index inside the chunk, in :attr:`order`.
+
+        Returns
+        -------
+        tuple of int
+            At or past :attr:`shape` along an axis for an element of an
+            edge chunk's padding.
+
+        Examples
+        --------
+        >>> ChunkGrid((4, 4), (2, 2), order="F").coordinates((1, 1), 1)
+        (3, 2)
+        """
+        local = []
+        for extent in reversed(self.chunk_shape) if self.order == "C" else self.chunk_shape:
+            element, i = divmod(element, extent)
+            local.append(i)
+        if self.order == "C":
+            local.reverse()
+        return tuple(i * c + j for i, c, j in zip(index, self.chunk_shape, local))
+
+    def region(self, index: Sequence[int]) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
+        """Where the chunk at ``index`` goes in the array.
+
+        Parameters
+        ----------
+        index : sequence of int
+
+        Returns
+        -------
+        (tuple of slice, tuple of slice)
+            The slices of the array the chunk covers, and the slices of the
+            decoded chunk (of :attr:`chunk_shape`) to put there.
+
+        Examples
+        --------
+        >>> ChunkGrid((5,), (2,)).region((2,))
+        ((slice(4, 5, None),), (slice(0, 1, None),))
+        """
+        target, source = [], []
+        for i, s, c in zip(index, self.shape, self.chunk_shape):
+            start = i * c
+            stop = min(start + c, s)
+            target.append(slice(start, stop))
+            source.append(slice(0, stop - start))
+        return tuple(target), tuple(source)
+
+    def is_edge(self, index: Sequence[int]) -> bool:
+        """Whether the chunk at ``index`` reaches past the array (holds padding).
+
+        Parameters
+        ----------
+        index : sequence of int
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> grid = ChunkGrid((5,), (2,))
+        >>> grid.is_edge((1,)), grid.is_edge((2,))
+        (False, True)
+        """
+        return any((i + 1) * c > s for i, c, s in zip(index, self.chunk_shape, self.shape))
+
+    def overlapping(self, region: Sequence[slice]) -> Iterator[Index]:
+        """The grid indices of the chunks that hold part of ``region``, in C order.
+
+        Parameters
+        ----------
+        region : sequence of slice
+            Slices of the array with ``start < stop`` (no step).
+
+        Returns
+        -------
+        iterator of tuple of int
+
+        Examples
+        --------
+        >>> list(ChunkGrid((6, 6), (4, 4)).overlapping((slice(3, 5), slice(0, 2))))
+        [(0, 0), (1, 0)]
+        """
+        ranges = [
+            range(r.start // c, min(-(-r.stop // c), g))
+            for r, c, g in zip(region, self.chunk_shape, self.grid_shape)
+        ]
+        sub = ChunkGrid(tuple(len(r) for r in ranges), (1,) * len(ranges))
+        for local in sub.indices():
+            yield tuple(r[i] for r, i in zip(ranges, local))

@@ -1,0 +1,265 @@
+"""The index of a ``sharding_indexed`` shard, read and checked.
+
+A shard holds the chunks of a block of ``chunks_per_shard`` inner chunks and
+an index of one ``(offset, nbytes)`` pair of uint64 per inner chunk, in C
+order, at the start or the end of the shard, optionally followed by its
+crc32c; ``(2**64 - 1, 2**64 - 1)`` marks a chunk the shard does not hold.
+Every pair is checked against the shard's size before any chunk is read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .._checks import as_bytes
+from ..errors import CorruptChunkError
+from .sizes import shard_index_size_error
+
+if TYPE_CHECKING:
+    from .._kernels import Buffer
+
+__all__ = ["ShardLayout", "ShardIndex"]
+
+_EMPTY = np.uint64(2**64 - 1)
+_ENTRY_BYTES = 16
+_CHECKSUM_BYTES = 4
+
+
+@dataclass(frozen=True)
+class ShardIndex:
+    """Where each inner chunk of one shard is.
+
+    Attributes
+    ----------
+    offsets, nbytes : numpy.ndarray of uint64
+        One entry per inner chunk, in C order over the shard's chunks;
+        checked to lie inside the shard, clear of the index.
+    present : numpy.ndarray of bool
+        Which inner chunks the shard holds.
+    """
+
+    offsets: npt.NDArray[np.uint64]
+    nbytes: npt.NDArray[np.uint64]
+    present: npt.NDArray[np.bool_]
+
+    def entries(self) -> Iterator[tuple[int, int, int]]:
+        """``(local, offset, nbytes)`` of each chunk the shard holds, ``local`` its flat C index.
+
+        Returns
+        -------
+        iterator of (int, int, int)
+        """
+        for local in np.flatnonzero(self.present).tolist():
+            yield local, int(self.offsets[local]), int(self.nbytes[local])
+
+
+@dataclass(frozen=True)
+class ShardLayout:
+    """How the inner chunks of a sharded array sit in one shard.
+
+    Parameters
+    ----------
+    chunks_per_shard : tuple of int
+        Inner chunks along each axis of a shard.
+    index_endian : {"little", "big"}
+        Byte order of the index's uint64 values.
+    index_checksum : bool
+        Whether a crc32c of the index follows it.
+    index_location : {"end", "start"}
+
+    Attributes
+    ----------
+    count : int
+        Inner chunks per shard.
+    index_nbytes : int
+        Bytes of the index, checksum included.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> layout = ShardLayout((2,))
+    >>> shard = b"abcd" + np.array([0, 4, 2**64 - 1, 2**64 - 1], "<u8").tobytes()
+    >>> [entry for entry in layout.read_index(shard, key="c/0", max_chunk_nbytes=8).entries()]
+    [(0, 0, 4)]
+    >>> layout.chunk_index((3,), 1)
+    (7,)
+    """
+
+    chunks_per_shard: tuple[int, ...]
+    index_endian: Literal["little", "big"] = "little"
+    index_checksum: bool = False
+    index_location: Literal["end", "start"] = "end"
+    count: int = field(init=False)
+    index_nbytes: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.index_endian not in ("little", "big"):
+            raise ValueError(f"index_endian must be 'little' or 'big', got {self.index_endian!r}")
+        if self.index_location not in ("end", "start"):
+            raise ValueError(
+                f"index_location must be 'end' or 'start', got {self.index_location!r}"
+            )
+        count = math.prod(self.chunks_per_shard)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(
+            self,
+            "index_nbytes",
+            _ENTRY_BYTES * count + (_CHECKSUM_BYTES if self.index_checksum else 0),
+        )
+
+    def chunk_index(self, shard_index: Sequence[int], local: int) -> tuple[int, ...]:
+        """The grid index of inner chunk ``local`` (flat, C order) of the shard at ``shard_index``.
+
+        Parameters
+        ----------
+        shard_index : sequence of int
+            The shard's index in the grid of shards.
+        local : int
+
+        Returns
+        -------
+        tuple of int
+        """
+        position = []
+        for extent in reversed(self.chunks_per_shard):
+            local, i = divmod(local, extent)
+            position.append(i)
+        position.reverse()
+        return tuple(s * n + i for s, n, i in zip(shard_index, self.chunks_per_shard, position))
+
+    def read_index(self, shard: Buffer, *, key: str, max_chunk_nbytes: int) -> ShardIndex:
+        """Read and check the index of a shard.
+
+        Parameters
+        ----------
+        shard : buffer
+            The shard's bytes (with the codecs after sharding undone); read only.
+        key : str
+            The shard's store key, for errors.
+        max_chunk_nbytes : int
+            The most bytes one stored inner chunk may hold
+            (:attr:`CodecChain.max_stored_nbytes`).
+
+        Returns
+        -------
+        ShardIndex
+            New arrays; nothing refers to ``shard``.
+
+        Raises
+        ------
+        ChunkSizeError
+            If the shard is smaller than its index.
+        CorruptChunkError
+            If the index's checksum does not match, an entry is half empty,
+            points outside the shard or into its index, or is larger than an
+            inner chunk can be.
+        """
+        data = as_bytes(shard)
+        size = data.nbytes
+        index_nbytes = self.index_nbytes
+        if size < index_nbytes:
+            raise shard_index_size_error(key, size, self.count, index_nbytes)
+        start = self.index_offset(size)
+        return self.parse_index(
+            data[start : start + index_nbytes], size, key=key, max_chunk_nbytes=max_chunk_nbytes
+        )
+
+    def index_offset(self, shard_nbytes: int) -> int:
+        """Where the index starts in a shard of ``shard_nbytes`` bytes.
+
+        Parameters
+        ----------
+        shard_nbytes : int
+            At least :attr:`index_nbytes`.
+
+        Returns
+        -------
+        int
+        """
+        return 0 if self.index_location == "start" else shard_nbytes - self.index_nbytes
+
+    def parse_index(
+        self, raw: Buffer, shard_nbytes: int, *, key: str, max_chunk_nbytes: int
+    ) -> ShardIndex:
+        """Read and check an index read on its own (the :attr:`index_nbytes` of a shard).
+
+        For a reader that fetches the index first and then only the inner
+        chunks it needs: every entry is checked against the size of the whole
+        shard, as :meth:`read_index` checks it.
+
+        Parameters
+        ----------
+        raw : buffer
+            Exactly :attr:`index_nbytes` bytes, from :meth:`index_offset`.
+        shard_nbytes : int
+            The size of the whole shard.
+        key : str
+        max_chunk_nbytes : int
+
+        Returns
+        -------
+        ShardIndex
+
+        Raises
+        ------
+        ChunkSizeError, CorruptChunkError
+            As :meth:`read_index`.
+        """
+        size = shard_nbytes
+        index_nbytes = self.index_nbytes
+        if size < index_nbytes:
+            raise shard_index_size_error(key, size, self.count, index_nbytes)
+        raw = as_bytes(raw)
+        if raw.nbytes != index_nbytes:
+            raise ValueError(f"raw holds {raw.nbytes} bytes; the index holds {index_nbytes}")
+        at_start = self.index_location == "start"
+        if self.index_checksum:
+            from numcodecs import CRC32C
+
+            try:
+                raw = as_bytes(CRC32C(location="end").decode(raw))
+            except Exception as exc:  # noqa: BLE001 - numcodecs' error: the index is corrupt
+                raise CorruptChunkError(
+                    key, f"the shard index's crc32c does not match ({exc})"
+                ) from None
+        dtype = np.dtype("<u8" if self.index_endian == "little" else ">u8")
+        pairs = np.frombuffer(raw, dtype, count=2 * self.count).reshape(-1, 2)
+        offsets, nbytes = pairs[:, 0].astype(np.uint64), pairs[:, 1].astype(np.uint64)
+        empty_offset, empty_nbytes = offsets == _EMPTY, nbytes == _EMPTY
+        present = ~(empty_offset & empty_nbytes)
+        half = np.flatnonzero(empty_offset != empty_nbytes)
+        if half.size:
+            local = int(half[0])
+            raise CorruptChunkError(
+                key,
+                f"shard index entry {local} marks the chunk empty in one field only "
+                f"(offset {int(offsets[local])}, nbytes {int(nbytes[local])})",
+            )
+        low = index_nbytes if at_start else 0
+        high = size if at_start else size - index_nbytes
+        # uint64 arithmetic cannot wrap here: both fields are below 2**64 - 1 and
+        # compared one at a time before they are added.
+        bad = present & (
+            (offsets < low)
+            | (offsets > high)
+            | (nbytes > high - np.minimum(offsets, high))
+            | (nbytes > max_chunk_nbytes)
+        )
+        if bad.any():
+            local = int(np.flatnonzero(bad)[0])
+            start, length = int(offsets[local]), int(nbytes[local])
+            if length > max_chunk_nbytes:
+                why = f"an inner chunk here holds at most {max_chunk_nbytes} bytes"
+            else:
+                why = f"the chunks of this shard of {size} bytes lie in bytes {low}..{high}"
+            raise CorruptChunkError(
+                key,
+                f"shard index entry {local} points at bytes {start}..{start + length}; {why}",
+            )
+        return ShardIndex(offsets, nbytes, present)

@@ -1,0 +1,175 @@
+"""One typed record per chunk of a batch, made once from what zarr hands the pipeline.
+
+zarr's ``Array`` hands ``read()`` and ``write()`` a batch of 5-tuples
+(where the chunk is stored, its spec, the chunk and the result selections,
+whether the selection covers the whole chunk).  :func:`jobs_of` turns each
+into a :class:`ChunkJob` holding also what the readers and writers need of
+it: its store key, its local file, its layout, and the block of the result
+(or value) it fills whole, if there is one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from zarr.storage import LocalStore, StorePath
+
+from ._plan import ChunkLayout, ChunkPlan, ShardPlan
+
+if TYPE_CHECKING:
+    from zarr.core.array_spec import ArraySpec
+
+__all__ = ["ChunkJob", "direct_block", "fill_value", "jobs_of", "shares"]
+
+_UINT8 = np.dtype(np.uint8)
+
+
+@dataclass(slots=True)
+class ChunkJob:
+    """One chunk of a batch (not changed once made).
+
+    Attributes
+    ----------
+    position : int
+        Its place in the batch (and in what ``read()`` returns).
+    getter : ByteGetter or ByteSetter
+        Where zarr stores it.
+    key : str or None
+        Its store key (``"c/0/2"``; None inside a shard).
+    path : str or None
+        Its file, when the store is a local directory.
+    spec : ArraySpec
+    layout : ChunkLayout
+    chunk_selection, out_selection : tuple
+        The part of the chunk, and where it goes in the result (or comes
+        from in the value).
+    complete : bool
+        Whether the selection covers the whole chunk.
+    block : numpy.ndarray or None
+        The flat bytes of the result (or value) that the whole chunk fills,
+        laid out as the chunk is stored; None when there is no such block.
+    """
+
+    position: int
+    getter: Any
+    key: str | None
+    path: str | None
+    spec: ArraySpec
+    layout: ChunkLayout
+    chunk_selection: Any
+    out_selection: Any
+    complete: bool
+    block: np.ndarray[Any, np.dtype[np.uint8]] | None
+
+
+def fill_value(spec: ArraySpec) -> Any:
+    """The spec's fill value (zarr V2 metadata may hold null: zarr reads the default)."""
+    return spec.dtype.default_scalar() if spec.fill_value is None else spec.fill_value
+
+
+def _local_path(getter: object) -> str | None:
+    if type(getter) is StorePath and isinstance(getter.store, LocalStore):
+        return os.path.join(getter.store.root, getter.path)
+    return None
+
+
+def _plain_slices(selection: object) -> bool:
+    return type(selection) is tuple and all(
+        type(s) is slice and s.step in (None, 1) for s in selection
+    )
+
+
+def direct_block(
+    array: np.ndarray[Any, Any],
+    layout: ChunkLayout,
+    chunk_selection: Any,
+    out_selection: Any,
+    complete: bool,
+    drop_axes: tuple[int, ...],
+) -> np.ndarray[Any, np.dtype[np.uint8]] | None:
+    """The flat bytes of ``array`` a whole chunk maps onto, laid out like the chunk; or None.
+
+    Only a chunk the selection covers whole, placed by plain slices onto one
+    contiguous block of ``array`` in the chunk's element order, has one.
+    """
+    if not (
+        complete
+        and not drop_axes
+        and _plain_slices(chunk_selection)
+        and _plain_slices(out_selection)
+    ):
+        return None
+    view = array[(*out_selection, Ellipsis)]  # the trailing ... keeps a 0-d view, not a copy
+    if view.shape != layout.shape:
+        return None
+    if layout.order == "C" or view.ndim <= 1:
+        if not view.flags.c_contiguous:
+            return None
+        flat = view.reshape(-1)
+    else:
+        if not view.flags.f_contiguous:
+            return None
+        flat = view.T.reshape(-1)
+    if not flat.flags.writeable:
+        return None
+    return flat.view(_UINT8)
+
+
+def jobs_of(
+    batch: Iterable[tuple[Any, ArraySpec, Any, Any, bool]],
+    plan: ChunkPlan | ShardPlan,
+    array: np.ndarray[Any, Any] | None,
+    drop_axes: tuple[int, ...],
+) -> list[ChunkJob]:
+    """A :class:`ChunkJob` per entry of a batch.
+
+    ``array`` is the result of a read (or the value of a write), for the
+    blocks whole chunks fill; None to look for none.
+    """
+    jobs = []
+    last_spec: object = None
+    layout: ChunkLayout | None = None
+    for position, (getter, spec, chunk_selection, out_selection, complete) in enumerate(batch):
+        if spec is not last_spec:  # a regular grid: one spec for the whole batch
+            layout, last_spec = plan.layout(spec), spec
+        assert layout is not None
+        block = None
+        if array is not None:
+            block = direct_block(array, layout, chunk_selection, out_selection, complete, drop_axes)
+        jobs.append(
+            ChunkJob(
+                position,
+                getter,
+                getattr(getter, "path", None),
+                _local_path(getter),
+                spec,
+                layout,
+                chunk_selection,
+                out_selection,
+                complete,
+                block,
+            )
+        )
+    return jobs
+
+
+def shares(jobs: list[ChunkJob]) -> list[list[ChunkJob]]:
+    """Split ``jobs`` into runs, one per thread zarr lets run at once.
+
+    As many runs as ``threading.max_workers`` (default: one per CPU) and
+    ``async.concurrency`` allow, each of consecutive chunks: one thread hop
+    per run rather than per chunk.
+    """
+    if not jobs:
+        return []
+    from zarr.core.config import config
+
+    limit = config.get("async.concurrency")
+    workers = config.get("threading.max_workers", None) or os.cpu_count() or 1
+    n = max(1, min(len(jobs), limit or len(jobs), workers))
+    size = -(-len(jobs) // n)
+    return [jobs[i : i + size] for i in range(0, len(jobs), size)]

@@ -1,0 +1,624 @@
+"""Reading a batch of chunks (or shards) into the result.
+
+Every chunk is read, or decompressed, into a buffer of this thread's
+(:func:`fixedutf32._source.thread_scratch`), validated there while it is
+in cache, and only then converted into its place in the result: a chunk
+that fails leaves its part of the caller's result exactly as it was.  A
+local file is opened and read through :mod:`fixedutf32._source.files`
+(regular files no larger than the chunk can be, in blocks); a frame is
+checked before it is inflated (:mod:`fixedutf32._source.codecs`).
+
+Local chunks are read on a few threads, each looping over its share of the
+batch (one thread hop per share, not per chunk); chunks of other stores
+are fetched by zarr's store, concurrently, and decoded where they arrive
+(large or compressed ones on a thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from zarr.core.common import concurrent_map
+from zarr.core.config import config
+
+from .. import _kernels
+from .._checks import as_bytes
+from .._source import thread_scratch
+from .._source.files import open_chunk_file
+from .._status import status_error
+from ..errors import InvalidCodePointError
+from ._codec import InvalidChunkCodePointError
+from ._compat import MISSING, PRESENT, ChunkStatus, sync_store_path
+from ._jobs import ChunkJob, fill_value, shares
+from ._plan import NATIVE, ChunkLayout, ChunkPlan, ShardPlan
+
+if TYPE_CHECKING:
+    from .._source import ShardIndex, ShardLayout
+    from ._naming import ChunkNames
+
+__all__ = ["BatchRead"]
+
+_SWAP = _kernels.SWAP
+_STREAM = _kernels.STREAM
+_STREAM_MIN = _kernels.STREAM_MIN_BYTES
+# Uncompressed chunks of other stores up to this size are decoded where they
+# arrive (on the event loop's thread): a thread hop costs as much.
+_INLINE_BYTES = 4 * 1024 * 1024
+
+
+def _stored_dtype(layout: ChunkLayout) -> np.dtype[Any]:
+    return np.dtype(f"{'<' if layout.endian == 'little' else '>'}U{layout.length_bytes // 4}")
+
+
+class BatchRead:
+    """One ``read()`` of a batch: the result, what each chunk turned out to be.
+
+    Parameters
+    ----------
+    plan : ChunkPlan or ShardPlan
+    names : ChunkNames
+        Names the chunk of an error.
+    out : numpy.ndarray
+        The result; only the parts of chunks read successfully are written.
+    drop_axes : tuple of int
+    """
+
+    __slots__ = ("drop_axes", "names", "out", "plan", "ranges", "statuses", "wanted")
+
+    def __init__(
+        self,
+        plan: ChunkPlan | ShardPlan,
+        names: ChunkNames,
+        out: np.ndarray[Any, Any],
+        drop_axes: tuple[int, ...],
+        count: int,
+    ) -> None:
+        self.plan = plan
+        self.names = names
+        self.out = out
+        self.drop_axes = drop_axes
+        # zarr's result is native, but for Zarr V2 arrays of the other byte
+        # order, whose result keeps the stored order
+        self.wanted = (
+            "big"
+            if out.dtype.byteorder == ">"
+            else ("little" if out.dtype.byteorder == "<" else NATIVE)
+        )
+        self.statuses: list[ChunkStatus] = [PRESENT] * count
+        # position -> the byte ranges a partial read of a raw chunk needs, once known
+        self.ranges: dict[int, _Runs] = {}
+
+    # ---- what every chunk ends with ------------------------------------
+
+    def fill(self, job: ChunkJob) -> None:
+        """A chunk that is not stored: the fill value, and ``missing``."""
+        self.out[job.out_selection] = fill_value(job.spec)
+        self.statuses[job.position] = MISSING
+
+    def place(self, job: ChunkJob, data: Any) -> None:
+        """Put a chunk's validated bytes (stored layout) into the result."""
+        layout = job.layout
+        block = job.block
+        if block is not None:
+            flags = _SWAP if layout.endian != self.wanted else 0
+            if block.nbytes >= _STREAM_MIN:
+                flags |= _STREAM
+            status = _kernels.convert(data, block, layout.length_bytes // 4, flags)
+            if status[0]:  # pragma: no cover - sizes are checked before; nothing is validated
+                raise status_error(status)
+            return
+        chunk = np.frombuffer(data, _stored_dtype(layout), count=layout.count)
+        part = chunk.reshape(layout.shape, order=layout.order)[job.chunk_selection]
+        if self.drop_axes:
+            part = part.squeeze(axis=self.drop_axes)
+        self.out[job.out_selection] = part
+
+    def validated(self, job: ChunkJob, data: Any, offset: int = 0) -> None:
+        """Check the elements of ``data`` (from byte ``offset`` of the chunk); raise naming it."""
+        try:
+            job.layout.elements.validate(data)
+        except InvalidCodePointError as exc:
+            shifted = InvalidCodePointError(
+                exc.index + offset // job.layout.length_bytes, exc.position, exc.code_point
+            )
+            raise self.names.named(job, shifted) from None
+
+    # ---- chunks -------------------------------------------------------
+
+    def read_local(self, jobs: Sequence[ChunkJob]) -> None:
+        """Read chunks from local files (runs on a thread)."""
+        scratch = thread_scratch()
+        for job in jobs:
+            layout = job.layout
+            decoder = layout.decoder
+            assert decoder is not None and job.path is not None  # local jobs only
+            if job.block is None and decoder.chain.raw:
+                runs = self.ranges.get(job.position) or _runs_if_few(layout, job.chunk_selection)
+                if runs is not None:
+                    self.read_local_runs(job, runs)
+                    continue
+            chunk = scratch.bytes("chunk", layout.nbytes)
+
+            def check(block: memoryview, offset: int, job: ChunkJob = job) -> None:
+                self.validated(job, block, offset)
+
+            assert job.key is not None
+            if decoder.read_file(job.path, key=job.key, out=chunk, on_block=check) is None:
+                self.fill(job)
+                continue
+            self.place(job, chunk)
+
+    def read_sync_share(self, jobs: Sequence[ChunkJob]) -> None:
+        """Read chunks (or shards) from a store with synchronous IO (runs on a thread)."""
+        unpack = self.unpack_shard if isinstance(self.plan, ShardPlan) else self.decode_stored
+        for job in jobs:
+            buffer = job.getter.get_sync(prototype=job.spec.prototype)
+            if buffer is None:
+                self.fill(job)
+            else:
+                unpack(job, buffer.as_numpy_array())
+
+    def read_local_runs(self, job: ChunkJob, runs: _Runs) -> None:
+        """Read only the elements a selection needs from a raw local chunk, by byte range."""
+        layout = job.layout
+        decoder = layout.decoder
+        assert decoder is not None and job.path is not None and job.key is not None
+        file = decoder.open_file(job.path, key=job.key)  # regular, and the chunk's size
+        if file is None:
+            self.fill(job)
+            return
+        size = layout.length_bytes
+        stored = thread_scratch().bytes("runs", int(runs.lengths.sum()) * size)
+        with file:
+            for start, length, base in zip(
+                runs.starts.tolist(), runs.lengths.tolist(), runs.bases.tolist()
+            ):
+                file.read_at(start * size, stored[base * size : (base + length) * size])
+        # take(), not [...]: a 0-d selection would give a NumPy scalar, in native order
+        values = np.frombuffer(stored, _stored_dtype(layout)).take(runs.positions.reshape(-1))
+        try:
+            layout.elements.validate(values)
+        except InvalidCodePointError as exc:
+            element = int(runs.selected.reshape(-1)[exc.index])  # in the chunk, stored order
+            raise self.names.named(
+                job, InvalidCodePointError(element, exc.position, exc.code_point)
+            ) from None
+        values = values.reshape(runs.positions.shape)
+        if self.drop_axes:
+            values = values.squeeze(axis=self.drop_axes)
+        self.out[job.out_selection] = values
+
+    def decode_stored(self, job: ChunkJob, stored: Any) -> None:
+        """Decode, check and place the stored bytes of one chunk (any store)."""
+        layout = job.layout
+        decoder = layout.decoder
+        key = job.key or "(inside a shard)"
+        if decoder is None:  # decompressed by zarr's codec objects already
+            data = stored
+            if memoryview(data).nbytes != layout.nbytes:
+                from .._source import chunk_size_error
+
+                raise chunk_size_error(
+                    key, memoryview(data).nbytes, layout.count, layout.length_bytes
+                )
+        elif decoder.chain.raw:
+            data = decoder.decode(stored, key=key)
+        else:
+            data = decoder.decode(
+                stored, key=key, out=thread_scratch().bytes("chunk", layout.nbytes)
+            )
+        self.validated(job, data)
+        self.place(job, data)
+
+    async def read_stored(self, job: ChunkJob) -> None:
+        """Fetch one chunk through zarr's store and decode it."""
+        buffer = await job.getter.get(prototype=job.spec.prototype)
+        if buffer is None:
+            self.fill(job)
+            return
+        plan = self.plan
+        assert isinstance(plan, ChunkPlan)
+        if job.layout.decoder is None:
+            for codec in reversed(plan.zarr_codecs):
+                (buffer,) = await codec.decode([(buffer, job.spec)])
+        stored = buffer.as_numpy_array()
+        if (job.layout.decoder is not None and not job.layout.decoder.chain.raw) or (
+            stored.nbytes > _INLINE_BYTES
+        ):
+            await asyncio.to_thread(self.decode_stored, job, stored)
+        else:
+            self.decode_stored(job, stored)
+
+    # ---- shards -------------------------------------------------------
+
+    def read_local_shards(self, jobs: Sequence[ChunkJob]) -> None:
+        """Read shards from local files (runs on a thread).
+
+        A shard read whole is read with one ``readinto``; one the selection
+        needs only part of has its index read first, then only the inner
+        chunks the selection touches, neighbours coalesced into one read.
+        """
+        plan = self.plan
+        assert isinstance(plan, ShardPlan)
+        scratch = thread_scratch()
+        for job in jobs:
+            assert job.path is not None and job.key is not None
+            inner = plan.inner_layout(job.spec)
+            layout = plan.shard_layout(job.layout.shape)
+            assert inner.decoder is not None
+            bound = layout.count * inner.decoder.max_stored_nbytes + layout.index_nbytes
+            file = open_chunk_file(job.path, key=job.key, max_nbytes=bound)
+            if file is None:
+                self.fill(job)
+                continue
+            with file:
+                if job.complete or file.size <= _WHOLE_SHARD_BYTES:
+                    stored = file.read_into(scratch.bytes("shard", file.size))
+                    self.unpack_shard(job, stored)
+                    continue
+                raw = file.read_at(
+                    layout.index_offset(file.size), scratch.bytes("index", layout.index_nbytes)
+                )
+                index = layout.parse_index(
+                    raw, file.size, key=job.key, max_chunk_nbytes=inner.decoder.max_stored_nbytes
+                )
+                needed = _touched_chunks(job.layout.shape, inner.shape, job.chunk_selection)
+                chunks = _read_ranges(file, index, needed, scratch.bytes)
+            self._assemble(job, index, chunks.__getitem__, needed)
+
+    async def read_stored_shard(self, job: ChunkJob) -> None:
+        """Fetch one shard through zarr's store and decode its chunks."""
+        buffer = await job.getter.get(prototype=job.spec.prototype)
+        if buffer is None:
+            self.fill(job)
+            return
+        stored = buffer.as_numpy_array()
+        await asyncio.to_thread(self.unpack_shard, job, stored)
+
+    def unpack_shard(self, job: ChunkJob, stored: Any) -> None:
+        """Decode, check and place the inner chunks of one shard's stored bytes."""
+        plan = self.plan
+        assert isinstance(plan, ShardPlan)
+        key = job.key or "(a shard inside a shard)"
+        inner = plan.inner_layout(job.spec)
+        shard_shape = job.layout.shape
+        layout = plan.shard_layout(shard_shape)
+        assert inner.decoder is not None
+        index = layout.read_index(stored, key=key, max_chunk_nbytes=inner.decoder.max_stored_nbytes)
+        view = memoryview(stored).cast("B")
+        dense = plan.dense_run(index, inner, layout)
+        if dense is not None and inner.order == "C":
+            self._place_dense_shard(job, inner, layout, view, *dense)
+            return
+
+        def chunk_bytes(local: int) -> memoryview:
+            start = int(index.offsets[local])
+            return view[start : start + int(index.nbytes[local])]
+
+        self._assemble(job, index, chunk_bytes, range(layout.count))
+
+    def _place_dense_shard(
+        self,
+        job: ChunkJob,
+        inner: ChunkLayout,
+        layout: ShardLayout,
+        view: memoryview,
+        start: int,
+        in_file_order: np.ndarray[Any, np.dtype[np.intp]],
+    ) -> None:
+        """A shard whose raw inner chunks are one run: checked in one call, placed at once."""
+        count = layout.count
+        run = view[start : start + count * inner.nbytes]
+        try:
+            inner.elements.validate(run)
+        except InvalidCodePointError as exc:
+            slot, element = divmod(exc.index, inner.count)
+            local = int(in_file_order[slot])
+            raise self._in_inner_chunk(job, inner, layout, local, element, exc) from None
+        c_order = bool((in_file_order == np.arange(count)).all())
+        if job.block is not None and c_order and len(inner.shape) == 1:
+            self.place(job, run)  # one dimension, in order: the run is the shard's elements
+            return
+        chunks = np.frombuffer(run, _stored_dtype(inner)).reshape(count, *inner.shape)
+        if not c_order:
+            order = np.empty(count, np.intp)
+            order[in_file_order] = np.arange(count, dtype=np.intp)
+            chunks = chunks[order]  # into C order of the inner chunks
+        ndim = len(inner.shape)
+        grid = chunks.reshape(*layout.chunks_per_shard, *inner.shape)
+        axes = [axis for pair in zip(range(ndim), range(ndim, 2 * ndim)) for axis in pair]
+        whole = grid.transpose(axes).reshape(
+            tuple(n * c for n, c in zip(layout.chunks_per_shard, inner.shape))
+        )
+        shard = whole[tuple(slice(0, s) for s in job.layout.shape)]
+        part = shard[job.chunk_selection]
+        if self.drop_axes:
+            part = part.squeeze(axis=self.drop_axes)
+        self.out[job.out_selection] = part
+
+    def _in_inner_chunk(
+        self,
+        job: ChunkJob,
+        inner: ChunkLayout,
+        layout: ShardLayout,
+        local: int,
+        element: int,
+        error: InvalidCodePointError,
+    ) -> InvalidChunkCodePointError:
+        """An error at ``element`` of inner chunk ``local``, named by the shard."""
+        grid = _unravel(local, layout.chunks_per_shard)
+        inner_job = _inner_job(job, inner, grid)
+        in_chunk = InvalidCodePointError(element, error.position, error.code_point)
+        return self.names.in_shard(
+            job.key, job.getter, job.layout.shape, self.names.named(inner_job, in_chunk)
+        )
+
+    def _assemble(
+        self,
+        job: ChunkJob,
+        index: ShardIndex,
+        chunk_bytes: Callable[[int], memoryview],
+        needed: Iterable[int],
+    ) -> None:
+        """Decode the ``needed`` inner chunks of a shard into one array; place the selection."""
+        plan = self.plan
+        assert isinstance(plan, ShardPlan)
+        key = job.key or "(a shard inside a shard)"
+        inner = plan.inner_layout(job.spec)
+        shard_shape = job.layout.shape
+        layout = plan.shard_layout(shard_shape)
+        assert inner.decoder is not None
+        decoder = inner.decoder
+        fill = fill_value(job.spec)
+        dtype = _stored_dtype(inner)
+        assembled = np.empty(shard_shape, dtype)
+        scratch = thread_scratch()
+        for local in needed:
+            grid = _unravel(local, layout.chunks_per_shard)
+            region = tuple(
+                slice(g * c, min(g * c + c, s)) for g, c, s in zip(grid, inner.shape, shard_shape)
+            )
+            if not index.present[local]:
+                assembled[region] = fill
+                continue
+            stored = chunk_bytes(local)
+            try:
+                if decoder.chain.raw:
+                    data = decoder.decode(stored, key=key)
+                else:
+                    data = decoder.decode(stored, key=key, out=scratch.bytes("inner", inner.nbytes))
+                inner.elements.validate(data)
+            except InvalidCodePointError as exc:
+                raise self._in_inner_chunk(job, inner, layout, local, exc.index, exc) from None
+            chunk = np.frombuffer(data, dtype, count=inner.count).reshape(
+                inner.shape, order=inner.order
+            )
+            assembled[region] = chunk[tuple(slice(0, r.stop - r.start) for r in region)]
+        part = assembled[job.chunk_selection]
+        if self.drop_axes:
+            part = part.squeeze(axis=self.drop_axes)
+        self.out[job.out_selection] = part
+
+    # ---- the batch ----------------------------------------------------
+
+    def _small(self, jobs: Sequence[ChunkJob]) -> bool:
+        """Whether reading ``jobs`` costs less than handing them to a thread.
+
+        A raw chunk read in part by byte range counts its runs' bytes (the
+        runs are kept for :meth:`read_local`), any other its whole size.
+        """
+        total = 0
+        ranged = isinstance(self.plan, ChunkPlan) and self.plan.raw
+        for job in jobs:
+            runs = None
+            if ranged and job.block is None:
+                runs = _runs_if_few(job.layout, job.chunk_selection)
+            if runs is None:
+                total += job.layout.nbytes
+            else:
+                self.ranges[job.position] = runs
+                total += int(runs.lengths.sum()) * job.layout.length_bytes
+            if total > _SMALL_BATCH_BYTES:
+                return False
+        return True
+
+    async def run(self, jobs: list[ChunkJob]) -> tuple[ChunkStatus, ...]:
+        """Read every job: local ones on threads, the others through the store."""
+        plan = self.plan
+        sharded = isinstance(plan, ShardPlan)
+        in_thread = sharded or (isinstance(plan, ChunkPlan) and plan.specs is not None)
+        local: list[ChunkJob] = []  # files of a local directory, read here
+        here: list[ChunkJob] = []  # stores with synchronous IO (zarr >= 3.4)
+        other: list[ChunkJob] = []  # the rest, through zarr's store
+        for job in jobs:
+            if in_thread and job.path is not None:
+                local.append(job)
+            elif in_thread and sync_store_path(job.getter):
+                here.append(job)
+            else:
+                other.append(job)
+        limit = config.get("async.concurrency")
+        read_share: Callable[[Sequence[ChunkJob]], None] = (
+            self.read_local_shards if sharded else self.read_local
+        )
+        if local and not here and not other and self._small(local):
+            read_share(local)  # a thread hop would cost more than the read
+            return tuple(self.statuses)
+        awaitables: list[Awaitable[Any]] = [
+            asyncio.to_thread(read_share, share) for share in shares(local)
+        ]
+        awaitables += [asyncio.to_thread(self.read_sync_share, share) for share in shares(here)]
+        if other:
+            one = self.read_stored_shard if sharded else self.read_stored
+            awaitables.append(concurrent_map([(job,) for job in other], one, limit))
+        await asyncio.gather(*awaitables)
+        return tuple(self.statuses)
+
+
+# Batches of local chunks up to this many bytes are read where they are asked
+# for, on the event loop's thread: a thread hop costs more.
+_SMALL_BATCH_BYTES = 256 * 1024
+
+
+# A selection is read by byte range when the runs it needs (gaps of up to this
+# many bytes read along) add up to at most this fraction of the chunk: above
+# it, one read of the whole chunk costs less than the separate reads.
+_RANGE_GAP_BYTES = 4096
+_RANGE_FRACTION = 0.25
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """The element runs of a chunk a selection needs, and where each selected element is.
+
+    ``selected``: the flat (stored order) index in the chunk of each selected
+    element, shaped as the selection's result; ``starts``, ``lengths``: the
+    runs to read, in elements; ``bases``: where each run goes in the buffer
+    read into; ``positions``: where each selected element is in that buffer.
+    """
+
+    selected: np.ndarray[Any, np.dtype[np.intp]]
+    starts: np.ndarray[Any, np.dtype[np.intp]]
+    lengths: np.ndarray[Any, np.dtype[np.intp]]
+    bases: np.ndarray[Any, np.dtype[np.intp]]
+    positions: np.ndarray[Any, np.dtype[np.intp]]
+
+
+def _slice_runs(layout: ChunkLayout, selection: tuple[slice, ...]) -> _Runs | None:
+    """:func:`_runs_if_few` for a block of plain slices, worked out without a per-element table.
+
+    The block is read run by run, each run a stretch of the chunk's fastest
+    axes, so the bytes read are the block itself, in the chunk's order.
+    """
+    shape = layout.shape
+    bounds = [s.indices(n)[:2] for s, n in zip(selection, shape)]
+    extents = [max(0, stop - start) for start, stop in bounds]
+    total = math.prod(extents)
+    if not total or total * layout.length_bytes > _RANGE_FRACTION * layout.nbytes:
+        return None
+    axes = list(range(len(shape)))  # slowest to fastest in the chunk's order
+    if layout.order == "F":
+        axes.reverse()
+    # A run covers one axis part-way (`split`) and every faster axis whole.
+    k = len(axes) - 1
+    while k > 0 and extents[axes[k]] == shape[axes[k]]:
+        k -= 1
+    split, faster, slower = axes[k], axes[k + 1 :], axes[:k]
+    strides = {}
+    step = 1
+    for axis in reversed(axes):
+        strides[axis] = step
+        step *= shape[axis]
+    length = extents[split] * math.prod(shape[a] for a in faster)
+    starts = np.array([sum(bounds[a][0] * strides[a] for a in axes)], dtype=np.intp)
+    for axis in slower:  # every combination of the slower axes' positions, in order
+        offsets = np.arange(extents[axis], dtype=np.intp) * strides[axis]
+        starts = (starts[:, None] + offsets[None, :]).reshape(-1)
+    lengths = np.full(starts.size, length, dtype=np.intp)
+    bases = np.arange(starts.size, dtype=np.intp) * length
+    # the runs, one after the other, are the block in the chunk's order
+    positions = np.arange(total, dtype=np.intp).reshape(tuple(extents), order=layout.order)
+    in_chunk = (starts[:, None] + np.arange(length, dtype=np.intp)[None, :]).reshape(-1)
+    return _Runs(in_chunk[positions], starts, lengths, bases, positions)
+
+
+def _runs_if_few(layout: ChunkLayout, selection: Any) -> _Runs | None:
+    """The runs to read for ``selection`` of a chunk, if they are few enough bytes."""
+    if layout.count <= 1:
+        return None
+    if (
+        type(selection) is tuple
+        and len(selection) == len(layout.shape)
+        and all(type(s) is slice and s.step in (None, 1) for s in selection)
+    ):
+        return _slice_runs(layout, selection)
+    flat = np.arange(layout.count, dtype=np.intp).reshape(layout.shape, order=layout.order)
+    selected = flat[selection]
+    wanted = np.unique(selected)
+    if wanted.size * layout.length_bytes > _RANGE_FRACTION * layout.nbytes:
+        return None
+    gap = max(1, _RANGE_GAP_BYTES // layout.length_bytes)
+    breaks = np.flatnonzero(np.diff(wanted) > gap) + 1
+    starts = wanted[np.concatenate(([0], breaks))]
+    stops = wanted[np.concatenate((breaks - 1, [wanted.size - 1]))] + 1
+    lengths = stops - starts
+    if lengths.sum() * layout.length_bytes > _RANGE_FRACTION * layout.nbytes:
+        return None
+    bases = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.intp)
+    run = np.searchsorted(starts, selected, side="right") - 1
+    positions = bases[run] + (selected - starts[run])
+    return _Runs(selected, starts, lengths, bases, positions)
+
+
+# Shards up to this size are read whole even for a selection of a few elements.
+_WHOLE_SHARD_BYTES = 256 * 1024
+
+
+def _touched_chunks(
+    shard_shape: tuple[int, ...], chunk_shape: tuple[int, ...], selection: Any
+) -> list[int]:
+    """The inner chunks (flat, C order) of a shard that ``selection`` touches, sorted."""
+    coords = np.indices(shard_shape, sparse=True)
+    touched = [
+        np.asarray(axis[selection]).reshape(-1) // c
+        for axis, c in zip(np.broadcast_arrays(*coords), chunk_shape)
+    ]
+    grid = tuple(-(-s // c) for s, c in zip(shard_shape, chunk_shape))
+    if not touched or not touched[0].size:
+        return []
+    return [int(local) for local in np.unique(np.ravel_multi_index(touched, grid))]
+
+
+def _read_ranges(
+    file: Any,
+    index: ShardIndex,
+    needed: Sequence[int],
+    buffer: Callable[[str, int], np.ndarray[Any, np.dtype[np.uint8]]],
+) -> dict[int, memoryview]:
+    """The stored bytes of the ``needed`` inner chunks a shard holds: one read per run
+    of neighbours in the file (gaps of up to 4 KiB read along)."""
+    present = [local for local in needed if index.present[local]]
+    if not present:
+        return {}
+    offsets = [int(index.offsets[local]) for local in present]
+    sizes = [int(index.nbytes[local]) for local in present]
+    order = sorted(range(len(present)), key=offsets.__getitem__)
+    runs: list[list[int]] = []
+    for i in order:
+        if runs and offsets[i] - (offsets[runs[-1][-1]] + sizes[runs[-1][-1]]) <= _RANGE_GAP_BYTES:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    spans = [(offsets[run[0]], max(offsets[i] + sizes[i] for i in run)) for run in runs]
+    data = as_bytes(buffer("ranges", sum(stop - start for start, stop in spans)))
+    chunks: dict[int, memoryview] = {}
+    at = 0
+    for run, (start, stop) in zip(runs, spans):
+        file.read_at(start, data[at : at + stop - start])
+        for i in run:
+            begin = at + offsets[i] - start
+            chunks[present[i]] = data[begin : begin + sizes[i]]
+        at += stop - start
+    return chunks
+
+
+def _unravel(local: int, extents: Sequence[int]) -> tuple[int, ...]:
+    position = []
+    for extent in reversed(extents):
+        local, i = divmod(local, extent)
+        position.append(i)
+    return tuple(reversed(position))
+
+
+def _inner_job(job: ChunkJob, inner: ChunkLayout, grid: tuple[int, ...]) -> ChunkJob:
+    """A job standing for an inner chunk of ``job``'s shard, for naming its errors."""
+
+    class _Where:
+        chunk_coords = grid
+
+    return ChunkJob(job.position, _Where(), None, None, job.spec, inner, (), (), True, None)
