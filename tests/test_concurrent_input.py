@@ -28,6 +28,7 @@ from numpy.lib.stride_tricks import as_strided
 
 import fixedutf32
 from fixedutf32 import FixedUTF32Error
+from fixedutf32._source.elements import ElementLayout
 from fixedutf32.transcode import from_utf8, to_utf8
 
 GOOD = 0x61  # "a"
@@ -156,6 +157,13 @@ def chunk_case(name, endian):
             lambda: fixedutf32.repad(data, lb, lb + 4, endian=endian, out=wide_out),
             lambda r: wider(r, prefix)[:, :WIDTH],
         ),
+        # The chunk-source layer's copy (the store tools and the pipeline use it).
+        "ElementLayout.convert_into": (
+            lambda: (ElementLayout(lb, endian).convert_into(data, out, other), out)[1],
+            lambda r: np.frombuffer(r, "<u4" if other == "little" else ">u4").reshape(
+                ELEMENTS, WIDTH
+            ),
+        ),
     }
     call, read = calls[name]
     expected = units[:, : WIDTH - 1] if name == "repad, narrower" else units
@@ -227,6 +235,7 @@ CHUNK_CASES = [
     "encode_chunk, wider into out",
     "repad, narrower",
     "repad, wider into out",
+    "ElementLayout.convert_into",
 ]
 CASES = [
     (name, make, endian)
