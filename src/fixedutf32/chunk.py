@@ -448,8 +448,7 @@ def encode_chunk(
         ``endian``; if a ``StringDType`` array holds a missing value (its
         index is named).
 
-    ``out`` is left exactly as it was when an error is raised (unless
-    ``array`` is changed by another thread during the call: see Notes).
+    ``out`` is left exactly as it was when an error is raised.
 
     Notes
     -----
@@ -613,10 +612,14 @@ def repad(
         that is not a bool, an ``out`` that overlaps ``data``, or an ``out``
         that is a ``U`` array of the other byte order than ``endian``.
 
-    ``out`` is left exactly as it was when an error is raised, unless
-    another thread changes ``data`` during the call: each kept code unit is
-    checked as it is written, so the result holds exactly what was checked,
-    but ``out`` may then have been partly written before the error.
+    ``out`` is left exactly as it was when an error is raised.
+
+    Notes
+    -----
+    The GIL is released while the units are read, so another thread may
+    write to ``data`` during the call.  Each kept code unit is checked as it
+    is written, so the result holds exactly what was checked, or the call
+    raises (and ``out`` may then have been partly written).
 
     Examples
     --------
