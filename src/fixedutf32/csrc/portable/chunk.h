@@ -83,9 +83,10 @@ static int fu32_portable_copy_block(const uint8_t *s, uint8_t *d, ptrdiff_t n, i
     uint32_t bad = 0;
     ptrdiff_t j = 0;
 #if defined(__SSE2__) || defined(_M_X64)
+    /* The bounds with the sign bit flipped, as the units are. */
     const __m128i sign = _mm_set1_epi32((int)0x80000000u);
     const __m128i max_scalar = _mm_set1_epi32((int)(0x10FFFFu ^ 0x80000000u));
-    const __m128i surrogate = _mm_set1_epi32((int)(0xD800u ^ 0x80000000u));
+    const __m128i surrogate = _mm_set1_epi32(0xD800);
     const __m128i surrogate_span = _mm_set1_epi32((int)(0x800u ^ 0x80000000u));
     __m128i flags = _mm_setzero_si128();
     for (; j + 4 <= n; j += 4) {
@@ -100,9 +101,8 @@ static int fu32_portable_copy_block(const uint8_t *s, uint8_t *d, ptrdiff_t n, i
         if (validate) {
             const __m128i c = _mm_xor_si128(src_swapped ? w : v, sign);
             flags = _mm_or_si128(flags, _mm_cmpgt_epi32(c, max_scalar));
-            /* c ^ 0xD800 below 0x800: (c ^ sign) ^ 0xD800 = c ^ (0xD800 ^ sign) */
-            flags = _mm_or_si128(flags, _mm_cmplt_epi32(_mm_xor_si128(c, _mm_xor_si128(surrogate, sign)),
-                                                        surrogate_span));
+            /* (unit ^ 0xD800) below 0x800, both with the sign bit flipped */
+            flags = _mm_or_si128(flags, _mm_cmplt_epi32(_mm_xor_si128(c, surrogate), surrogate_span));
         }
         _mm_storeu_si128((__m128i *)(d + 4 * j), swap ? w : v);
     }
