@@ -19,6 +19,7 @@ build/, so switching between them never reuses a module built the other way
 CFLAGS is not detected: remove build/ first.
 """
 
+import glob
 import os
 
 from Cython.Build import cythonize
@@ -61,27 +62,15 @@ def _compile_args():
 
 
 compile_args, link_args = _compile_args()
+# Every header under csrc/ (one folder per instruction set): a change to any
+# of them rebuilds the module.
+headers = sorted(glob.glob("src/fixedutf32/csrc/**/*.h", recursive=True))
 extensions = [
     Extension(
         "fixedutf32._kernels",
         sources=["src/fixedutf32/_kernels.pyx"],
         include_dirs=["src/fixedutf32"],
-        depends=["src/fixedutf32/_transcode.pxi"]
-        + [
-            f"src/fixedutf32/csrc/{name}.h"
-            for name in (
-                "buffer",
-                "chunk",
-                "chunk_avx2",
-                "chunk_portable",
-                "common",
-                "cpu",
-                "utf8",
-                "utf8_avx2",
-                "utf8_scalar",
-                "utf8_tables",
-            )
-        ],
+        depends=["src/fixedutf32/_transcode.pxi", *headers],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )

@@ -1,9 +1,12 @@
-"""pytest-benchmark groups: each kernel beside memcpy and the NumPy way.
+"""pytest-benchmark groups: each kernel beside memcpy, its floor and the NumPy way.
 
 Run with ``python -m pytest benchmarks/`` (kept out of the default test run).
 Read each group as ratios between its rows, measured in the same run; the
-absolute times drift on shared machines.  ``fixedutf32 bench`` prints the
-same comparisons as a table.
+absolute times drift on shared machines.  The floor is the least memory
+traffic of the kernel's job done by NumPy on the same bytes (a read of the
+chunk for the kernels that only read it: see ``fixedutf32.bench.cases.Case``);
+kernels whose floor is memcpy have no separate floor row.  ``fixedutf32
+bench`` prints the same comparisons as a table.
 """
 
 import numpy as np
@@ -26,6 +29,7 @@ def cases(nbytes):
 
 KERNELS = [
     "validate",
+    "decode native (no copy)",
     "decode swap -> new",
     "decode swap in place",
     "encode -> swapped",
@@ -42,18 +46,30 @@ def run(benchmark, function, prepare):
         benchmark.pedantic(function, setup=prepare, rounds=20)
 
 
+# The ways of each group: a floor row only where the floor is not memcpy.
+FLOORED = {case.name for case in kernel_cases(64 * 1024) if case.floor is not None}
+WAYS = [
+    (kernel, way)
+    for kernel in KERNELS
+    for way in ("memcpy", "floor", "numpy", "fixedutf32")
+    if way != "floor" or kernel in FLOORED
+]
+
+
 @pytest.mark.parametrize("nbytes", SIZES, ids=["1MiB", "64MiB"])
-@pytest.mark.parametrize("kernel", KERNELS)
-@pytest.mark.parametrize("way", ["memcpy", "numpy", "fixedutf32"])
-def test_kernel(benchmark, kernel, nbytes, way):
-    _, counted, function, numpy_way, prepare = cases(nbytes)[kernel]
+@pytest.mark.parametrize("kernel, way", WAYS)
+def test_kernel(benchmark, kernel, way, nbytes):
+    case = cases(nbytes)[kernel]
     benchmark.group = f"{kernel} @ {nbytes // MiB} MiB"
-    benchmark.extra_info["bytes"] = counted
+    benchmark.extra_info["bytes"] = case.nbytes
+    benchmark.extra_info["floor"] = case.floor_name
     if way == "memcpy":
-        source = np.full(counted, 7, np.uint8)
+        source = np.full(case.nbytes, 7, np.uint8)
         target = np.empty_like(source)
         run(benchmark, lambda: np.copyto(target, source), None)
+    elif way == "floor":
+        run(benchmark, case.floor, None)
     elif way == "numpy":
-        run(benchmark, numpy_way, prepare)
+        run(benchmark, case.numpy_way, case.prepare)
     else:
-        run(benchmark, function, prepare)
+        run(benchmark, case.kernel, case.prepare)

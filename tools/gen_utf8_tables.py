@@ -1,4 +1,4 @@
-"""Generate ``src/fixedutf32/csrc/utf8_tables.h``, the lookup tables of the AVX2 UTF-8 kernels.
+"""Generate ``src/fixedutf32/csrc/avx2/utf8_tables.h``, the lookup tables of the AVX2 UTF-8 kernels.
 
 Usage::
 
@@ -15,9 +15,8 @@ import argparse
 import pathlib
 import sys
 
-HEADER = (
-    pathlib.Path(__file__).resolve().parent.parent / "src" / "fixedutf32" / "csrc" / "utf8_tables.h"
-)
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+HEADER = ROOT / "src" / "fixedutf32" / "csrc" / "avx2" / "utf8_tables.h"
 ZERO = 0x80  # a pshufb index with the top bit set writes 0
 
 

@@ -40,7 +40,7 @@ BAD_OFFSETS: int
 BAD_VLEN: int
 OK_STATUS: Status
 
-# The level chooser (csrc/cpu.h).
+# The level chooser (csrc/kernels.h) and the CPU features it reads (csrc/cpu.h).
 AVX2_COMPILED: bool
 AVX2_TARGET_FLAGS: str
 AVX2_NEEDS: int
@@ -52,7 +52,7 @@ def available_simd_levels() -> tuple[str, ...]: ...
 def get_simd_level() -> str: ...
 def set_simd_level(name: str) -> str: ...
 
-# Chunk kernels (csrc/chunk.h).
+# Chunk kernels (entries of each level's table, csrc/table.h).
 MAX_UNITS: int
 
 def validate(data: Buffer, width: int, swapped: bool) -> Status: ...
@@ -79,7 +79,7 @@ def new_buffer(nbytes: int) -> PooledBuffer: ...
 def set_buffer_pool_limit(nbytes: int) -> int: ...
 def buffer_pool_bytes() -> int: ...
 
-# UTF-8 kernels (csrc/utf8.h, wrapped in _transcode.pxi).
+# UTF-8 kernels (table entries, and csrc/layout.h; wrapped in _transcode.pxi).
 UTF8_SLACK: int
 
 def utf32_to_utf8(

@@ -1,9 +1,10 @@
 # Cython directives live in setup.py; a "# cython:" header here would override them.
 """Wrappers of the C kernels in ``csrc/`` for fixed_length_utf32 data.
 
-The loops are C (``csrc/chunk.h`` and ``csrc/utf8.h``): each entry point
-takes the SIMD level and returns a status; the ``def`` wrappers here release
-the GIL around them and hand the status back to the Python layer
+The loops are C: one table of kernels per SIMD level (``csrc/table.h``,
+listed in ``csrc/kernels.h``), each returning a status.  One table is chosen
+here, at import and by ``set_simd_level``; the ``def`` wrappers call through
+it with the GIL released and hand the status back to the Python layer
 (``fixedutf32.chunk``, ``fixedutf32.transcode``), which checks arguments and
 raises.  Buffers are read as raw bytes, so that any start address works;
 lengths are counted in 4-byte code units.
@@ -24,7 +25,7 @@ from cpython.buffer cimport (
 )
 from libc.stdint cimport int64_t, uint8_t, uintptr_t
 
-cdef extern from "csrc/chunk.h" nogil:
+cdef extern from "csrc/kernels.h" nogil:
     ctypedef struct fu32_status:
         int kind
         Py_ssize_t element
@@ -46,9 +47,9 @@ cdef extern from "csrc/chunk.h" nogil:
     const int FU32_SRC_SWAPPED
     const int FU32_SWAP
     const int FU32_STREAM
+    const int FU32_VLEN
+    const int FU32_UTF8_SLACK
     const int FU32_HAVE_AVX2
-    const int FU32_LEVEL_PORTABLE
-    const int FU32_LEVEL_AVX2
     const unsigned FU32_CPU_AVX2
     const unsigned FU32_CPU_BMI1
     const unsigned FU32_CPU_BMI2
@@ -59,19 +60,36 @@ cdef extern from "csrc/chunk.h" nogil:
     const unsigned FU32_CPU_OS_YMM
     const unsigned FU32_AVX2_NEEDS
     const char *FU32_AVX2_TARGET_FLAGS
-    unsigned fu32_cpu_features()
+    # One level's kernels (csrc/table.h): the same signatures at every level.
+    ctypedef struct fu32_kernels:
+        const char *name
+        unsigned needs
+        fu32_status (*validate)(const uint8_t *src, Py_ssize_t n, Py_ssize_t width,
+                                int flags) noexcept nogil
+        fu32_status (*convert)(const uint8_t *src, uint8_t *dst, Py_ssize_t n, Py_ssize_t width,
+                               int flags) noexcept nogil
+        fu32_status (*repad)(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
+                             Py_ssize_t from_units, Py_ssize_t to_units, int flags) noexcept nogil
+        fu32_status (*str_lengths)(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
+                                   Py_ssize_t *lengths, int flags) noexcept nogil
+        fu32_status (*utf32_to_utf8)(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
+                                     int flags, int64_t *offsets, uint8_t *dst, Py_ssize_t pos,
+                                     Py_ssize_t cap, Py_ssize_t *out_len,
+                                     Py_ssize_t *done) noexcept nogil
+        fu32_status (*utf8_to_utf32)(const int64_t *starts, const int64_t *ends,
+                                     Py_ssize_t stride, Py_ssize_t n, const uint8_t *values,
+                                     Py_ssize_t values_len, Py_ssize_t width, int flags,
+                                     uint8_t *dst) noexcept nogil
+    const int FU32_LEVEL_COUNT
+    const fu32_kernels *fu32_level(int index)
+    int fu32_level_runs(int index, unsigned features)
     int fu32_level_for_features(unsigned features)
     int fu32_cpu_level()
+    unsigned fu32_cpu_features()
+
+cdef extern from "csrc/buffer.h" nogil:
     void *fu32_buffer_alloc(size_t size)
     void fu32_buffer_free(void *p)
-    fu32_status fu32_validate(const uint8_t *src, Py_ssize_t n, Py_ssize_t width,
-                              int swapped, int level)
-    fu32_status fu32_convert(const uint8_t *src, uint8_t *dst, Py_ssize_t n, Py_ssize_t width,
-                             int flags, int level)
-    fu32_status fu32_repad(const uint8_t *src, uint8_t *dst, Py_ssize_t n_elems,
-                           Py_ssize_t from_units, Py_ssize_t to_units, int flags, int level)
-    fu32_status fu32_str_lengths(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
-                                 Py_ssize_t *lengths, int flags, int level)
 
 # Flags of convert, repad and str_lengths.
 VALIDATE = FU32_VALIDATE
@@ -108,14 +126,15 @@ cdef inline tuple status_tuple(fu32_status r):
 # Runtime dispatch
 # ---------------------------------------------------------------------------
 
-# The levels are chosen in one place, fu32_cpu_level() in csrc/cpu.h, from one
-# list of required CPU and OS features (FU32_AVX2_NEEDS) that matches the
-# target flags every AVX2 function is compiled with.
-_LEVEL_NAMES = ("portable", "avx2")  # indexed by FU32_LEVEL_*
+# Each level is one table of kernels in C (csrc/kernels.h lists them, slowest
+# first, each with the CPU and OS features it needs); one is picked here, at
+# import and by set_simd_level, and every wrapper calls through it.
+_LEVEL_NAMES = tuple(fu32_level(i).name.decode("ascii") for i in range(FU32_LEVEL_COUNT))
 # "scalar" was the portable level's first name; users and scripts still pass it.
 _LEVEL_ALIASES = {"scalar": "portable"}
 
-cdef int _simd_level = FU32_LEVEL_PORTABLE
+cdef int _simd_level = 0
+cdef const fu32_kernels *_active = fu32_level(0)
 
 # Feature bits of _cpu_features() and _level_for_features(), for tests.
 AVX2_COMPILED = bool(FU32_HAVE_AVX2)
@@ -145,7 +164,10 @@ def _level_for_features(unsigned features):
 
 # The CPU does not change while the process runs: ask it once (CPUID and
 # XGETBV cost tens of microseconds on a virtual machine).
-_AVAILABLE_LEVELS = _LEVEL_NAMES[:fu32_cpu_level() + 1]
+_FEATURES = fu32_cpu_features()
+_AVAILABLE_LEVELS = tuple(
+    name for index, name in enumerate(_LEVEL_NAMES) if fu32_level_runs(index, _FEATURES))
+_BEST_LEVEL = _LEVEL_NAMES[fu32_cpu_level()]  # what "best" means on this CPU
 
 
 def available_simd_levels():
@@ -218,21 +240,22 @@ def set_simd_level(name):
     >>> fixedutf32.set_simd_level(previous)
     'portable'
     """
-    global _simd_level
+    global _simd_level, _active
     previous = _LEVEL_NAMES[_simd_level]
     available = available_simd_levels()
     if name == "best":
-        name = available[len(available) - 1]
+        name = _BEST_LEVEL
     elif type(name) is str:
         name = _LEVEL_ALIASES.get(name, name)
     if name not in _LEVEL_NAMES:
         raise ValueError(
-            f"unknown SIMD level {name!r}; expected one of {_LEVEL_NAMES + ('best',)} "
-            f"('scalar' is an alias of 'portable')")
+            f"unknown SIMD level {name!r}; expected one of {_LEVEL_NAMES + ('best',)}, the levels "
+            f"of this build ('scalar' is an alias of 'portable')")
     if name not in available:
         raise ValueError(
             f"SIMD level {name!r} is not supported by this CPU; available: {available}")
     _simd_level = _LEVEL_NAMES.index(name)
+    _active = fu32_level(_simd_level)
     return previous
 
 
@@ -278,12 +301,13 @@ def validate(data, Py_ssize_t width, bint swapped):
     """
     check_units(width, "width")
     cdef Py_buffer src
-    cdef int level = _simd_level
+    cdef const fu32_kernels *k = _active
     cdef fu32_status status
     acquire(data, &src, False)
     try:
         with nogil:
-            status = fu32_validate(<const uint8_t *>src.buf, src.len // 4, width, swapped, level)
+            status = k.validate(<const uint8_t *>src.buf, src.len // 4, width,
+                                FU32_SRC_SWAPPED if swapped else 0)
     finally:
         PyBuffer_Release(&src)
     return status_tuple(status)
@@ -303,7 +327,7 @@ cdef tuple _convert(object source, object destination, Py_ssize_t width, int fla
     # that would otherwise be handed back partly unwritten).
     check_units(width, "width")
     cdef Py_buffer src, dst
-    cdef int level = _simd_level
+    cdef const fu32_kernels *k = _active
     cdef fu32_status status
     cdef Py_ssize_t n
     acquire(source, &src, False)
@@ -315,8 +339,7 @@ cdef tuple _convert(object source, object destination, Py_ssize_t width, int fla
                 raise ValueError(
                     f"destination holds {dst.len} bytes, need {src.len if exact else 4 * n}")
             with nogil:
-                status = fu32_convert(<const uint8_t *>src.buf, <uint8_t *>dst.buf, n, width,
-                                      flags, level)
+                status = k.convert(<const uint8_t *>src.buf, <uint8_t *>dst.buf, n, width, flags)
         finally:
             PyBuffer_Release(&dst)
     finally:
@@ -331,7 +354,7 @@ def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int f
     cdef Py_buffer src, dst
     cdef Py_ssize_t n_elems
     cdef uint8_t *d = NULL  # NULL: check only
-    cdef int level = _simd_level
+    cdef const fu32_kernels *k = _active
     cdef fu32_status status
     acquire(source, &src, False)
     try:
@@ -345,8 +368,7 @@ def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int f
                                      f"elements of {to_units} units")
                 d = <uint8_t *>dst.buf
             with nogil:
-                status = fu32_repad(<const uint8_t *>src.buf, d, n_elems, from_units, to_units,
-                                    flags, level)
+                status = k.repad(<const uint8_t *>src.buf, d, n_elems, from_units, to_units, flags)
         finally:
             if destination is not None:
                 PyBuffer_Release(&dst)
@@ -359,7 +381,7 @@ def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
     """Fill ``lengths`` with code points per element; a status."""
     check_units(width, "width")
     cdef Py_buffer src
-    cdef int level = _simd_level
+    cdef const fu32_kernels *k = _active
     cdef fu32_status status
     cdef Py_ssize_t n_elems
     acquire(source, &src, False)
@@ -368,8 +390,8 @@ def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
         if lengths.shape[0] < n_elems:
             raise ValueError(f"lengths holds {lengths.shape[0]} entries, need {n_elems}")
         with nogil:
-            status = fu32_str_lengths(<const uint8_t *>src.buf, n_elems, width,
-                                      &lengths[0] if n_elems > 0 else NULL, flags, level)
+            status = k.str_lengths(<const uint8_t *>src.buf, n_elems, width,
+                                   &lengths[0] if n_elems > 0 else NULL, flags)
     finally:
         PyBuffer_Release(&src)
     return status_tuple(status)

@@ -1,25 +1,17 @@
 # Included at the end of _kernels.pyx (``include "_transcode.pxi"``), so the
-# file directives, the level ``_simd_level``, ``acquire``, ``check_units``,
+# file directives, the chosen table ``_active``, ``acquire``, ``check_units``,
 # ``fits`` and ``status_tuple`` are shared.
 #
-# Kernels between fixed_length_utf32 chunks and UTF-8: the loops live in
-# csrc/utf8.h (scalar + AVX2, chosen by the level passed in); these wrappers
-# release the GIL around them and hand back the status tuple ``(kind,
-# element, position, detail)`` that ``fixedutf32._status`` turns into
-# exceptions.  Nothing here raises on bad data, and nothing here allocates:
-# the Python layer passes every buffer in.
+# Kernels between fixed_length_utf32 chunks and UTF-8: the loops are entries
+# of each level's table (csrc/table.h), and csrc/layout.h holds the two that
+# need no level; these wrappers release the GIL around them and hand back
+# the status tuple ``(kind, element, position, detail)`` that
+# ``fixedutf32._status`` turns into exceptions.  Nothing here raises on bad
+# data, and nothing here allocates: the Python layer passes every buffer in.
 
-cdef extern from "csrc/utf8.h" nogil:
-    const int FU32_UTF8_SLACK
-    fu32_status fu32_utf32_to_utf8(const uint8_t *src, Py_ssize_t n, Py_ssize_t width, int swap,
-                                   int validate, int64_t *offsets, int vlen, uint8_t *dst,
-                                   Py_ssize_t pos, Py_ssize_t cap, Py_ssize_t *out_len,
-                                   Py_ssize_t *done, int level)
+cdef extern from "csrc/layout.h" nogil:
     void fu32_utf8_scatter_fixed(const int64_t *offsets, Py_ssize_t n, const uint8_t *values,
                                  uint8_t *dst, Py_ssize_t stride)
-    fu32_status fu32_utf8_to_utf32(const int64_t *starts, const int64_t *ends, Py_ssize_t stride,
-                                   Py_ssize_t n, const uint8_t *values, Py_ssize_t values_len,
-                                   Py_ssize_t width, int swap, uint8_t *dst, int level)
     fu32_status fu32_utf8_vlen_parse(const uint8_t *buf, Py_ssize_t size, Py_ssize_t n,
                                      int64_t *pos)
 
@@ -49,7 +41,9 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
     cdef Py_ssize_t n, out_len = 0, done = 0
     cdef int64_t *offs = NULL
     cdef fu32_status r
-    cdef int level = _simd_level
+    cdef const fu32_kernels *k = _active
+    cdef int flags = ((FU32_SRC_SWAPPED if swap else 0) | (FU32_VALIDATE if validate else 0)
+                      | (FU32_VLEN if vlen else 0))
     cdef bint have_offsets = offsets is not None
     check_units(width, "width")
     acquire(source, &src, False)
@@ -69,10 +63,9 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
                 offs = <int64_t *>off.buf + start
             try:
                 with nogil:
-                    r = fu32_utf32_to_utf8(<const uint8_t *>src.buf + 4 * width * start,
-                                           n - start, width, swap, validate, offs, vlen,
-                                           <uint8_t *>dst.buf, pos, dst.len,
-                                           &out_len, &done, level)
+                    r = k.utf32_to_utf8(<const uint8_t *>src.buf + 4 * width * start,
+                                        n - start, width, flags, offs, <uint8_t *>dst.buf, pos,
+                                        dst.len, &out_len, &done)
             finally:
                 if have_offsets:
                     PyBuffer_Release(&off)
@@ -94,7 +87,7 @@ def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t
     """
     cdef Py_buffer pos, val, dst
     cdef fu32_status r
-    cdef int level = _simd_level
+    cdef const fu32_kernels *k = _active
     cdef bint checking = destination is None
     cdef uint8_t *d = NULL
     cdef const int64_t *p
@@ -119,8 +112,8 @@ def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t
             try:
                 p = <const int64_t *>pos.buf
                 with nogil:
-                    r = fu32_utf8_to_utf32(p, p + 1, stride, n, <const uint8_t *>val.buf, val.len,
-                                           width, swap, d, level)
+                    r = k.utf8_to_utf32(p, p + 1, stride, n, <const uint8_t *>val.buf, val.len,
+                                        width, FU32_SWAP if swap else 0, d)
             finally:
                 if not checking:
                     PyBuffer_Release(&dst)

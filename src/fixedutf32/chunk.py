@@ -122,7 +122,8 @@ def validate(data: Buffer, length_bytes: int, *, endian: str = "little") -> None
     data : buffer
         The chunk's bytes: any C-contiguous object with the buffer protocol
         (bytes, bytearray, memoryview, mmap, array.array, numpy.ndarray).
-        Read only; never copied.
+        Read only; never copied, so the verdict is about the units as they
+        were read: another thread must not change them during the call.
     length_bytes : int
         Bytes per element, a positive multiple of 4.
     endian : {"little", "big"}
@@ -232,6 +233,17 @@ def decode_chunk(
         bool, float...), or if ``out`` is read-only; if ``validate`` is not
         a bool.
 
+    Notes
+    -----
+    The GIL is released while the units are read, so another thread may
+    write to ``data`` during the call.  A decode that copies (a byte swap
+    into a new array, or into a separate ``out``) checks each code unit as
+    it writes it: it returns exactly what it checked, or raises; when it
+    raises because ``data`` changed during the call, ``out`` may have been
+    partly written.  A decode that copies nothing (the result a view of
+    ``data``, or ``out`` being ``data``) checks the caller's own memory:
+    the caller must not change it during the call.
+
     Examples
     --------
     >>> import fixedutf32
@@ -303,10 +315,12 @@ def _write_units(src: ByteView, dst: ByteView, flags: int, width: int) -> None:
             return
     else:
         # A separate buffer: check everything first so that a bad unit near
-        # the end cannot leave ``out`` half written.
+        # the end cannot leave ``out`` half written; the copy checks again
+        # what it writes (at no cost: in the same pass), so that a unit
+        # another thread changes in between cannot get through.
         status = _kernels.validate(src, width, swapped) if flags & _VALIDATE else _OK
         if not status[0]:
-            flags = (flags & ~_VALIDATE) | _stream_flag(memoryview(dst).nbytes)  # type: ignore[arg-type]
+            flags |= _stream_flag(memoryview(dst).nbytes)  # type: ignore[arg-type]
             status = _kernels.convert(src, dst, width, flags)
     if status[0]:
         raise status_error(status)
@@ -332,12 +346,11 @@ def _repad_chunk(
     check_out_size(out_nbytes, nbytes, f"{count} elements of length_bytes {4 * to_units}")
     check_out_overlap(dst, [("data", src)])
     # Check everything first so that a bad element late in the chunk cannot
-    # leave ``out`` half written.
+    # leave ``out`` half written; the writing pass checks again what it
+    # writes, so that a unit another thread changes in between cannot get through.
     status = _kernels.repad(src, None, from_units, to_units, flags)
     if not status[0]:
-        status = _kernels.repad(
-            src, dst, from_units, to_units, (flags & ~_VALIDATE) | _stream_flag(nbytes)
-        )
+        status = _kernels.repad(src, dst, from_units, to_units, flags | _stream_flag(nbytes))
     if status[0]:
         raise status_error(status, capacity=to_units)
     return out
@@ -436,6 +449,15 @@ def encode_chunk(
         index is named).
 
     ``out`` is left exactly as it was when an error is raised.
+
+    Notes
+    -----
+    The GIL is released while the units are read, so another thread may
+    write to ``array`` during the call.  An encode that copies checks each
+    code unit as it writes it: it returns exactly what it checked, or
+    raises (and ``out`` may then have been partly written).  An encode that
+    returns a view of ``array`` checks the caller's own memory: the caller
+    must not change it during the call.
 
     Examples
     --------
@@ -591,6 +613,13 @@ def repad(
         that is a ``U`` array of the other byte order than ``endian``.
 
     ``out`` is left exactly as it was when an error is raised.
+
+    Notes
+    -----
+    The GIL is released while the units are read, so another thread may
+    write to ``data`` during the call.  Each kept code unit is checked as it
+    is written, so the result holds exactly what was checked, or the call
+    raises (and ``out`` may then have been partly written).
 
     Examples
     --------

@@ -250,10 +250,12 @@ class ElementLayout:
         if relation == 1:
             status = _kernels.convert(src, dst, self.units, flags) if swap else self._check(src)
         else:
-            # Separate: check first, so that a bad unit late in src leaves dst as it was.
+            # Separate: check first, so that a bad unit late in src leaves dst as it was;
+            # the copy checks again what it writes (free in its one pass), so that a unit
+            # another thread changes in between cannot get through.
             status = self._check(src)
             if not status[0]:
-                status = _kernels.convert(src, dst, self.units, flags & ~_VALIDATE)
+                status = _kernels.convert(src, dst, self.units, flags)
         if status[0]:
             raise status_error(status)
 

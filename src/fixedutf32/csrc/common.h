@@ -1,6 +1,7 @@
 /*
- * common.h -- what every kernel shares: unaligned loads and stores of 4-byte
- * code units, the byte swap, and the flags of the chunk kernels.
+ * common.h -- what every level's kernels share: loads and stores of 4-byte
+ * code units, the byte swap, pinning a loaded value, the flags, the status
+ * and its kinds, and the one test of a code point.
  *
  * Plain C99, static functions, no global state.  Inputs may start at any
  * address; all lengths are ptrdiff_t (Py_ssize_t compatible), counted in code
@@ -24,6 +25,30 @@ static inline uint32_t fu32_bswap32(uint32_t v) {
 }
 #endif
 
+/* Pin a value loaded from the source in a register.  C lets a compiler load
+ * a value again from memory for a later use instead of keeping it (GCC does,
+ * under register pressure, in the copy loops): with another thread writing
+ * the source during the call, the unit stored would then not be the unit
+ * checked.  An empty asm that "changes" the value makes every later use take
+ * that register; MSVC gets a compiler barrier, after which memory can no
+ * longer stand in for the value. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FU32_PIN(v) __asm__("" : "+r"(v))
+#if defined(__x86_64__) || defined(__i386__)
+#define FU32_PIN_VECTOR(v) __asm__("" : "+x"(v))
+#else
+#define FU32_PIN_VECTOR(v) __asm__("" : "+w"(v))
+#endif
+#elif defined(_MSC_VER)
+#include <intrin.h>
+#define FU32_PIN(v) _ReadWriteBarrier()
+#define FU32_PIN_VECTOR(v) _ReadWriteBarrier()
+#else
+/* Plain C99 has no way to say it: other compilers get no such guarantee. */
+#define FU32_PIN(v) ((void)0)
+#define FU32_PIN_VECTOR(v) ((void)0)
+#endif
+
 /* Unaligned 4-byte access: inputs may start at any address. */
 static inline uint32_t fu32_load_unit(const uint8_t *p) {
     uint32_t v;
@@ -35,35 +60,21 @@ static inline void fu32_store_unit(uint8_t *p, uint32_t v) {
     memcpy(p, &v, 4);
 }
 
-/* Flags shared by the convert kernels (scalar and SIMD). */
-#define FU32_VALIDATE 1    /* check every code point */
-#define FU32_SRC_SWAPPED 2 /* source units are in non-native byte order */
-#define FU32_SWAP 4        /* byte-swap units on the way to the destination */
-#define FU32_STREAM 8      /* non-temporal stores: output larger than cache */
-
-/* Units per fast-check block (16 KiB): small enough to stay in L1 between
- * the validating pass and the writing pass over the same block. */
-#define FU32_BLOCK_UNITS 4096
-
-static inline uint32_t fu32_utf8_load32(const uint8_t *p, int swap)
+/* The native value of a unit stored in the byte order `swapped` says (1:
+ * the other one than this machine's), and the other way round. */
+static inline uint32_t fu32_load_native(const uint8_t *p, int swapped)
 {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    if (swap) {
-        v = fu32_bswap32(v);
-    }
-    return v;
+    const uint32_t v = fu32_load_unit(p);
+    return swapped ? fu32_bswap32(v) : v;
 }
 
-static inline void fu32_utf8_store32(uint8_t *p, uint32_t v, int swap)
+static inline void fu32_store_native(uint8_t *p, uint32_t v, int swapped)
 {
-    if (swap) {
-        v = fu32_bswap32(v);
-    }
-    memcpy(p, &v, 4);
+    fu32_store_unit(p, swapped ? fu32_bswap32(v) : v);
 }
 
-static inline void fu32_utf8_store_le32(uint8_t *p, uint32_t v)
+/* Little-endian 4-byte integers whatever the machine (the vlen-utf8 layout). */
+static inline void fu32_store_le32(uint8_t *p, uint32_t v)
 {
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* one store (GCC does not always merge the byte stores below) */
@@ -78,7 +89,7 @@ static inline void fu32_utf8_store_le32(uint8_t *p, uint32_t v)
 #endif
 }
 
-static inline uint32_t fu32_utf8_load_le32(const uint8_t *p)
+static inline uint32_t fu32_load_le32(const uint8_t *p)
 {
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint32_t v;
@@ -88,6 +99,46 @@ static inline uint32_t fu32_utf8_load_le32(const uint8_t *p)
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 #endif
 }
+
+/* Number of code units of an element of `width` units before its trailing
+ * U+0000 padding (two units at a time from the end, then one). */
+static inline ptrdiff_t fu32_element_length(const uint8_t *e, ptrdiff_t width)
+{
+    ptrdiff_t k = width;
+    while (k >= 2) {
+        uint64_t w;
+        memcpy(&w, e + 4 * (k - 2), 8);
+        if (w != 0) {
+            break;
+        }
+        k -= 2;
+    }
+    while (k > 0 && fu32_load_unit(e + 4 * (k - 1)) == 0) {
+        k--;
+    }
+    return k;
+}
+
+/* Flags of the kernels (every level takes the same ones):
+ *   FU32_VALIDATE     check every code point
+ *   FU32_SRC_SWAPPED  the source's units are in the other byte order
+ *   FU32_SWAP         byte-swap units on the way to the destination (the
+ *                     UTF-8 decoder: write them in the other byte order)
+ *   FU32_STREAM       non-temporal stores: output larger than the cache
+ *   FU32_VLEN         UTF-32 -> UTF-8 writes the vlen-utf8 layout */
+#define FU32_VALIDATE 1
+#define FU32_SRC_SWAPPED 2
+#define FU32_SWAP 4
+#define FU32_STREAM 8
+#define FU32_VLEN 16
+
+/* Units per fast-check block (16 KiB): small enough to stay in L1 between
+ * two passes over it, and what a fast path that finds a block wrong hands,
+ * with all that follows, to the reference loop. */
+#define FU32_BLOCK_UNITS 4096
+
+/* Output slack the UTF-32 -> UTF-8 kernels need past the worst-case size. */
+#define FU32_UTF8_SLACK 64
 
 /* ------------------------------------------------------------------------
  * The status every kernel returns: one shape, one name per meaning.

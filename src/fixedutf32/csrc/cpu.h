@@ -1,24 +1,21 @@
 /*
- * cpu.h -- the one CPU-feature check and level chooser of every kernel, and
- * the one set of target flags every AVX2 function is compiled with.
+ * cpu.h -- the one CPU-feature check, and what each instruction set's code is
+ * compiled for and needs: the AVX2 target flags and the features they need.
  *
- * The AVX2 functions (chunk_avx2.h, utf8_avx2.h) compile in the default
- * build, without -march flags, and are only called when fu32_cpu_level()
- * says the CPU and the OS support every instruction they are built for.
+ * The AVX2 functions (avx2/) compile in the default build, without -march
+ * flags, and are only called when the level chooser (kernels.h) finds every
+ * feature they are built for (FU32_AVX2_NEEDS) in fu32_cpu_features().
  */
 #ifndef FIXEDUTF32_CPU_H
 #define FIXEDUTF32_CPU_H
 
 /* ------------------------------------------------------------------------
- * Choosing the level.  The AVX2 code uses BMI1/BMI2/LZCNT/POPCNT as well
- * (andn, shlx, lzcnt), so the AVX2 level needs all of them, and the OS's
- * saving of YMM registers (XGETBV): a CPU or a virtual machine that lacks
- * one gets the portable level.  A CPU without LZCNT would run lzcnt as bsr
- * and give wrong results without any fault.
+ * The features a level needs.  The AVX2 code uses BMI1/BMI2/LZCNT/POPCNT as
+ * well (andn, shlx, lzcnt), so the AVX2 level needs all of them, and the
+ * OS's saving of YMM registers (XGETBV): a CPU or a virtual machine that
+ * lacks one gets the portable level.  A CPU without LZCNT would run lzcnt as
+ * bsr and give wrong results without any fault.
  * ------------------------------------------------------------------------ */
-
-#define FU32_LEVEL_PORTABLE 0
-#define FU32_LEVEL_AVX2 1
 
 /* Feature bits of fu32_cpu_features(). */
 #define FU32_CPU_AVX2 0x01u
@@ -41,12 +38,6 @@
 #else
 #define FU32_HAVE_AVX2 0
 #endif
-
-/* The level for a set of features: a pure function, tested on a table. */
-static int fu32_level_for_features(unsigned features) {
-    if (FU32_HAVE_AVX2 && (features & FU32_AVX2_NEEDS) == FU32_AVX2_NEEDS) return FU32_LEVEL_AVX2;
-    return FU32_LEVEL_PORTABLE;
-}
 
 #if FU32_HAVE_AVX2 && defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
@@ -97,9 +88,6 @@ static unsigned fu32_cpu_features(void) {
 #endif
     return features;
 }
-
-/* The one place that picks the fastest level this CPU runs. */
-static int fu32_cpu_level(void) { return fu32_level_for_features(fu32_cpu_features()); }
 
 /* Attributes of the AVX2 functions.  GCC and Clang compile them for
  * FU32_AVX2_TARGET_FLAGS whatever the build's flags; MSVC compiles AVX2

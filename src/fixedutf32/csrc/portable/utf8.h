@@ -1,19 +1,16 @@
 /*
- * utf8_scalar.h -- transcoding between fixed_length_utf32 chunks and UTF-8,
- * the portable scalar code: always compiled, always correct, and the code
- * that locates and reports every error, whatever the level (an AVX2 path
- * that finds an error hands the element or the chunk over to it).
+ * portable/utf8.h -- the portable level's UTF-8 kernels, one code point at a
+ * time: always compiled, always correct, and the code that locates and
+ * reports every error, whatever the level (a faster level that finds an
+ * error hands the element or the chunk over to it).
  *
- * Kernels never raise: they return an fu32_status (common.h).  Byte order: `swap`
- * is 1 when the chunk's byte order differs from the machine's.
+ * Kernels never raise: they return an fu32_status (common.h).  Byte order:
+ * `swap` is 1 when the chunk's byte order differs from the machine's.
  */
-#ifndef FIXEDUTF32_UTF8_SCALAR_H
-#define FIXEDUTF32_UTF8_SCALAR_H
+#ifndef FIXEDUTF32_PORTABLE_UTF8_H
+#define FIXEDUTF32_PORTABLE_UTF8_H
 
-#include "common.h"
-
-/* Output slack the encoders need past the worst-case size. */
-#define FU32_UTF8_SLACK 64
+#include "../common.h"
 
 /* The result for element i of a UTF-8 -> UTF-32 decode whose element
  * decoder returned `kind` (the capacity error has no byte position). */
@@ -25,29 +22,6 @@ static inline fu32_status fu32_utf8_element_error(int kind, ptrdiff_t i, ptrdiff
 /* ======================================================================== */
 /* UTF-32 -> UTF-8                                                           */
 /* ======================================================================== */
-
-/* Number of code units of an element before its trailing U+0000 padding. */
-static inline ptrdiff_t fu32_utf8_content_len_scalar(const uint8_t *e, ptrdiff_t width)
-{
-    ptrdiff_t k = width;
-    while (k >= 2) {
-        uint64_t w;
-        memcpy(&w, e + 4 * (k - 2), 8);
-        if (w != 0) {
-            break;
-        }
-        k -= 2;
-    }
-    while (k > 0) {
-        uint32_t v;
-        memcpy(&v, e + 4 * (k - 1), 4);
-        if (v != 0) {
-            break;
-        }
-        k--;
-    }
-    return k;
-}
 
 /* Encodes one code point; values that are not scalar values still take 1..4 bytes. */
 static inline uint8_t *fu32_utf8_put(uint8_t *d, uint32_t c)
@@ -75,10 +49,10 @@ static inline uint8_t *fu32_utf8_put(uint8_t *d, uint32_t c)
 }
 
 /*
- * Transcodes n elements of `width` UTF-32 code units at `src` to UTF-8 at `dst`,
- * without each element's trailing padding.
+ * The utf32_to_utf8 kernel (table.h): n elements of `width` UTF-32 code units
+ * at `src` to UTF-8 at `dst`, without each element's trailing padding.
  *   offsets: if not NULL, n + 1 entries, offsets[i] the start of element i in dst.
- *   vlen:    if 1, writes the vlen-utf8 layout instead (uint32 LE count, then per
+ *   FU32_VLEN: writes the vlen-utf8 layout instead (uint32 LE count, then per
  *            element a uint32 LE byte length and the bytes); the caller checks that
  *            n and every length fit in 32 bits (they do when 4 * width < 2**32).
  *   dst, pos, cap: writing starts at dst + pos, and offsets count from dst; dst
@@ -88,21 +62,24 @@ static inline uint8_t *fu32_utf8_put(uint8_t *d, uint32_t c)
  *            with less, the caller continues from element *done in more room.
  *   *out_len receives the end of the bytes written (from dst), *done the number
  *            of elements transcoded.
- * With validate, the first code unit that is not a Unicode scalar value is reported
- * (element order, among the elements transcoded) and dst's contents are unspecified.
+ * With FU32_VALIDATE, the first code unit that is not a Unicode scalar value is
+ * reported (element order, among the elements transcoded) and dst's contents are
+ * unspecified.  FU32_SRC_SWAPPED: the chunk is in the other byte order.
  */
-static fu32_status fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t n, ptrdiff_t width,
-                                                  int swap, int validate, int64_t *offsets, int vlen,
-                                                  uint8_t *dst, ptrdiff_t pos, ptrdiff_t cap,
-                                                  ptrdiff_t *out_len, ptrdiff_t *done)
+static fu32_status fu32_portable_utf32_to_utf8(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, int flags,
+                                               int64_t *offsets, uint8_t *dst, ptrdiff_t pos, ptrdiff_t cap,
+                                               ptrdiff_t *out_len, ptrdiff_t *done)
 {
+    const int swap = (flags & FU32_SRC_SWAPPED) != 0;
+    const int validate = (flags & FU32_VALIDATE) != 0;
+    const int vlen = (flags & FU32_VLEN) != 0;
     fu32_status r = fu32_ok();
     const ptrdiff_t need = 4 * width + (vlen ? 4 : 0) + FU32_UTF8_SLACK;
     uint8_t *const end = dst + cap;
     uint8_t *d = dst + pos;
     ptrdiff_t i, j;
     if (vlen) {
-        fu32_utf8_store_le32(d, (uint32_t)n);
+        fu32_store_le32(d, (uint32_t)n);
         d += 4;
     }
     if (offsets) {
@@ -116,13 +93,14 @@ static fu32_status fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t n, pt
         if (end - d < need) {
             break;
         }
-        k = fu32_utf8_content_len_scalar(e, width);
+        k = fu32_element_length(e, width);
         if (vlen) {
             d += 4;
         }
         start = d;
         for (j = 0; j < k; j++) {
-            uint32_t c = fu32_utf8_load32(e + 4 * j, swap);
+            uint32_t c = fu32_load_native(e + 4 * j, swap);
+            FU32_PIN(c); /* checked and encoded from this one load (common.h) */
             if (validate) {
                 int kind = fu32_code_point_kind(c);
                 if (kind != FU32_OK) {
@@ -138,7 +116,7 @@ static fu32_status fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t n, pt
             d = fu32_utf8_put(d, c);
         }
         if (vlen) {
-            fu32_utf8_store_le32(lenp, (uint32_t)(d - start));
+            fu32_store_le32(lenp, (uint32_t)(d - start));
         }
         if (offsets) {
             offsets[i + 1] = (int64_t)(d - dst);
@@ -147,19 +125,6 @@ static fu32_status fu32_utf32_to_utf8_scalar(const uint8_t *src, ptrdiff_t n, pt
     *out_len = d - dst;
     *done = i;
     return r;
-}
-
-/* Copies element i (values[offsets[i]:offsets[i+1]]) to dst + i * stride, zero-padded
- * to stride bytes; the caller checks that every element fits. */
-static void fu32_utf8_scatter_fixed(const int64_t *offsets, ptrdiff_t n, const uint8_t *values,
-                                    uint8_t *dst, ptrdiff_t stride)
-{
-    ptrdiff_t i;
-    for (i = 0; i < n; i++) {
-        ptrdiff_t len = (ptrdiff_t)(offsets[i + 1] - offsets[i]);
-        memcpy(dst + stride * i, values + offsets[i], (size_t)len);
-        memset(dst + stride * i + len, 0, (size_t)(stride - len));
-    }
 }
 
 /* ======================================================================== */
@@ -174,7 +139,7 @@ static void fu32_utf8_scatter_fixed(const int64_t *offsets, ptrdiff_t n, const u
  * ill-formed sequence's first byte.  A lead byte's continuation bytes are checked
  * first (TOO_SHORT), then the value (OVERLONG, TOO_LARGE, SURROGATE).
  */
-static inline int fu32_utf8_decode_scalar(const uint8_t *s, ptrdiff_t pos, ptrdiff_t len, uint8_t *dst,
+static inline int fu32_portable_utf8_decode(const uint8_t *s, ptrdiff_t pos, ptrdiff_t len, uint8_t *dst,
                                           ptrdiff_t width, int swap, ptrdiff_t *o_io, ptrdiff_t *nz_io,
                                           ptrdiff_t *errpos)
 {
@@ -185,6 +150,9 @@ static inline int fu32_utf8_decode_scalar(const uint8_t *s, ptrdiff_t pos, ptrdi
         uint32_t b0 = s[pos];
         uint32_t c;
         ptrdiff_t L, t;
+        /* Each byte is read once and kept (common.h): what is stored is what
+         * was checked, even if another thread changes the bytes meanwhile. */
+        FU32_PIN(b0);
         if (b0 < 0x80u) {
             c = b0;
             L = 1;
@@ -207,7 +175,13 @@ static inline int fu32_utf8_decode_scalar(const uint8_t *s, ptrdiff_t pos, ptrdi
             }
             for (t = 1; t < L; t++) {
                 uint32_t bt;
-                if (pos + t >= len || ((bt = s[pos + t]) & 0xC0u) != 0x80u) {
+                if (pos + t >= len) {
+                    *errpos = pos;
+                    return FU32_UTF8_TOO_SHORT;
+                }
+                bt = s[pos + t];
+                FU32_PIN(bt);
+                if ((bt & 0xC0u) != 0x80u) {
                     *errpos = pos;
                     return FU32_UTF8_TOO_SHORT;
                 }
@@ -227,7 +201,7 @@ static inline int fu32_utf8_decode_scalar(const uint8_t *s, ptrdiff_t pos, ptrdi
             }
         }
         if (dst && o < width) {
-            fu32_utf8_store32(dst + 4 * o, c, swap);
+            fu32_store_native(dst + 4 * o, c, swap);
         }
         if (c != 0) {
             nz = o + 1;
@@ -252,11 +226,11 @@ static inline int fu32_utf8_finish(uint8_t *dst, ptrdiff_t width, ptrdiff_t o, p
     return FU32_OK;
 }
 
-static inline int fu32_utf8_elem_scalar(const uint8_t *s, ptrdiff_t len, ptrdiff_t avail, uint8_t *dst,
+static inline int fu32_portable_utf8_element(const uint8_t *s, ptrdiff_t len, ptrdiff_t avail, uint8_t *dst,
                                         ptrdiff_t width, int swap, ptrdiff_t *errpos, ptrdiff_t *count)
 {
     ptrdiff_t o = 0, nz = 0;
-    int kind = fu32_utf8_decode_scalar(s, 0, len, dst, width, swap, &o, &nz, errpos);
+    int kind = fu32_portable_utf8_decode(s, 0, len, dst, width, swap, &o, &nz, errpos);
     (void)avail; /* reads only the string's own bytes */
     if (kind != FU32_OK) {
         return kind;
@@ -287,10 +261,13 @@ static inline fu32_status fu32_utf8_decode_strings(fu32_utf8_element_fn element,
     uint8_t *d = dst;
     ptrdiff_t i;
     for (i = 0; i < n; i++, d = (uint8_t *)((uintptr_t)d + step)) {
-        const int64_t a = starts[i * stride];
-        const int64_t b = ends[i * stride];
+        int64_t a = starts[i * stride];
+        int64_t b = ends[i * stride];
         ptrdiff_t errpos = 0, count = 0;
         int kind;
+        /* Bounds are checked on these loads and used from them (common.h). */
+        FU32_PIN(a);
+        FU32_PIN(b);
         if (a < 0 || b < a || b > (int64_t)values_len) {
             return fu32_error(FU32_BAD_OFFSETS, i, 0, b);
         }
@@ -301,35 +278,13 @@ static inline fu32_status fu32_utf8_decode_strings(fu32_utf8_element_fn element,
     return fu32_ok();
 }
 
-/* The reference decoder: see fu32_utf8_to_utf32 in utf8.h. */
-static fu32_status fu32_utf8_to_utf32_scalar(const int64_t *starts, const int64_t *ends, ptrdiff_t stride,
-                                                  ptrdiff_t n, const uint8_t *values, ptrdiff_t values_len,
-                                                  ptrdiff_t width, int swap, uint8_t *dst)
+/* The utf8_to_utf32 kernel (table.h), and the reference decoder of every level. */
+static fu32_status fu32_portable_utf8_to_utf32(const int64_t *starts, const int64_t *ends, ptrdiff_t stride,
+                                               ptrdiff_t n, const uint8_t *values, ptrdiff_t values_len,
+                                               ptrdiff_t width, int flags, uint8_t *dst)
 {
-    return fu32_utf8_decode_strings(fu32_utf8_elem_scalar, starts, ends, stride, n, values, values_len, width,
-                                    swap, dst);
+    return fu32_utf8_decode_strings(fu32_portable_utf8_element, starts, ends, stride, n, values, values_len, width,
+                                    (flags & FU32_SWAP) != 0, dst);
 }
 
-/*
- * Reads a vlen-utf8 chunk's item table: n items after the 4-byte count, each a
- * uint32 LE byte length and the bytes.  pos receives 2 * n entries, (start, end)
- * of each item.  The chunk must end exactly after the last item.
- */
-static fu32_status fu32_utf8_vlen_parse(const uint8_t *buf, ptrdiff_t size, ptrdiff_t n, int64_t *pos)
-{
-    ptrdiff_t p = 4, i;
-    for (i = 0; i < n; i++) {
-        uint32_t L;
-        if (size - p < 4) return fu32_error(FU32_BAD_VLEN, i, p, 0);
-        L = fu32_utf8_load_le32(buf + p);
-        p += 4;
-        if ((uint64_t)(size - p) < (uint64_t)L) return fu32_error(FU32_BAD_VLEN, i, p, 0);
-        pos[2 * i] = p;
-        pos[2 * i + 1] = p + (ptrdiff_t)L;
-        p += (ptrdiff_t)L;
-    }
-    /* detail: the bytes left over after the last item (element n) */
-    return p == size ? fu32_ok() : fu32_error(FU32_BAD_VLEN, n, p, size - p);
-}
-
-#endif /* FIXEDUTF32_UTF8_SCALAR_H */
+#endif /* FIXEDUTF32_PORTABLE_UTF8_H */

@@ -1,47 +1,22 @@
 /*
- * chunk_avx2.h -- the chunk kernels' AVX2 fast paths, with the same contract
- * as those of chunk_portable.h (-1 or a resume index for the reference loop).
- * Compiled for FU32_AVX2_TARGET_FLAGS (cpu.h) whatever the build's flags.
+ * avx2/chunk.h -- the AVX2 level's chunk kernels: fast paths over blocks of
+ * FU32_BLOCK_UNITS in AVX2 intrinsics, each returning -1 or a resume index,
+ * then the reference loop from there (portable/reference.h), as at every
+ * level.  Compiled for FU32_AVX2_TARGET_FLAGS (cpu.h) whatever the build's
+ * flags, and only where FU32_HAVE_AVX2.
  */
-#ifndef FIXEDUTF32_CHUNK_AVX2_H
-#define FIXEDUTF32_CHUNK_AVX2_H
+#ifndef FIXEDUTF32_AVX2_CHUNK_H
+#define FIXEDUTF32_AVX2_CHUNK_H
 
-#include "common.h"
-#include "cpu.h"
+#include "../portable/reference.h"
+#include "vector.h"
 
 #if FU32_HAVE_AVX2
-#include <immintrin.h>
-
-#define FU32_AVX2_FN FU32_AVX2_TARGET FU32_NOINLINE
-#define FU32_AVX2_INLINE FU32_AVX2_TARGET FU32_FORCE_INLINE
-
-FU32_AVX2_INLINE __m256i fu32_v_bswap(__m256i v) {
-    const __m256i order = _mm256_setr_epi8(
-        3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12,
-        3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
-    return _mm256_shuffle_epi8(v, order);
-}
-
-/* Hide a value from the optimiser.  Without it GCC and Clang turn the short
- * per-element copy and zero-fill loops into calls to memcpy and memset, which
- * costs more than the loops for the 32..128 bytes of an element. */
-FU32_AVX2_INLINE __m256i fu32_v_opaque(__m256i v) {
-#if defined(__GNUC__) || defined(__clang__)
-    __asm__("" : "+x"(v));
-#endif
-    return v;
-}
-
-/* Lanes below `count` (0..8) set, the others clear. */
-FU32_AVX2_INLINE __m256i fu32_v_lanes_below(ptrdiff_t count) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count),
-                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 
 /* simdutf's test: every unit c is a scalar value iff max(c) <= 0x10FFFF and
  * min(c ^ 0xD800) >= 0x800.  `hi` holds a running max of c, `lo` a running
  * min of c ^ 0xD800. */
-FU32_AVX2_INLINE int fu32_v_all_valid(__m256i hi, __m256i lo) {
+FU32_AVX2_INLINE int fu32_avx2_all_valid(__m256i hi, __m256i lo) {
     const __m256i max_scalar = _mm256_set1_epi32(0x10FFFF);
     const __m256i min_offset = _mm256_set1_epi32(0x800);
     __m256i ok_hi = _mm256_cmpeq_epi32(_mm256_max_epu32(hi, max_scalar), max_scalar);
@@ -50,19 +25,19 @@ FU32_AVX2_INLINE int fu32_v_all_valid(__m256i hi, __m256i lo) {
 }
 
 /* Fold native code units c into the running max (hi) and the running min of
- * c ^ 0xD800 (lo) that fu32_v_all_valid tests. */
-FU32_AVX2_INLINE void fu32_v_fold(__m256i *hi, __m256i *lo, __m256i c) {
+ * c ^ 0xD800 (lo) that fu32_avx2_all_valid tests. */
+FU32_AVX2_INLINE void fu32_avx2_fold(__m256i *hi, __m256i *lo, __m256i c) {
     *hi = _mm256_max_epu32(*hi, c);
     *lo = _mm256_min_epu32(*lo, _mm256_xor_si256(c, _mm256_set1_epi32(0xD800)));
 }
 
-FU32_AVX2_INLINE void fu32_v_store(uint8_t *p, __m256i v, const int stream) {
+FU32_AVX2_INLINE void fu32_avx2_store(uint8_t *p, __m256i v, const int stream) {
     if (stream) _mm256_stream_si256((__m256i *)p, v);
     else _mm256_storeu_si256((__m256i *)p, v);
 }
 
 /* Returns 1 when all `n` units at src are valid. */
-FU32_AVX2_INLINE int fu32_v_range_valid(const uint8_t *src, ptrdiff_t n, const int swapped) {
+FU32_AVX2_INLINE int fu32_avx2_range_valid(const uint8_t *src, ptrdiff_t n, const int swapped) {
     /* Two pairs of accumulators keep the dependency chains short. */
     __m256i hi0 = _mm256_setzero_si256(), hi1 = _mm256_setzero_si256();
     __m256i lo0 = _mm256_set1_epi32(-1), lo1 = _mm256_set1_epi32(-1);
@@ -71,23 +46,23 @@ FU32_AVX2_INLINE int fu32_v_range_valid(const uint8_t *src, ptrdiff_t n, const i
         for (int k = 0; k < 4; k += 2) {
             __m256i a = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32 * k));
             __m256i b = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32 * k + 32));
-            fu32_v_fold(&hi0, &lo0, swapped ? fu32_v_bswap(a) : a);
-            fu32_v_fold(&hi1, &lo1, swapped ? fu32_v_bswap(b) : b);
+            fu32_avx2_fold(&hi0, &lo0, swapped ? fu32_avx2_bswap(a) : a);
+            fu32_avx2_fold(&hi1, &lo1, swapped ? fu32_avx2_bswap(b) : b);
         }
     }
     for (; j < n; j += 8) {
         /* Masked-off lanes load as 0, which is valid. */
         __m256i a = (j + 8 <= n)
             ? _mm256_loadu_si256((const __m256i *)(src + 4 * j))
-            : _mm256_maskload_epi32((const int *)(src + 4 * j), fu32_v_lanes_below(n - j));
-        fu32_v_fold(&hi0, &lo0, swapped ? fu32_v_bswap(a) : a);
+            : _mm256_maskload_epi32((const int *)(src + 4 * j), fu32_avx2_first_lanes(n - j));
+        fu32_avx2_fold(&hi0, &lo0, swapped ? fu32_avx2_bswap(a) : a);
     }
-    return fu32_v_all_valid(_mm256_max_epu32(hi0, hi1), _mm256_min_epu32(lo0, lo1));
+    return fu32_avx2_all_valid(_mm256_max_epu32(hi0, hi1), _mm256_min_epu32(lo0, lo1));
 }
 
 /* Units before the first 32-byte boundary at or after src (0 when src is not
  * aligned to a unit, as no whole number of units reaches the boundary). */
-FU32_AVX2_INLINE ptrdiff_t fu32_v_units_to_boundary(const uint8_t *src, ptrdiff_t n) {
+FU32_AVX2_INLINE ptrdiff_t fu32_avx2_units_to_boundary(const uint8_t *src, ptrdiff_t n) {
     const uintptr_t address = (uintptr_t)src;
     const ptrdiff_t head = (address % 4) ? 0 : (ptrdiff_t)((32 - address % 32) % 32) / 4;
     return head < n ? head : n;
@@ -96,17 +71,17 @@ FU32_AVX2_INLINE ptrdiff_t fu32_v_units_to_boundary(const uint8_t *src, ptrdiff_
 FU32_AVX2_INLINE ptrdiff_t fu32_avx2_validate_impl(const uint8_t *src, ptrdiff_t n, const int swapped) {
     /* The main loop reads from a 32-byte boundary: about 30% faster than
      * from 16 bytes off, where a chunk held in a Python bytes object starts. */
-    const ptrdiff_t head = fu32_v_units_to_boundary(src, n);
-    if (head > 0 && !fu32_v_range_valid(src, head, swapped)) return 0;
+    const ptrdiff_t head = fu32_avx2_units_to_boundary(src, n);
+    if (head > 0 && !fu32_avx2_range_valid(src, head, swapped)) return 0;
     for (ptrdiff_t i = head; i < n; i += FU32_BLOCK_UNITS) {
         ptrdiff_t count = (n - i < FU32_BLOCK_UNITS) ? n - i : FU32_BLOCK_UNITS;
-        if (!fu32_v_range_valid(src + 4 * i, count, swapped)) return i;
+        if (!fu32_avx2_range_valid(src + 4 * i, count, swapped)) return i;
     }
     return -1;
 }
 
 /* -1 when all n units are valid, else the start of the first failing block. */
-FU32_AVX2_FN ptrdiff_t fu32_avx2_validate(const uint8_t *src, ptrdiff_t n, int swapped) {
+FU32_AVX2_FN ptrdiff_t fu32_avx2_validate_blocks(const uint8_t *src, ptrdiff_t n, int swapped) {
     return swapped ? fu32_avx2_validate_impl(src, n, 1) : fu32_avx2_validate_impl(src, n, 0);
 }
 
@@ -114,7 +89,7 @@ FU32_AVX2_FN ptrdiff_t fu32_avx2_validate(const uint8_t *src, ptrdiff_t n, int s
  * `validate`, also check the native value of each unit (byte-swapped first
  * if `src_swapped`) and return 1 only when all are valid; the units are
  * written either way. */
-FU32_AVX2_INLINE int fu32_v_copy_block(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
+FU32_AVX2_INLINE int fu32_avx2_copy_block(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
                                        const int validate, const int src_swapped,
                                        const int swap, const int stream) {
     __m256i hi0 = _mm256_setzero_si256(), hi1 = _mm256_setzero_si256();
@@ -122,22 +97,23 @@ FU32_AVX2_INLINE int fu32_v_copy_block(const uint8_t *src, uint8_t *dst, ptrdiff
     ptrdiff_t j = 0;
     for (; j + 32 <= n; j += 32) {
         for (int k = 0; k < 4; k++) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(src + 4 * j + 32 * k));
-            __m256i swapped = (src_swapped || swap) ? fu32_v_bswap(v) : v;
+            /* Pinned: checked and stored from this one load (common.h). */
+            __m256i v = fu32_avx2_opaque(_mm256_loadu_si256((const __m256i *)(src + 4 * j + 32 * k)));
+            __m256i swapped = (src_swapped || swap) ? fu32_avx2_bswap(v) : v;
             if (validate) {
-                if (k % 2) fu32_v_fold(&hi1, &lo1, src_swapped ? swapped : v);
-                else fu32_v_fold(&hi0, &lo0, src_swapped ? swapped : v);
+                if (k % 2) fu32_avx2_fold(&hi1, &lo1, src_swapped ? swapped : v);
+                else fu32_avx2_fold(&hi0, &lo0, src_swapped ? swapped : v);
             }
-            fu32_v_store(dst + 4 * j + 32 * k, swap ? swapped : v, stream);
+            fu32_avx2_store(dst + 4 * j + 32 * k, swap ? swapped : v, stream);
         }
     }
     for (; j < n; j += 8) {
         ptrdiff_t lanes = (n - j < 8) ? n - j : 8;
-        __m256i v = (lanes == 8)
+        __m256i v = fu32_avx2_opaque((lanes == 8)
             ? _mm256_loadu_si256((const __m256i *)(src + 4 * j))
-            : _mm256_maskload_epi32((const int *)(src + 4 * j), fu32_v_lanes_below(lanes));
-        __m256i swapped = (src_swapped || swap) ? fu32_v_bswap(v) : v;
-        if (validate) fu32_v_fold(&hi0, &lo0, src_swapped ? swapped : v);
+            : _mm256_maskload_epi32((const int *)(src + 4 * j), fu32_avx2_first_lanes(lanes)));
+        __m256i swapped = (src_swapped || swap) ? fu32_avx2_bswap(v) : v;
+        if (validate) fu32_avx2_fold(&hi0, &lo0, src_swapped ? swapped : v);
         if (lanes == 8) {
             _mm256_storeu_si256((__m256i *)(dst + 4 * j), swap ? swapped : v);
         } else {
@@ -146,7 +122,7 @@ FU32_AVX2_INLINE int fu32_v_copy_block(const uint8_t *src, uint8_t *dst, ptrdiff
             memcpy(dst + 4 * j, tail, 4 * (size_t)lanes);
         }
     }
-    return !validate || fu32_v_all_valid(_mm256_max_epu32(hi0, hi1), _mm256_min_epu32(lo0, lo1));
+    return !validate || fu32_avx2_all_valid(_mm256_max_epu32(hi0, hi1), _mm256_min_epu32(lo0, lo1));
 }
 
 FU32_AVX2_INLINE ptrdiff_t fu32_avx2_convert_impl(const uint8_t *src, uint8_t *dst, ptrdiff_t n,
@@ -168,11 +144,11 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_convert_impl(const uint8_t *src, uint8_t *d
             count = head;
             block_stream = 0;
         }
-        if (!fu32_v_copy_block(src + 4 * i, dst + 4 * i, count, validate, src_swapped, swap,
+        if (!fu32_avx2_copy_block(src + 4 * i, dst + 4 * i, count, validate, src_swapped, swap,
                                block_stream)) {
-            /* Leave the failing block as it was before: in place, swap it
-             * back; elsewhere the scalar loop rewrites it. */
-            if (src == dst && swap) fu32_v_copy_block(dst + 4 * i, dst + 4 * i, count, 0, 0, 1, 0);
+            /* In place, put the failing block back as it was; elsewhere the
+             * reference loop writes it again, checking each unit. */
+            if (src == dst && swap) fu32_avx2_copy_block(dst + 4 * i, dst + 4 * i, count, 0, 0, 1, 0);
             if (stream) _mm_sfence();
             return i;
         }
@@ -184,8 +160,9 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_convert_impl(const uint8_t *src, uint8_t *d
 
 /* Converts n units from src to dst by `flags` (FU32_*).  Returns -1 when
  * done, else the start of the first block that failed validation: units
- * before it are written, units from it on are untouched. */
-FU32_AVX2_FN ptrdiff_t fu32_avx2_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags) {
+ * before it are written, and so is that block (each unit is checked and
+ * stored from one load), except in place, where it is put back as it was. */
+FU32_AVX2_FN ptrdiff_t fu32_avx2_convert_blocks(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags) {
     const int validate = (flags & FU32_VALIDATE) != 0;
     const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
     const int swap = (flags & FU32_SWAP) != 0;
@@ -212,7 +189,7 @@ FU32_AVX2_FN ptrdiff_t fu32_avx2_convert(const uint8_t *src, uint8_t *dst, ptrdi
 
 /* Element-wise width change.  Elements hold `from_units` code units in src
  * and `to_units` in dst (dst may be NULL: check only).  Returns the index of
- * the element from which the scalar kernel must resume: either the start of
+ * the element from which the reference loop must resume: either the start of
  * a group that failed a check, or the last few elements, whose 32-byte
  * stores could run past the end of the buffer. */
 FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_impl(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
@@ -226,7 +203,7 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_impl(const uint8_t *src, uint8_t *dst
     if (dst != NULL) {
         /* Element e stores up to unit e * to_units + to_round of dst, so
          * the last ceil(to_round / to_units) elements are left to the
-         * scalar loop.  Written so that no sum can overflow, whatever the
+         * reference loop.  Written so that no sum can overflow, whatever the
          * width (to_round - to_units is 0..7). */
         const ptrdiff_t extra = to_round - to_units;
         const ptrdiff_t tail = 1 + (extra > 0 ? (extra - 1) / to_units + 1 : 0);
@@ -247,30 +224,30 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_impl(const uint8_t *src, uint8_t *dst
             for (j = to_units; j < from_units; j += 8) {
                 __m256i v = (j + 8 <= from_units)
                     ? _mm256_loadu_si256((const __m256i *)(s + 4 * j))
-                    : _mm256_maskload_epi32((const int *)(s + 4 * j), fu32_v_lanes_below(from_units - j));
+                    : _mm256_maskload_epi32((const int *)(s + 4 * j), fu32_avx2_first_lanes(from_units - j));
                 spill = _mm256_or_si256(spill, v);
             }
             for (j = 0; j < keep; j += 8) {
-                __m256i v = fu32_v_opaque((j + 8 <= keep)
+                __m256i v = fu32_avx2_opaque((j + 8 <= keep)
                     ? _mm256_loadu_si256((const __m256i *)(s + 4 * j))
-                    : _mm256_maskload_epi32((const int *)(s + 4 * j), fu32_v_lanes_below(keep - j)));
-                __m256i swapped_v = (src_swapped || swap) ? fu32_v_bswap(v) : v;
+                    : _mm256_maskload_epi32((const int *)(s + 4 * j), fu32_avx2_first_lanes(keep - j)));
+                __m256i swapped_v = (src_swapped || swap) ? fu32_avx2_bswap(v) : v;
                 if (validate) {
                     __m256i c = src_swapped ? swapped_v : v;
-                    fu32_v_fold(&hi, &lo, c);
+                    fu32_avx2_fold(&hi, &lo, c);
                 }
                 /* Lanes past `keep` are zero: the padding of this element or
                  * a part of the next one, which is written after this. */
                 if (d) _mm256_storeu_si256((__m256i *)(d + 4 * j), swap ? swapped_v : v);
             }
             if (d) {
-                const __m256i padding = fu32_v_opaque(zero);
+                const __m256i padding = fu32_avx2_opaque(zero);
                 for (j = (keep + 7) & ~(ptrdiff_t)7; j < to_units; j += 8)
                     _mm256_storeu_si256((__m256i *)(d + 4 * j), padding);
             }
         }
         if (!_mm256_testz_si256(spill, spill)) return e;
-        if (validate && !fu32_v_all_valid(hi, lo)) return e;
+        if (validate && !fu32_avx2_all_valid(hi, lo)) return e;
         e = group_end;
     }
     return e;
@@ -283,7 +260,7 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_vectors_impl(const uint8_t *src, uint
                                                         ptrdiff_t to_vectors, const int validate,
                                                         const int src_swapped, const int swap,
                                                         const int stream) {
-    const __m256i zero = fu32_v_opaque(_mm256_setzero_si256());
+    const __m256i zero = fu32_avx2_opaque(_mm256_setzero_si256());
     const ptrdiff_t keep = from_vectors < to_vectors ? from_vectors : to_vectors;
     ptrdiff_t group = FU32_BLOCK_UNITS / 8 / (from_vectors > to_vectors ? from_vectors : to_vectors);
     if (group < 1) group = 1;
@@ -296,11 +273,11 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_vectors_impl(const uint8_t *src, uint
             ptrdiff_t j;
             for (j = keep; j < from_vectors; j++) spill = _mm256_or_si256(spill, _mm256_loadu_si256(s + j));
             for (j = 0; j < keep; j++) {
-                __m256i v = fu32_v_opaque(_mm256_loadu_si256(s + j));
-                __m256i swapped_v = (src_swapped || swap) ? fu32_v_bswap(v) : v;
+                __m256i v = fu32_avx2_opaque(_mm256_loadu_si256(s + j));
+                __m256i swapped_v = (src_swapped || swap) ? fu32_avx2_bswap(v) : v;
                 if (validate) {
                     __m256i c = src_swapped ? swapped_v : v;
-                    fu32_v_fold(&hi, &lo, c);
+                    fu32_avx2_fold(&hi, &lo, c);
                 }
                 if (d) {
                     if (stream) _mm256_stream_si256(d + j, swap ? swapped_v : v);
@@ -316,7 +293,7 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_vectors_impl(const uint8_t *src, uint
             }
             s += from_vectors;
         }
-        if (!_mm256_testz_si256(spill, spill) || (validate && !fu32_v_all_valid(hi, lo))) {
+        if (!_mm256_testz_si256(spill, spill) || (validate && !fu32_avx2_all_valid(hi, lo))) {
             if (stream) _mm_sfence();
             return e;
         }
@@ -325,7 +302,7 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_repad_vectors_impl(const uint8_t *src, uint
     return n_elems;
 }
 
-FU32_AVX2_FN ptrdiff_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
+FU32_AVX2_FN ptrdiff_t fu32_avx2_repad_blocks(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
                                        ptrdiff_t from_units, ptrdiff_t to_units, int flags) {
     const int validate = (flags & FU32_VALIDATE) != 0;
     const int src_swapped = (flags & FU32_SRC_SWAPPED) != 0;
@@ -372,7 +349,7 @@ FU32_AVX2_FN ptrdiff_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, ptrdiff
  * it are written). */
 /* Length of one element: the position after its last non-zero unit.  Reads
  * from the end, one vector at a time, and stops at the first non-zero one. */
-FU32_AVX2_INLINE ptrdiff_t fu32_v_element_length(const uint8_t *s, ptrdiff_t width) {
+FU32_AVX2_INLINE ptrdiff_t fu32_avx2_element_length(const uint8_t *s, ptrdiff_t width) {
     const __m256i zero = _mm256_setzero_si256();
     ptrdiff_t j = width - 8;
     for (; j >= 0; j -= 8) {
@@ -381,7 +358,7 @@ FU32_AVX2_INLINE ptrdiff_t fu32_v_element_length(const uint8_t *s, ptrdiff_t wid
         if (zeros != 0xFFu) return j + 32 - _lzcnt_u32(~zeros & 0xFFu);
     }
     if (j > -8) {  /* the first width % 8 units */
-        __m256i v = _mm256_maskload_epi32((const int *)s, fu32_v_lanes_below(j + 8));
+        __m256i v = _mm256_maskload_epi32((const int *)s, fu32_avx2_first_lanes(j + 8));
         unsigned zeros = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)));
         if (zeros != 0xFFu) return 32 - _lzcnt_u32(~zeros & 0xFFu);
     }
@@ -400,7 +377,7 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_str_lengths_impl(const uint8_t *src, ptrdif
     for (ptrdiff_t e = 0; e < n_elems; e += group) {
         ptrdiff_t group_end = (n_elems - e < group) ? n_elems : e + group;
         const uint8_t *s = src + 4 * e * width;
-        if (validate && width != 16 && !fu32_v_range_valid(s, (group_end - e) * width, src_swapped))
+        if (validate && width != 16 && !fu32_avx2_range_valid(s, (group_end - e) * width, src_swapped))
             return e;
         if (width == 16) {
             /* The common 64-byte layout, two elements per step: pack the
@@ -416,10 +393,10 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_str_lengths_impl(const uint8_t *src, ptrdif
                 __m256i u2 = _mm256_loadu_si256((const __m256i *)(s + 64));
                 __m256i u3 = _mm256_loadu_si256((const __m256i *)(s + 96));
                 if (validate) {
-                    fu32_v_fold(&hi, &lo, src_swapped ? fu32_v_bswap(u0) : u0);
-                    fu32_v_fold(&hi1, &lo1, src_swapped ? fu32_v_bswap(u1) : u1);
-                    fu32_v_fold(&hi, &lo, src_swapped ? fu32_v_bswap(u2) : u2);
-                    fu32_v_fold(&hi1, &lo1, src_swapped ? fu32_v_bswap(u3) : u3);
+                    fu32_avx2_fold(&hi, &lo, src_swapped ? fu32_avx2_bswap(u0) : u0);
+                    fu32_avx2_fold(&hi1, &lo1, src_swapped ? fu32_avx2_bswap(u1) : u1);
+                    fu32_avx2_fold(&hi, &lo, src_swapped ? fu32_avx2_bswap(u2) : u2);
+                    fu32_avx2_fold(&hi1, &lo1, src_swapped ? fu32_avx2_bswap(u3) : u3);
                 }
                 __m256i a = _mm256_packs_epi32(_mm256_cmpeq_epi32(u0, zero), _mm256_cmpeq_epi32(u1, zero));
                 __m256i b = _mm256_packs_epi32(_mm256_cmpeq_epi32(u2, zero), _mm256_cmpeq_epi32(u3, zero));
@@ -430,44 +407,55 @@ FU32_AVX2_INLINE ptrdiff_t fu32_avx2_str_lengths_impl(const uint8_t *src, ptrdif
                 lengths[k + 1] = 31 - _lzcnt_u32(((nonzero >> 16) << 1) | 1u);
             }
             if (k < group_end) {
-                if (validate && !fu32_v_range_valid(s, 16, src_swapped)) return e;
-                lengths[k] = fu32_v_element_length(s, width);
+                if (validate && !fu32_avx2_range_valid(s, 16, src_swapped)) return e;
+                lengths[k] = fu32_avx2_element_length(s, width);
             }
-            if (validate && !fu32_v_all_valid(_mm256_max_epu32(hi, hi1), _mm256_min_epu32(lo, lo1)))
+            if (validate && !fu32_avx2_all_valid(_mm256_max_epu32(hi, hi1), _mm256_min_epu32(lo, lo1)))
                 return e;
         } else {
             for (ptrdiff_t k = e; k < group_end; k++, s += 4 * width)
-                lengths[k] = fu32_v_element_length(s, width);
+                lengths[k] = fu32_avx2_element_length(s, width);
         }
     }
     return -1;
 }
 
-FU32_AVX2_FN ptrdiff_t fu32_avx2_str_lengths(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+FU32_AVX2_FN ptrdiff_t fu32_avx2_str_lengths_blocks(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
                                              ptrdiff_t *lengths, int flags) {
     if (!(flags & FU32_VALIDATE)) return fu32_avx2_str_lengths_impl(src, n_elems, width, lengths, 0, 0);
     if (flags & FU32_SRC_SWAPPED) return fu32_avx2_str_lengths_impl(src, n_elems, width, lengths, 1, 1);
     return fu32_avx2_str_lengths_impl(src, n_elems, width, lengths, 1, 0);
 }
 
-#else /* no AVX2 path on this compiler / architecture */
+/* ------------------------------------------------------------------------
+ * The AVX2 level's kernels (table.h): fast path, then reference loop.
+ * ------------------------------------------------------------------------ */
 
-/* Never called: the dispatcher only picks AVX2 when FU32_HAVE_AVX2. Each
- * returns 0 so that the scalar kernel would redo all of the work. */
-static ptrdiff_t fu32_avx2_validate(const uint8_t *src, ptrdiff_t n, int swapped) {
-    (void)src; (void)n; (void)swapped; return 0;
+static fu32_status fu32_avx2_validate(const uint8_t *src, ptrdiff_t n, ptrdiff_t width, int flags)
+{
+    return fu32_finish_validate(src, n, width, flags,
+                                fu32_avx2_validate_blocks(src, n, (flags & FU32_SRC_SWAPPED) != 0));
 }
-static ptrdiff_t fu32_avx2_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, int flags) {
-    (void)src; (void)dst; (void)n; (void)flags; return 0;
-}
-static ptrdiff_t fu32_avx2_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems,
-                                 ptrdiff_t from_units, ptrdiff_t to_units, int flags) {
-    (void)src; (void)dst; (void)n_elems; (void)from_units; (void)to_units; (void)flags; return 0;
-}
-static ptrdiff_t fu32_avx2_str_lengths(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
-                                       ptrdiff_t *lengths, int flags) {
-    (void)src; (void)n_elems; (void)width; (void)lengths; (void)flags; return 0;
-}
-#endif
 
-#endif /* FIXEDUTF32_CHUNK_AVX2_H */
+static fu32_status fu32_avx2_convert(const uint8_t *src, uint8_t *dst, ptrdiff_t n, ptrdiff_t width, int flags)
+{
+    return fu32_finish_convert(src, dst, n, width, flags, fu32_avx2_convert_blocks(src, dst, n, flags));
+}
+
+static fu32_status fu32_avx2_repad(const uint8_t *src, uint8_t *dst, ptrdiff_t n_elems, ptrdiff_t from_units,
+                                   ptrdiff_t to_units, int flags)
+{
+    return fu32_finish_repad(src, dst, n_elems, from_units, to_units, flags,
+                             fu32_avx2_repad_blocks(src, dst, n_elems, from_units, to_units, flags));
+}
+
+static fu32_status fu32_avx2_str_lengths(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+                                         ptrdiff_t *lengths, int flags)
+{
+    return fu32_finish_str_lengths(src, n_elems, width, lengths, flags,
+                                   fu32_avx2_str_lengths_blocks(src, n_elems, width, lengths, flags));
+}
+
+#endif /* FU32_HAVE_AVX2 */
+
+#endif /* FIXEDUTF32_AVX2_CHUNK_H */
