@@ -1,6 +1,7 @@
 import array
 import contextlib
 import mmap
+import os
 import pathlib
 import subprocess
 import sys
@@ -15,6 +16,21 @@ import fixedutf32
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "fixtures"))
 
 SIMD_LEVELS = fixedutf32.available_simd_levels()
+
+
+# AddressSanitizer reserves terabytes of shadow memory when a process starts,
+# which an address-space limit (RLIMIT_AS) forbids: under the sanitizer build
+# (CI preloads libasan) the tests that bound a subprocess's memory bound only
+# its time.
+ADDRESS_SPACE_LIMITS = "asan" not in os.environ.get("LD_PRELOAD", "")
+
+
+def memory_limit_code(nbytes):
+    """Python that limits the process it runs in to ``nbytes`` of address space
+    (nothing under AddressSanitizer; see ADDRESS_SPACE_LIMITS)."""
+    if not ADDRESS_SPACE_LIMITS or not nbytes:
+        return ""
+    return f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({nbytes}, {nbytes}))\n"
 
 
 def run_bench(*args):

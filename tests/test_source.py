@@ -18,6 +18,7 @@ import zlib
 
 import numpy as np
 import pytest
+from conftest import ADDRESS_SPACE_LIMITS
 
 numcodecs = pytest.importorskip("numcodecs", reason="codec chains need numcodecs (extra [zarr])")
 
@@ -175,7 +176,8 @@ def run_limited(code, megabytes=400, timeout=60):
     import resource
 
     def limit():
-        resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, megabytes << 20))
+        if ADDRESS_SPACE_LIMITS:  # not under AddressSanitizer (see conftest)
+            resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, megabytes << 20))
 
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],

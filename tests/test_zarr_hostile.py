@@ -19,6 +19,8 @@ import pytest
 zarr = pytest.importorskip("zarr", reason="fixedutf32.zarr needs zarr-python (extra [zarr])")
 numcodecs = pytest.importorskip("numcodecs", reason="zarr V2 compressors come from numcodecs")
 
+from conftest import memory_limit_code  # noqa: E402
+
 import fixedutf32  # noqa: E402
 import fixedutf32.zarr as fz  # noqa: E402
 
@@ -27,13 +29,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificati
 
 def run_bounded(code, *, seconds=60, memory=2 << 30):
     """Run ``code`` in a fresh interpreter, within ``seconds`` and ``memory`` bytes."""
-    limit = (
-        f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))\n"
-        if memory
-        else ""
-    )
     return subprocess.run(
-        [sys.executable, "-c", limit + textwrap.dedent(code)],
+        [sys.executable, "-c", memory_limit_code(memory) + textwrap.dedent(code)],
         capture_output=True,
         text=True,
         timeout=seconds,
