@@ -229,3 +229,21 @@ def test_readme_starts_with_the_two_commands():
     assert 'pip install ".[test]" && python -m pytest' in head
     ci = (ROOT / ".ci" / "run").read_text()
     assert re.search(r"^\s*python -m pytest$", ci, re.M), "CI must run the README's test command"
+
+
+@pytest.mark.parametrize("module_name", ["fixedutf32", "fixedutf32.errors", *PACKAGES])
+def test_public_classes_name_their_public_module(module_name):
+    """A traceback or repr shows ``fixedutf32.store.StoreError``, never a private path."""
+    needed = PACKAGES.get(module_name)
+    if needed and importlib.util.find_spec(needed) is None:
+        pytest.skip(f"{module_name} needs {needed}, which is not installed")
+    module = importlib.import_module(module_name)
+    classes = [
+        value
+        for name in getattr(module, "__all__", dir(module))
+        if isinstance(value := getattr(module, name), type)
+        and value.__module__.startswith("fixedutf32")
+    ]
+    assert classes
+    for cls in classes:
+        assert "._" not in f".{cls.__module__}", f"{cls.__qualname__} says {cls.__module__}"
