@@ -7,6 +7,9 @@ import importlib.util
 import json
 import pathlib
 import re
+import shlex
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -120,6 +123,27 @@ def readme_usage_tour():
     return text[start:end]
 
 
+def readme_store_commands():
+    """The command lines of the tour's ```sh block on the store tools, comments dropped."""
+    blocks = re.findall(r"```sh\n(.*?)```", readme_usage_tour(), re.S)
+    block = next(block for block in blocks if "check" in block)
+    return [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def _run_commands(lines, where):
+    for line in lines:
+        program, *arguments = shlex.split(line)
+        assert program == "fixedutf32", line
+        result = subprocess.run(
+            [sys.executable, "-m", "fixedutf32", *arguments],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, f"{line}: exit {result.returncode}\n{result.stderr}"
+
+
 def test_readme_usage_example_runs():
     source = python_blocks(readme_usage_tour())[0]
     namespace = {}
@@ -129,8 +153,8 @@ def test_readme_usage_example_runs():
     assert namespace["wide"].nbytes == 2 * 40
 
 
-def test_readme_usage_tour_runs(tmp_path, monkeypatch):
-    """Every block of the tour, in order in one namespace: chunks, transcoding, zarr, stores."""
+def test_readme_usage_tour_runs_twice(tmp_path, monkeypatch):
+    """The tour's blocks in order in one namespace, twice: chunks, transcoding, zarr, stores."""
     zarr = pytest.importorskip("zarr", reason="the tour's zarr and store blocks need zarr-python")
     pytest.importorskip("numcodecs", reason="the store tools need numcodecs")
     import fixedutf32.zarr
@@ -142,8 +166,13 @@ def test_readme_usage_tour_runs(tmp_path, monkeypatch):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", zarr.errors.UnstableSpecificationWarning)
-            for number, source in enumerate(blocks):
-                exec(compile(source, f"README usage block {number}", "exec"), namespace)
+            for run in range(2):  # twice in a row: nothing it writes stops a second run
+                for number, source in enumerate(blocks):
+                    where = f"README usage block {number}, run {run}"
+                    exec(compile(source, where, "exec"), namespace)
+                    if number == 2:  # the store tools' commands, once strings.zarr exists
+                        _run_commands(readme_store_commands(), tmp_path)
+                fixedutf32.zarr.disable()
             big = zarr.open_array(tmp_path / "big.zarr")
             assert big[:].tolist() == [f"item {i}" for i in range(1000)]
     finally:
