@@ -25,12 +25,12 @@ Family = Literal["kernels", "zarr", "store"]
 # The reference machine's memcpy speed at 64 MiB and each family's seconds:
 # fixed + per MiB of data (of each --sizes entry, of --zarr-size, of
 # --store-size), at the default --repeat; the timed part scales with --repeat.
-_REFERENCE_COPY_GBPS = 12.0
+_REFERENCE_COPY_GBPS = 15.0
 _SECONDS: dict[Family, tuple[float, float, int]] = {
     # family: (fixed seconds, seconds per MiB, default repeat)
     "kernels": (5.5, 0.21, 9),
     "zarr": (20.0, 1.2, 9),
-    "store": (5.0, 0.45, 3),
+    "store": (5.0, 0.08, 3),
 }
 
 
