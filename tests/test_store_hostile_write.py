@@ -261,3 +261,57 @@ def test_resume_follows_source_chunks_changed_or_deleted_after_the_kill(tmp_path
     assert sorted(tree(dest)) == ["c/1", "zarr.json"]
     with quiet():
         assert zarr.open_array(str(dest), mode="r")[:].tolist() == ["", "", "XY", "gh"]
+
+
+# -- as a newcomer met them ---------------------------------------------------
+
+
+def test_too_small_length_bytes_is_refused_before_anything_is_written(tmp_path):
+    source, dest = tmp_path / "src", tmp_path / "dst"
+    strings(str(source), np.array(["short", "eleven code", ""]), (2,))  # 11 code points: 44 bytes
+    result = run_cli("convert", source, dest, "--length-bytes", "8")
+    assert_refused(result, "(11 code points); expected at least 44", "--length-bytes auto")
+    assert not dest.exists()
+
+
+def test_skipped_chunks_are_never_silent(tmp_path):
+    from store_data import PLANTED, planted, write_array
+
+    source, dest = tmp_path / "src", tmp_path / "dst"
+    write_array(str(source), planted(), "v3_raw")
+    chunks = len({tuple(c // n for c, n in zip(where, (3, 2))) for where, _, _ in PLANTED})
+    result = run_cli("convert", source, dest, "--skip-invalid", "--verify")
+    assert result.returncode == 0, result.stderr
+    summary = result.stdout.splitlines()[-1]
+    assert f"{chunks} invalid chunks skipped (they read as the fill value)" in summary
+    assert summary.endswith(f"verified element by element, except {chunks} skipped chunks")
+    assert result.stderr == (
+        f"fixedutf32 convert: {chunks} invalid chunks skipped (--skip-invalid); they read as "
+        f"the fill value, and the report lists them\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["check", "convert"])
+def test_without_the_zarr_extra_one_line_and_exit_2(tmp_path, command):
+    code = """
+        import sys
+        sys.modules["zarr"] = sys.modules["numcodecs"] = None  # as if not installed
+        from fixedutf32.__main__ import main
+        sys.exit(main(sys.argv[1:]))
+    """
+    argv = [command, tmp_path / "a"] + ([tmp_path / "b"] if command == "convert" else [])
+    result = run_python(code, *argv)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"fixedutf32 {command}: needs zarr-python and numcodecs, and zarr cannot be imported; "
+        f'install them with: pip install "fixedutf32[zarr]"\n'
+    )
+
+
+def test_a_bad_simd_level_names_the_variable():
+    env = {**os.environ, "FIXEDUTF32_SIMD": "bogus"}
+    result = run_python("import fixedutf32", env=env)
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert "FIXEDUTF32_SIMD is 'bogus'" in last
+    assert "'portable'" in last and "'best'" in last, last

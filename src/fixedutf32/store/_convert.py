@@ -165,30 +165,49 @@ class ConvertReport:
         """The report as JSON text."""
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
+    @property
+    def skipped_chunks(self) -> int:
+        """How many source chunks ``skip_invalid`` left out (each counted once)."""
+        return len({(p.array, p.key, p.chunk) for p in self.skipped})
+
     def to_text(self) -> str:
         """The report as lines for a person."""
         lines: list[str] = []
         for a in self.arrays:
             width = f" length_bytes {a['length_bytes']}" if a["length_bytes"] else ""
+            deleted = a.get("chunks_deleted", 0)
             lines.append(
                 f"array {a['path'] or '/'}: {a['from']} -> {a['to']}{width}: "
-                f"{a['chunks_written']} chunks written, {a['chunks_kept']} kept, "
+                f"{_count(a['chunks_written'], 'chunk')} written, {a['chunks_kept']} kept, "
                 f"{a['chunks_missing']} missing (fill value)"
+                + (f", {deleted} deleted (stale)" if deleted else "")
             )
         lines.extend(f"copied {p or '/'} as it is" for p in self.copied)
         lines.extend(f"skipped (fill value written): {p}" for p in self.skipped)
         lines.extend(f"verify: {m}" for m in self.mismatches)
-        check = {
-            None: "",
-            True: "; verified element by element",
-            False: "; VERIFY FOUND DIFFERENCES",
-        }[self.verified]
-        lines.append(
-            f"converted {len(self.arrays)} arrays, copied {len(self.copied)} and "
-            f"{len(self.groups)} groups: {self.bytes_read} bytes read, "
-            f"{self.bytes_written} written{check}"
-        )
+        skipped = self.skipped_chunks
+        parts = [
+            f"{_count(len(self.arrays), 'array')} converted",
+            f"{_count(len(self.copied), 'array')} copied unchanged "
+            f"({_count(self.keys_copied, 'chunk key')})",
+            f"{_count(len(self.groups), 'group')} written",
+        ]
+        summary = ", ".join(parts) + f": {self.bytes_read} bytes read, {self.bytes_written} written"
+        if skipped:
+            summary += f"; {_count(skipped, 'invalid chunk')} skipped (they read as the fill value)"
+        if self.verified is True:
+            summary += "; verified element by element" + (
+                f", except {_count(skipped, 'skipped chunk')}" if skipped else ""
+            )
+        elif self.verified is False:
+            summary += "; VERIFY FOUND DIFFERENCES"
+        lines.append(summary)
         return "\n".join(lines)
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless n is 1 ("1 array", "2 arrays")."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 # -- arguments ----------------------------------------------------------------
