@@ -315,3 +315,24 @@ def test_a_bad_simd_level_names_the_variable():
     last = result.stderr.strip().splitlines()[-1]
     assert "FIXEDUTF32_SIMD is 'bogus'" in last
     assert "'portable'" in last and "'best'" in last, last
+
+
+def test_a_stopped_conversion_names_the_command_that_finishes_it(tmp_path):
+    import json
+    import shlex
+
+    from store_data import planted, write_array
+
+    source, dest = tmp_path / "src", tmp_path / "dst"
+    write_array(str(source), planted(), "v3_raw")
+    result = run_cli("convert", source, dest, "--length-bytes", "auto")
+    assert_refused(result, "nothing was written", "--skip-invalid", status=1)
+    assert not dest.exists()
+
+    result = run_cli("convert", source, dest, "--endian", "big", "--chunks", "4,4")
+    finish = f"fixedutf32 convert {source} {dest} --resume --skip-invalid --endian big --chunks 4,4"
+    assert_refused(result, "incomplete (chunks without metadata)", finish, status=1)
+    record = json.loads((dest / ".fixedutf32-convert.json").read_text())
+    assert record["finish"] == finish  # what a person finds beside the chunks
+    result = run_cli(*shlex.split(finish)[1:], "--verify")
+    assert result.returncode == 0 and "except" in result.stdout, result.stderr

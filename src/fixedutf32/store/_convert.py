@@ -14,6 +14,7 @@ import math
 import os
 import pathlib
 import re
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -82,18 +83,29 @@ class InvalidChunkError(FixedUTF32Error):
     ----------
     problem : Problem
         The array, key, chunk index, coordinates and code point.
+    finish : str or None
+        The command that finishes the conversion (resume, skipping invalid
+        chunks), when chunks were written; None when nothing was.
     """
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Problem, finish: str | None = None) -> None:
         self.problem = problem
-        super().__init__(
-            f"{problem}; the conversion stopped before writing this array's metadata, so the "
-            f"destination reads as incomplete: fix the source, or convert with skip_invalid=True "
-            f"(--skip-invalid) and resume=True (--resume)"
-        )
+        self.finish = finish
+        if finish is None:
+            advice = (
+                "nothing was written: fix the source, or convert with skip_invalid=True "
+                "(--skip-invalid)"
+            )
+        else:
+            advice = (
+                "the conversion stopped before writing this array's metadata, so the "
+                "destination is incomplete (chunks without metadata): fix the source and "
+                "resume, or finish it with the fill value for invalid chunks: " + finish
+            )
+        super().__init__(f"{problem}; {advice}")
 
     def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
-        return type(self), (self.problem,)
+        return type(self), (self.problem, self.finish)
 
 
 # One entry of ConvertReport.arrays ("from" is a keyword, hence this form).
@@ -834,7 +846,10 @@ def convert(
     ----------
     source, dest : str or os.PathLike or zarr.abc.store.Store
         Local directories, ``.zip`` files or fsspec URLs (as for
-        :func:`check`).  A ``.zip`` destination must be new.
+        :func:`check`).  A ``.zip`` destination can be overwritten, not
+        resumed.  Every source key that becomes a destination key is
+        checked first (StoreError for ``..``, empty or absolute segments,
+        backslashes, NUL): nothing is written outside ``dest``.
     to : {"fixed_length_utf32", "string"}
     zarr_format : {3, 2}
         Format written.  2 needs a V2 source (V2 in, V2 out) and
@@ -857,11 +872,17 @@ def convert(
         As for :func:`check`; with Dask, tasks write the chunks and the
         destination must be a directory or URL every worker can reach.
     overwrite : bool
-        Replace an existing destination (its keys are deleted first).
+        Replace an existing destination (its keys are deleted first): only
+        a Zarr store (``zarr.json``, ``.zgroup`` or ``.zarray`` at its top,
+        in a directory or a zip file), an interrupted conversion or an empty
+        directory; anything else is refused with StoreError and left as it
+        is.
     resume : bool
-        Continue an interrupted conversion into ``dest``: chunks already
-        there that decode to the expected content are kept, the rest
-        written.
+        Continue an interrupted conversion into ``dest``: refused when it
+        was started with other options (``skip_invalid`` aside); every
+        chunk is converted again and kept when the destination already
+        holds it, the rest written, and destination chunks the source no
+        longer holds, or the plan does not write, deleted.
     skip_invalid : bool
         Write the fill value where a source chunk is invalid (left out of
         the destination, listed in the report) instead of stopping.
@@ -1137,8 +1158,12 @@ class _Conversion:
                 tasks.append((copy_key, (src_ref, dst_ref, key, self.options.resume), 1, 0))
         return tasks
 
-    def _record(self) -> bytes:
-        """What this conversion was started with: the record a resume compares."""
+    def _record(self, dst: StoreHandle) -> bytes:
+        """What this conversion was started with: the record a resume compares.
+
+        ``finish`` is the command that resumes it, for a person who finds
+        the destination incomplete.
+        """
         opts = self.options
         options = {
             "to": opts.to,
@@ -1148,7 +1173,36 @@ class _Conversion:
             "compressors": list(opts.compressors),
             "chunks": None if opts.chunks is None else list(opts.chunks),
         }
-        return _json_bytes({"fixedutf32_convert": 1, "source": self.src.name, "options": options})
+        return _json_bytes(
+            {
+                "fixedutf32_convert": 1,
+                "source": self.src.name,
+                "options": options,
+                "finish": self._finish_command(dst),
+            }
+        )
+
+    def _finish_command(self, dst: StoreHandle) -> str:
+        """The command (or call) that resumes this conversion, skipping invalid chunks."""
+        if self.src.spec is None or dst.spec is None:
+            return "convert(source, dest, ..., resume=True, skip_invalid=True), same options"
+        opts = self.options
+        words = ["fixedutf32", "convert", self.src.spec, dst.spec, "--resume", "--skip-invalid"]
+        if opts.to != FIXED:
+            words += ["--to", opts.to]
+        if opts.zarr_format != 3:
+            words += ["--zarr-format", str(opts.zarr_format)]
+        if opts.endian != "little":
+            words += ["--endian", opts.endian]
+        if opts.length_bytes is not None:
+            words += ["--length-bytes", str(opts.length_bytes)]
+        if opts.chunks is not None:
+            words += ["--chunks", ",".join(map(str, opts.chunks))]
+        compressor = _compressor_option(opts.compressors, opts.zarr_format)
+        if compressor not in (None, "?"):
+            words += ["--compressor", compressor]
+        command = " ".join(shlex.quote(str(w)) for w in words)
+        return command + (" (with the same compressors)" if compressor == "?" else "")
 
     def _check_record(self, dst: StoreHandle) -> bool:
         """With resume: StoreError unless the destination was started with these options.
@@ -1167,7 +1221,7 @@ class _Conversion:
                 f"resume: {RECORD} in {dst.name!r} is not a record of a conversion; "
                 f"convert again with overwrite=True (--overwrite)"
             ) from None
-        wanted = json.loads(self._record())["options"]
+        wanted = json.loads(self._record(dst))["options"]
         differ = [
             f"{name} {started.get(name)!r} (now {value!r})"
             for name, value in wanted.items()
@@ -1265,7 +1319,7 @@ class _Conversion:
             recorded = self._check_record(dst)  # refusals before any write
             complete = {j.path for j in self.jobs if self._documents_state(j, dst, recorded)}
         if not isinstance(dst.store, ZipStore):
-            dst.set(RECORD, self._record())
+            dst.set(RECORD, self._record(dst))
         if self.options.resume:
             self._remove_partial_files(dst)
             self._remove_unplanned(dst, entries)
@@ -1295,7 +1349,7 @@ class _Conversion:
             tasks, consume, "convert", threads=self.threads, client=self.client, show=self.progress
         )
         if fatal:
-            raise InvalidChunkError(fatal[0])
+            raise InvalidChunkError(fatal[0], self._finish_command(dst))
         report.skipped.sort(key=Problem.sort_key)
         for path, entry in entries.items():
             entry["already_complete"] = (
@@ -1345,6 +1399,21 @@ class _Conversion:
         else:
             doc = {"zarr_format": 3, "node_type": "group", "attributes": node.attributes}
         return {V3_DOC: _json_bytes(doc)}
+
+
+def _compressor_option(compressors: tuple[dict[str, Any], ...], zarr_format: int) -> str | None:
+    """``--compressor`` for these codecs: None for the default, "?" when none says them."""
+    if compressors == _compressor_json(DEFAULT_COMPRESSORS, zarr_format):
+        return None
+    if not compressors:
+        return "none"
+    if len(compressors) == 1:
+        codec = compressors[0]
+        name = codec.get("name", codec.get("id"))
+        level = (codec.get("configuration") or codec).get("level")
+        if name in ("zstd", "gzip") and isinstance(level, int):
+            return f"{name}:{level}"
+    return "?"
 
 
 # -- verify -------------------------------------------------------------------
