@@ -180,6 +180,34 @@ def test_overwrite_refuses_a_text_file_named_zip(tmp_path, small_source):
     assert zipped.read_bytes() == before
 
 
+def test_overwrite_through_the_python_api_checks_store_objects_too(tmp_path, small_source):
+    code = """
+        import sys, pathlib
+        import fixedutf32.store as s
+        from zarr.storage import LocalStore, MemoryStore
+
+        home = pathlib.Path(sys.argv[2])
+        for dest in (LocalStore(home), f"file://{home}"):
+            try:
+                s.convert(sys.argv[1], dest, overwrite=True)
+            except s.StoreError as exc:
+                assert "holds keys but no zarr.json" in str(exc) or "1 entry" in str(exc), exc
+            else:
+                raise SystemExit(f"{dest!r} was overwritten")
+        memory = MemoryStore()
+        s.convert(sys.argv[1], memory)
+        s.convert(sys.argv[1], memory, overwrite=True)  # a store: replaced
+        print("ok")
+    """
+    home = tmp_path / "home"
+    (home / "Documents").mkdir(parents=True)
+    (home / "Documents" / "thesis.txt").write_text("four years of work")
+    before = tree(home)
+    result = run_python(code, small_source, home)
+    assert result.returncode == 0 and result.stdout == "ok\n", result.stderr
+    assert tree(home) == before
+
+
 def test_overwrite_replaces_a_store_or_an_empty_directory(tmp_path, small_source):
     for target in (tmp_path / "empty", tmp_path / "store", tmp_path / "store.zip"):
         if target.name == "empty":
@@ -336,3 +364,22 @@ def test_a_stopped_conversion_names_the_command_that_finishes_it(tmp_path):
     assert record["finish"] == finish  # what a person finds beside the chunks
     result = run_cli(*shlex.split(finish)[1:], "--verify")
     assert result.returncode == 0 and "except" in result.stdout, result.stderr
+
+
+def test_the_report_shows_every_change_in_counted_english(tmp_path):
+    from store_data import hierarchy
+
+    source, dest = tmp_path / "src", tmp_path / "dst"
+    hierarchy(str(source), zarr_format=2)  # names: V2 >U4 zstd chunks (3, 2)
+    argv = ["--endian", "little", "--chunks", "4,4", "--compressor", "gzip:1", "--length-bytes"]
+    result = run_cli("convert", source, dest, *argv, "12")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(
+        "array people/names: fixed_length_utf32 -> fixed_length_utf32 (Zarr V2 -> V3, "
+        "endian big -> little, length_bytes 16 -> 12, chunks [3, 2] -> [4, 4], "
+        "codecs [zstd] -> [gzip]): 4 chunks written"
+    )
+    assert lines[-1].startswith(
+        "1 array converted, 2 arrays copied unchanged (5 chunk keys), 2 groups written: "
+    )

@@ -121,6 +121,7 @@ ConvertedArray = TypedDict(
         "chunks_missing": int,
         "chunks_deleted": int,
         "already_complete": bool,
+        "changes": list[str],
     },
 )
 
@@ -139,7 +140,11 @@ class ConvertReport:
         ``resume``), ``chunks_missing`` (missing in the source: fill value),
         ``chunks_deleted`` (destination chunks a resume deleted: left by an
         interrupted run, or no longer in the source), ``already_complete``
-        (a resume found the array finished and wrote nothing).
+        (a resume found the array finished and wrote nothing), ``changes``
+        (what differs from the source besides the data type, as text:
+        ``"Zarr V2 -> V3"``, ``"endian big -> little"``, ``"length_bytes 16
+        -> 12"``, ``"chunks [3, 2] -> [4, 4]"``, ``"codecs [zstd] ->
+        [gzip]"``).
     copied : list of str
         Paths of arrays copied as they are (other data types).
     groups : list of str
@@ -186,10 +191,10 @@ class ConvertReport:
         """The report as lines for a person."""
         lines: list[str] = []
         for a in self.arrays:
-            width = f" length_bytes {a['length_bytes']}" if a["length_bytes"] else ""
+            changes = ", ".join(a.get("changes", ())) or "same layout"
             deleted = a.get("chunks_deleted", 0)
             lines.append(
-                f"array {a['path'] or '/'}: {a['from']} -> {a['to']}{width}: "
+                f"array {a['path'] or '/'}: {a['from']} -> {a['to']} ({changes}): "
                 f"{_count(a['chunks_written'], 'chunk')} written, {a['chunks_kept']} kept, "
                 f"{a['chunks_missing']} missing (fill value)"
                 + (f", {deleted} deleted (stale)" if deleted else "")
@@ -333,6 +338,39 @@ def _dest_width(plan: ArrayPlan, length_bytes: int | str | None, longest: int) -
         return plan.meta.data_type.length_bytes
     # "auto", or a string source's width left to its longest string
     return 4 * max(longest, len(plan.fill), 1)
+
+
+def _codec_names(codecs: Sequence[Codec]) -> list[str]:
+    return [str(getattr(c, "codec_id", type(c).__name__)) for c in codecs]
+
+
+def _changes(job: Job) -> list[str]:
+    """What a converted array's layout changes, besides its data type (report text)."""
+    plan, dst = job.source, job.meta
+    src = plan.meta
+    out: list[str] = []
+    if plan.zarr_format != dst.zarr_format:
+        out.append(f"Zarr V{plan.zarr_format} -> V{dst.zarr_format}")
+    if plan.kind == FIXED and job.to == FIXED and src.endian != dst.endian:
+        out.append(f"endian {src.endian} -> {dst.endian}")
+    if job.to == FIXED:
+        width = dst.data_type.length_bytes
+        old = src.data_type.length_bytes if plan.kind == FIXED else None
+        out.append(
+            f"length_bytes {width}" if old in (None, width) else f"length_bytes {old} -> {width}"
+        )
+    if plan.shard is not None:
+        out.append(
+            f"shards {list(plan.key_meta.chunk_shape)} of chunks {list(src.chunk_shape)} -> "
+            f"chunks {list(dst.chunk_shape)}"
+        )
+    elif tuple(src.chunk_shape) != tuple(dst.chunk_shape):
+        out.append(f"chunks {list(src.chunk_shape)} -> {list(dst.chunk_shape)}")
+    before = _codec_names((*plan.codecs, *plan.key_codecs))
+    after = _codec_names(job.codecs)
+    if before != after:
+        out.append(f"codecs [{', '.join(before)}] -> [{', '.join(after)}]")
+    return out
 
 
 def _check_fits(plan: ArrayPlan, length_bytes: int, longest: int) -> None:
@@ -1297,6 +1335,7 @@ class _Conversion:
             "chunks_missing": 0,
             "chunks_deleted": 0,
             "already_complete": False,
+            "changes": _changes(job),
         }
 
     def run(self, dst: StoreHandle) -> ConvertReport:
