@@ -95,17 +95,10 @@ def test_convert_cli(stores, capsys):
     )
     assert status == 1 and err.count("\n") == 1
     assert "invalid code point U+D800 (surrogate) at element [0, 1]" in err
-    status, out, err = run(
-        capsys,
-        "convert",
-        str(stores / "bad"),
-        str(stores / "out2"),
-        "--resume",
-        "--skip-invalid",
-        "--length-bytes",
-        "auto",
-        "--verify",
-    )
+    resume = ["convert", str(stores / "bad"), str(stores / "out2"), "--resume", "--skip-invalid"]
+    status, out, err = run(capsys, *resume, "--length-bytes", "auto", "--verify")
+    assert status == 2 and "started with other options: length_bytes None (now 'auto')" in err
+    status, out, err = run(capsys, *resume, "--verify")
     assert status == 0 and "skipped (fill value written)" in out and "verified" in out
 
     for argv, message in [

@@ -81,6 +81,22 @@ def _fail(prog: str, exc: Exception | str, status: int = 2) -> int:
     return status
 
 
+def _missing_zarr(prog: str) -> int | None:
+    """Exit status 2 and one line when the ``zarr`` extra is not installed, else None."""
+    import importlib
+
+    for name in ("zarr", "numcodecs"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            return _fail(
+                prog,
+                f"needs zarr-python and numcodecs, and {name} cannot be imported; "
+                f'install them with: pip install "fixedutf32[zarr]"',
+            )
+    return None
+
+
 def check_main(argv: Sequence[str]) -> int:
     """``fixedutf32 check STORE ...``; returns the exit status."""
     from . import StoreError, check
@@ -103,6 +119,9 @@ def check_main(argv: Sequence[str]) -> int:
     args, status = parser.parse(argv)
     if args is None:
         return status
+    missing = _missing_zarr(parser.prog)
+    if missing is not None:
+        return missing
     try:
         report = check(args.store, args.path, max_errors=args.max_errors, **_run_options(args))
     except (StoreError, ValueError, OSError) as exc:
@@ -209,6 +228,9 @@ def convert_main(argv: Sequence[str]) -> int:
     args, status = parser.parse(argv)
     if args is None:
         return status
+    missing = _missing_zarr(parser.prog)
+    if missing is not None:
+        return missing
     chunks = None
     if args.chunks:
         try:
@@ -238,4 +260,12 @@ def convert_main(argv: Sequence[str]) -> int:
     except (StoreError, ValueError, OSError) as exc:
         return _fail(parser.prog, exc)
     print(report.to_json(indent=2) if args.json else report.to_text())
+    if report.skipped_chunks:
+        # Said on stderr too, so that a --json run or a script sees it.
+        n = report.skipped_chunks
+        print(
+            f"{parser.prog}: {n} invalid chunk{'' if n == 1 else 's'} skipped (--skip-invalid); "
+            f"they read as the fill value, and the report lists them",
+            file=sys.stderr,
+        )
     return 0 if report.verified is not False else 1
