@@ -62,9 +62,12 @@ def _compile_args():
 
 
 compile_args, link_args = _compile_args()
-# Every header under csrc/ (one folder per instruction set): a change to any
-# of them rebuilds the module.
-headers = sorted(glob.glob("src/fixedutf32/csrc/**/*.h", recursive=True))
+# Every header under csrc/ (one folder per instruction set) and the public
+# one under include/: a change to any of them rebuilds the module.
+headers = sorted(
+    glob.glob("src/fixedutf32/csrc/**/*.h", recursive=True)
+    + glob.glob("src/fixedutf32/include/**/*.h", recursive=True)
+)
 extensions = [
     Extension(
         "fixedutf32._kernels",

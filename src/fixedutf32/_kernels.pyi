@@ -46,6 +46,10 @@ AVX2_TARGET_FLAGS: str
 AVX2_NEEDS: int
 CPU_FEATURES: dict[str, int]
 
+# The C API (include/fixedutf32/fixedutf32.h): a PyCapsule holding the table.
+_C_API: object
+C_API_VERSION: tuple[int, int]
+
 def _cpu_features() -> int: ...
 def _level_for_features(features: int) -> str: ...
 def available_simd_levels() -> tuple[str, ...]: ...
