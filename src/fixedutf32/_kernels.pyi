@@ -110,3 +110,20 @@ def utf8_vlen_parse(chunk: Buffer, n: int, positions: Buffer) -> Status: ...
 def utf8_scatter_fixed(
     offsets: Buffer, values: Buffer, destination: Buffer, stride: int
 ) -> None: ...
+
+# The batched wrapper (_batch.pxi) and the status kinds it adds for sizes.
+BATCH_BAD_SIZE: int
+BATCH_BAD_OUT_SIZE: int
+BATCH_OVERLAP: int
+
+def convert_many(
+    # Lists of buffers (the kernel takes only a list), one buffer, or None.
+    sources: list[Any],
+    destinations: list[Any] | Buffer | None,
+    width: int,
+    flags: int,
+    check_first: bool,
+) -> tuple[int, Status]: ...
+def converted_many(
+    sources: list[Any], width: int, flags: int
+) -> tuple[int, Status, npt.NDArray[np.uint8] | None, int]: ...

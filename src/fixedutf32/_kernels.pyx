@@ -589,3 +589,4 @@ def buffer_pool_bytes():
 
 
 include "_transcode.pxi"
+include "_batch.pxi"

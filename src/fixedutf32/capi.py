@@ -12,7 +12,7 @@ import pathlib
 
 from . import _kernels
 
-__all__ = ["get_include", "C_API_VERSION"]
+__all__ = ["get_include"]
 
 # (major, minor) of the table in the capsule: an extension built against
 # major M, minor m loads it when the major is M and the minor at least m.
