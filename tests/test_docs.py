@@ -16,6 +16,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).parents[1]
 MODULES = [
+    "fixedutf32.batch",
+    "fixedutf32.capi",
     "fixedutf32.chunk",
     "fixedutf32.errors",
     "fixedutf32.bench",

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
 from .._kernels import get_simd_level
-from . import _kernels, _report, _session, _store, _transcode, _zarr
+from . import _calls, _kernels, _report, _session, _store, _transcode, _zarr
 from ._report import BenchReport
 from ._store import stores
 from ._targets import Verdict
@@ -85,6 +85,11 @@ def run(
         ``ratio_floor`` (what the target is judged on), ``ratio_numpy``,
         ``target`` and ``met`` each (transcoding rows add ``baseline``);
         ``overhead_us``: microseconds per call on a one-element chunk;
+        ``calls``: ``call``, ``baseline``, ``size``, ``us`` and
+        ``baseline_us`` (microseconds per chunk), ``ratio`` (of the two),
+        ``target`` and ``met``: a 4 KiB chunk in a batch
+        (``decode_chunks``) against a call per chunk, and ``validate``
+        through the C API (estimated through ctypes) against Python;
         ``threads``: the scaling on ``threads`` threads (empty for 1);
         ``notes``: a transcoding row whose NumPy-side baseline needs a package
         that is not installed (numcodecs for the vlen-utf8 rows) is left out,
@@ -112,6 +117,7 @@ def run(
         "native_byteorder": NATIVE,
         "rows": [],
         "overhead_us": {},
+        "calls": [],
         "threads": {},
         "notes": [],
     }
@@ -128,6 +134,9 @@ def run(
     if progress:
         progress("call overhead")
     report["overhead_us"] = _kernels.measure_overhead()
+    if progress:
+        progress("batched calls and the C API")
+    report["calls"] = _calls.measure_batches() + _calls.measure_c_api()
     if progress:
         progress("64 KiB chunks")
     report["rows"].extend(

@@ -48,6 +48,17 @@ class ThreadScaling(TypedDict, total=False):
     memcpy_scaling: float
 
 
+class CallRow(Verdict):
+    """A call row: microseconds per chunk of ``call`` and of ``baseline``, and their ratio."""
+
+    call: str
+    baseline: str
+    size: int
+    us: float
+    baseline_us: float
+    ratio: float
+
+
 class BenchReport(TypedDict):
     """The report of ``fixedutf32 bench``: kernel and transcoding rows, call overhead, threads."""
 
@@ -55,6 +66,7 @@ class BenchReport(TypedDict):
     native_byteorder: str
     rows: list[KernelRow]  # the transcoding rows are TranscodeRow
     overhead_us: dict[str, float]
+    calls: list[CallRow]
     threads: ThreadScaling
     notes: list[str]
 
@@ -180,6 +192,22 @@ def format_table(report: BenchReport) -> str:
         "call overhead (one-element chunk): "
         + ", ".join(f"{name} {us:.2f} us" for name, us in report["overhead_us"].items())
     )
+    if report.get("calls"):
+        lines.append("")
+        lines.append(
+            f"{'call (us per chunk)':36} {'size':>7} {'us':>7} {'baseline':>24} {'us':>7} "
+            f"{'ratio':>6}  target"
+        )
+        for call in report["calls"]:
+            lines.append(
+                f"{call['call']:36} {format_size(call['size']):>7} {call['us']:7.3f} "
+                f"{call['baseline']:>24} {call['baseline_us']:7.3f} {call['ratio']:6.3f}  "
+                f"{verdict(call)}".rstrip()
+            )
+        lines.append(
+            "C API rows: ctypes' own cost (a call on an empty chunk) taken off; "
+            "a compiled caller pays about that"
+        )
     if report["threads"]:
         t = report["threads"]
         lines.append(
