@@ -868,6 +868,7 @@ def test_a_parsed_document_equals_the_same_fields_built_by_hand(monkeypatch):
     for meta in parsed:
         fields = {name: getattr(meta, name) for name in meta.__dataclass_fields__}
         assert ArrayMetadata(**fields) == meta
+
     # ... and does not run the constructor's checks a second time:
     def second_round(self):
         raise AssertionError("__post_init__ ran for a parsed document")
