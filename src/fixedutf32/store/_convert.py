@@ -375,7 +375,9 @@ def _changes(job: Job) -> list[str]:
         )
     elif tuple(src.chunk_shape) != tuple(dst.chunk_shape):
         out.append(f"chunks {list(src.chunk_shape)} -> {list(dst.chunk_shape)}")
-    before = _codec_names((*plan.codecs, *plan.key_codecs))
+    before = [spec.id for spec in plan.chain.specs]
+    if plan.shard is not None:  # the codecs applied to whole shards
+        before += [spec.id for spec in plan.shard.specs]
     after = _codec_names(job.codecs)
     if before != after:
         out.append(f"codecs [{', '.join(before)}] -> [{', '.join(after)}]")
