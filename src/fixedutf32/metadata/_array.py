@@ -5,13 +5,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy
 
+from .._source.grid import ChunkGrid
 from ._codecs import _check_v2_codec, _copy_objects, _split_codecs
 from ._dtype import FixedLengthUTF32, _check_endian
-from ._grid import _as_shape, _c_order, _check_chunk_size
+from ._grid import _as_shape, _check_chunk_size
 from ._json import _fail, _is_json_int, _show
 
 
@@ -185,6 +187,23 @@ class ArrayMetadata:
             "attributes": {},
         }
 
+    @cached_property
+    def grid(self) -> ChunkGrid:
+        """The chunk grid: keys both ways, regions, coordinates (the chunk-source layer's).
+
+        Examples
+        --------
+        >>> ArrayMetadata(3, (5, 4), (2, 2), FixedLengthUTF32(8)).grid.parse_key("c/2/1")
+        (2, 1)
+        """
+        return ChunkGrid(
+            self.shape,
+            self.chunk_shape,
+            "v2" if self.chunk_key_encoding == "v2" else "default",
+            "." if self.separator == "." else "/",
+            "F" if self.order == "F" else "C",
+        )
+
     @property
     def grid_shape(self) -> tuple[int, ...]:
         """Number of chunks along each axis (edge chunks included).
@@ -194,8 +213,7 @@ class ArrayMetadata:
         >>> ArrayMetadata(3, (5, 4), (2, 2), FixedLengthUTF32(8)).grid_shape
         (3, 2)
         """
-        # integer ceiling: s / c in floating point is off for extents above 2**53
-        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunk_shape))
+        return self.grid.grid_shape
 
     def chunk_indices(self) -> Iterator[tuple[int, ...]]:
         """Return an iterator over the grid index of every chunk, in C order.
@@ -214,7 +232,7 @@ class ArrayMetadata:
         >>> list(ArrayMetadata(3, (3, 4), (2, 2), FixedLengthUTF32(8)).chunk_indices())
         [(0, 0), (0, 1), (1, 0), (1, 1)]
         """
-        return _c_order(self.grid_shape)
+        return self.grid.indices()
 
     def chunk_key(self, index: Sequence[int]) -> str:
         """Return the store key of the chunk at grid ``index``.
@@ -238,10 +256,7 @@ class ArrayMetadata:
         >>> meta.chunk_key((1, 0))
         '1.0'
         """
-        parts = [str(int(i)) for i in index]
-        if self.chunk_key_encoding == "default":
-            return self.separator.join(["c", *parts])  # type: ignore[union-attr]  # set in __post_init__
-        return self.separator.join(parts) if parts else "0"  # type: ignore[union-attr]
+        return self.grid.key(index)
 
     def chunk_region(self, index: Sequence[int]) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
         """Where the chunk at grid ``index`` goes in the array.
@@ -264,13 +279,7 @@ class ArrayMetadata:
         >>> meta.chunk_region((2,))
         ((slice(4, 5, None),), (slice(0, 1, None),))
         """
-        target, source = [], []
-        for i, s, c in zip(index, self.shape, self.chunk_shape):
-            start = i * c
-            stop = min(start + c, s)
-            target.append(slice(start, stop))
-            source.append(slice(0, stop - start))
-        return tuple(target), tuple(source)
+        return self.grid.region(index)
 
     def decode_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`fixedutf32.decode_chunk` on one chunk.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy
@@ -47,22 +47,3 @@ def _check_chunk_size(chunks: tuple[int, ...], data_type: FixedLengthUTF32, key:
             f"got {_show(list(chunks))} elements of length_bytes {data_type.length_bytes}, "
             f"{nbytes} bytes"
         )
-
-
-def _c_order(grid: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
-    """Every index of ``grid`` in C order, one at a time.
-
-    Not itertools.product, which turns each range into a tuple first.
-    """
-    if 0 in grid:
-        return
-    index = [0] * len(grid)
-    while True:
-        yield tuple(index)
-        for axis in reversed(range(len(grid))):
-            index[axis] += 1
-            if index[axis] < grid[axis]:
-                break
-            index[axis] = 0
-        else:
-            return
