@@ -45,12 +45,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
     def parse(self, argv: Sequence[str]) -> tuple[argparse.Namespace | None, int]:
-        """``(arguments, 0)``, or ``(None, status)`` after --help or a usage error."""
+        """``(arguments, 0)``, or ``(None, status)`` after --help, a usage error or without zarr."""
         try:
-            return self.parse_args(argv), 0
+            args = self.parse_args(argv)
         except SystemExit as exc:
             # argparse exits with 0 (--help) or 2 (error, above).
             return None, exc.code if isinstance(exc.code, int) else 2
+        missing = _missing_zarr(self.prog)
+        return (None, missing) if missing is not None else (args, 0)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -141,9 +143,6 @@ def check_main(argv: Sequence[str]) -> int:
     args, status = parser.parse(argv)
     if args is None:
         return status
-    missing = _missing_zarr(parser.prog)
-    if missing is not None:
-        return missing
     try:
         report = check(args.store, args.path, max_errors=args.max_errors, **_run_options(args))
     except (StoreError, ValueError, OSError) as exc:
@@ -284,9 +283,6 @@ def convert_main(argv: Sequence[str]) -> int:
     args, status = parser.parse(argv)
     if args is None:
         return status
-    missing = _missing_zarr(parser.prog)
-    if missing is not None:
-        return missing
     chunks = None
     if args.chunks:
         try:
