@@ -350,7 +350,7 @@ def _dest_width(plan: ArrayPlan, length_bytes: int | str | None, longest: int) -
 
 
 def _codec_names(codecs: Sequence[Codec]) -> list[str]:
-    return [str(getattr(c, "codec_id", type(c).__name__)) for c in codecs]
+    return [codec.spec.id for codec in codecs]
 
 
 def _changes(job: Job) -> list[str]:
