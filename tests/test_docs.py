@@ -213,6 +213,19 @@ def test_zarr_guide_examples_run_twice(tmp_path, monkeypatch):
     assert zarr.open_array(tmp_path / "zarr-guide.zarr")[:].tolist() == ["a", "bb", "ccc", "dddd"]
 
 
+def test_store_guide_example_runs_twice(tmp_path, monkeypatch):
+    """The code of docs/store.md runs as written, twice in a row, from any folder."""
+    pytest.importorskip("zarr", reason="docs/store.md's tools need zarr-python")
+    pytest.importorskip("numcodecs", reason="the store tools need numcodecs")
+    (source,) = python_blocks((ROOT / "docs" / "store.md").read_text(encoding="utf-8"))
+    monkeypatch.chdir(tmp_path)
+    for run in range(2):
+        namespace = {}
+        exec(compile(source, f"docs/store.md, run {run}", "exec"), namespace)
+        assert namespace["report"].ok
+    assert (tmp_path / "archive-v3.zarr" / "names" / "zarr.json").is_file()
+
+
 def test_markdown_links_point_at_files():
     """Relative links in the README, CONTRIBUTING and docs/ name files that exist."""
     pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
