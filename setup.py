@@ -62,15 +62,18 @@ def _compile_args():
 
 
 compile_args, link_args = _compile_args()
-# Every header under csrc/ (one folder per instruction set): a change to any
-# of them rebuilds the module.
-headers = sorted(glob.glob("src/fixedutf32/csrc/**/*.h", recursive=True))
+# Every header under csrc/ (one folder per instruction set) and the public
+# one under include/: a change to any of them rebuilds the module.
+headers = sorted(
+    glob.glob("src/fixedutf32/csrc/**/*.h", recursive=True)
+    + glob.glob("src/fixedutf32/include/**/*.h", recursive=True)
+)
 extensions = [
     Extension(
         "fixedutf32._kernels",
         sources=["src/fixedutf32/_kernels.pyx"],
         include_dirs=["src/fixedutf32"],
-        depends=["src/fixedutf32/_transcode.pxi", *headers],
+        depends=["src/fixedutf32/_transcode.pxi", "src/fixedutf32/_batch.pxi", *headers],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )

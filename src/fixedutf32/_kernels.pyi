@@ -46,6 +46,10 @@ AVX2_TARGET_FLAGS: str
 AVX2_NEEDS: int
 CPU_FEATURES: dict[str, int]
 
+# The C API (include/fixedutf32/fixedutf32.h): a PyCapsule holding the table.
+_C_API: object
+C_API_VERSION: tuple[int, int]
+
 def _cpu_features() -> int: ...
 def _level_for_features(features: int) -> str: ...
 def available_simd_levels() -> tuple[str, ...]: ...
@@ -106,3 +110,20 @@ def utf8_vlen_parse(chunk: Buffer, n: int, positions: Buffer) -> Status: ...
 def utf8_scatter_fixed(
     offsets: Buffer, values: Buffer, destination: Buffer, stride: int
 ) -> None: ...
+
+# The batched wrapper (_batch.pxi) and the status kinds it adds for sizes.
+BATCH_BAD_SIZE: int
+BATCH_BAD_OUT_SIZE: int
+BATCH_OVERLAP: int
+
+def convert_many(
+    # Lists of buffers (the kernel takes only a list), one buffer, or None.
+    sources: list[Any],
+    destinations: list[Any] | Buffer | None,
+    width: int,
+    flags: int,
+    check_first: bool,
+) -> tuple[int, Status]: ...
+def converted_many(
+    sources: list[Any], width: int, flags: int
+) -> tuple[int, Status, npt.NDArray[np.uint8] | None, int]: ...

@@ -23,6 +23,7 @@ from cpython.buffer cimport (
     PyBuffer_Release,
     PyObject_GetBuffer,
 )
+from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport int64_t, uint8_t, uintptr_t
 
 cdef extern from "csrc/kernels.h" nogil:
@@ -133,8 +134,17 @@ _LEVEL_NAMES = tuple(fu32_level(i).name.decode("ascii") for i in range(FU32_LEVE
 # "scalar" was the portable level's first name; users and scripts still pass it.
 _LEVEL_ALIASES = {"scalar": "portable"}
 
-cdef int _simd_level = 0
-cdef const fu32_kernels *_active = fu32_level(0)
+# The table in use is one pointer in C (csrc/capi.h), read and written
+# atomically: the C API's callers and, on free-threaded Python, the
+# wrappers read it on other threads while set_simd_level writes it.
+cdef extern from "csrc/capi.h" nogil:
+    ctypedef struct fixedutf32_api:
+        unsigned abi_major
+        unsigned abi_minor
+    const fixedutf32_api fu32_capi
+    const char *FIXEDUTF32_CAPSULE_NAME
+    const fu32_kernels *fu32_active_table()
+    void fu32_set_active_table(const fu32_kernels *k)
 
 # Feature bits of _cpu_features() and _level_for_features(), for tests.
 AVX2_COMPILED = bool(FU32_HAVE_AVX2)
@@ -205,7 +215,7 @@ def get_simd_level():
     >>> fixedutf32.get_simd_level() in fixedutf32.available_simd_levels()
     True
     """
-    return _LEVEL_NAMES[_simd_level]
+    return fu32_active_table().name.decode("ascii")
 
 
 def set_simd_level(name):
@@ -240,8 +250,7 @@ def set_simd_level(name):
     >>> fixedutf32.set_simd_level(previous)
     'portable'
     """
-    global _simd_level, _active
-    previous = _LEVEL_NAMES[_simd_level]
+    previous = get_simd_level()
     available = available_simd_levels()
     if name == "best":
         name = _BEST_LEVEL
@@ -254,8 +263,7 @@ def set_simd_level(name):
     if name not in available:
         raise ValueError(
             f"SIMD level {name!r} is not supported by this CPU; available: {available}")
-    _simd_level = _LEVEL_NAMES.index(name)
-    _active = fu32_level(_simd_level)
+    fu32_set_active_table(fu32_level(_LEVEL_NAMES.index(name)))
     return previous
 
 
@@ -271,6 +279,11 @@ def _level_from_environment():
 
 
 _level_from_environment()
+
+# The C API (include/fixedutf32/fixedutf32.h): the table of entries, for
+# compiled callers, which load it with fixedutf32_import().
+_C_API = PyCapsule_New(<void *>&fu32_capi, FIXEDUTF32_CAPSULE_NAME, NULL)
+C_API_VERSION = (fu32_capi.abi_major, fu32_capi.abi_minor)
 
 # ---------------------------------------------------------------------------
 # Python entry points (argument checks and messages live in chunk.py)
@@ -312,7 +325,7 @@ def validate(data, Py_ssize_t width, bint swapped):
     """
     check_units(width, "width")
     cdef Py_buffer src
-    cdef const fu32_kernels *k = _active
+    cdef const fu32_kernels *k = fu32_active_table()
     cdef fu32_status status
     acquire(data, &src, False)
     try:
@@ -338,7 +351,7 @@ cdef tuple _convert(object source, object destination, Py_ssize_t width, int fla
     # that would otherwise be handed back partly unwritten).
     check_units(width, "width")
     cdef Py_buffer src, dst
-    cdef const fu32_kernels *k = _active
+    cdef const fu32_kernels *k = fu32_active_table()
     cdef fu32_status status
     cdef Py_ssize_t n
     acquire(source, &src, False)
@@ -365,7 +378,7 @@ def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int f
     cdef Py_buffer src, dst
     cdef Py_ssize_t n_elems
     cdef uint8_t *d = NULL  # NULL: check only
-    cdef const fu32_kernels *k = _active
+    cdef const fu32_kernels *k = fu32_active_table()
     cdef fu32_status status
     acquire(source, &src, False)
     try:
@@ -392,7 +405,7 @@ def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
     """Fill ``lengths`` with code points per element; a status."""
     check_units(width, "width")
     cdef Py_buffer src
-    cdef const fu32_kernels *k = _active
+    cdef const fu32_kernels *k = fu32_active_table()
     cdef fu32_status status
     cdef Py_ssize_t n_elems
     acquire(source, &src, False)
@@ -587,3 +600,4 @@ def buffer_pool_bytes():
 
 
 include "_transcode.pxi"
+include "_batch.pxi"

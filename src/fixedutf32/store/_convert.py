@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from .._checks import ByteView, as_bytes, check_endian, check_length_bytes
 from ..chunk import byteswap, decode_chunk, encode_chunk, repad
-from ..errors import FixedUTF32Error, InvalidUTF8Error, StringTooLongError
+from ..errors import FixedUTF32Error, StringTooLongError
 from ..metadata import ArrayMetadata, FixedLengthUTF32
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8
 from ._check import (
@@ -37,6 +37,7 @@ from ._check import (
     _plan,
     _source_nodes,
     check_key,
+    chunk_problem,
     close_scheduler,
     open_scheduler,
 )
@@ -78,6 +79,9 @@ __all__ = ["ConvertReport", "InvalidChunkError", "convert"]
 DEFAULT_COMPRESSORS = "default"
 _ZSTD_V3 = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
 _ZSTD_V2 = {"id": "zstd", "level": 0}
+# The deepest hierarchy convert writes: zarr-python's LocalStore creates a
+# chunk's directories recursively, one Python frame per level.
+MAX_DEPTH = 256
 _PARTIAL = re.compile(r"\.[0-9a-f]{32}\.partial$")
 # Seconds to wait after each chunk written: lets the tests kill a conversion
 # in the middle, deterministically. Never set in normal use.
@@ -277,8 +281,13 @@ def _compressor_json(compressors: Any, zarr_format: int) -> tuple[dict[str, Any]
             codec = {"name": codec} if zarr_format == 3 else {"id": codec}
         if not isinstance(codec, dict):
             raise ValueError(f"compressors: expected codec objects or JSON dicts, got {codec!r}")
-        make_codec(codec, zarr_format, "compressors")  # fails now, not after the chunks
-        out.append(dict(codec))
+        # fails now, not after the chunks; the metadata then says every setting
+        # the chunks are compressed with (the chunk-source layer's defaults)
+        spec = make_codec(codec, zarr_format, "compressors").spec
+        written = spec.to_json(zarr_format)
+        if zarr_format == 2 and spec.typesize is not None:
+            written["typesize"] = spec.typesize
+        out.append(written)
     if zarr_format == 2 and len(out) > 1:
         raise ValueError(f"compressors: Zarr V2 holds one compressor, got {len(out)}")
     return tuple(out)
@@ -349,10 +358,6 @@ def _dest_width(plan: ArrayPlan, length_bytes: int | str | None, longest: int) -
     return 4 * max(longest, len(plan.fill), 1)
 
 
-def _codec_names(codecs: Sequence[Codec]) -> list[str]:
-    return [str(getattr(c, "codec_id", type(c).__name__)) for c in codecs]
-
-
 def _changes(job: Job) -> list[str]:
     """What a converted array's layout changes, besides its data type (report text)."""
     plan, dst = job.source, job.meta
@@ -375,8 +380,10 @@ def _changes(job: Job) -> list[str]:
         )
     elif tuple(src.chunk_shape) != tuple(dst.chunk_shape):
         out.append(f"chunks {list(src.chunk_shape)} -> {list(dst.chunk_shape)}")
-    before = _codec_names((*plan.codecs, *plan.key_codecs))
-    after = _codec_names(job.codecs)
+    before = [spec.id for spec in plan.chain.specs]
+    if plan.shard is not None:  # the codecs applied to whole shards
+        before += [spec.id for spec in plan.shard.specs]
+    after = [codec.spec.id for codec in job.codecs]
     if before != after:
         out.append(f"codecs [{', '.join(before)}] -> [{', '.join(after)}]")
     return out
@@ -450,30 +457,8 @@ def _json_bytes(value: object) -> bytes:
 
 
 def _chunk_problem(plan: ArrayPlan, key: str, index: Index, exc: Exception) -> Problem:
-    """A Problem for an error met turning one source chunk into strings."""
-    if isinstance(exc, (InvalidUTF8Error, StringTooLongError)):
-        # The chunk-relative index of the error becomes array coordinates.
-        coordinates = plan.coordinates(index, exc.index)
-        if isinstance(exc, InvalidUTF8Error):
-            return Problem(
-                "code_point",
-                plan.path,
-                f"invalid UTF-8 at element {list(coordinates)}, byte "
-                f"{exc.byte_offset}: {exc.reason}",
-                key,
-                index,
-                coordinates,
-            )
-        return Problem(
-            "chunk",
-            plan.path,
-            f"string at element {list(coordinates)} has {exc.length} code points; "
-            f"expected at most {exc.capacity} (length_bytes {4 * exc.capacity})",
-            key,
-            index,
-            coordinates,
-        )
-    return Problem("chunk", plan.path, str(exc), key, index)
+    """A Problem for an error met turning one source chunk into strings (check's wording)."""
+    return chunk_problem(plan, key, index, exc)
 
 
 def _string_chunk(
@@ -605,7 +590,7 @@ def convert_key(src_ref: StoreRef, dst_ref: StoreRef, job: Job, key_index: Index
     key = plan.key(key_index)
     chunks = plan.chunks_of_key(key_index)
     result = _new_result(job.path, len(chunks))
-    read = plan.read_key(src, key_index)
+    read = plan.read_parts(src, key_index)
     if read is None:
         result["missing"] = len(chunks)
         for index in chunks:
@@ -622,7 +607,7 @@ def convert_key(src_ref: StoreRef, dst_ref: StoreRef, job: Job, key_index: Index
             assert data is not None  # read_key gives each chunk's data or an error
             payload = _source_strings(job, key, index, data)
         else:
-            payload = Problem("chunk", plan.path, error, key, index)
+            payload = _chunk_problem(plan, key, index, error)
         if isinstance(payload, Problem):
             result["problems"].append(payload)
             if not job.skip_invalid:
@@ -647,7 +632,7 @@ def _region_keys(job: Job, index: Index) -> dict[Index, set[Index]]:
         key_index = (
             chunk
             if plan.shard is None
-            else tuple(c // n for c, n in zip(chunk, plan.shard.per_shard))
+            else tuple(c // n for c, n in zip(chunk, plan.per_shard or ()))
         )
         keys.setdefault(key_index, set()).add(chunk)
     return keys
@@ -667,7 +652,7 @@ def _source_region_strings(
     out = np.full(meta.chunk_shape, plan.fill, dtype=f"U{width // 4}")
     present = False
     for key_index, chunks in sorted(_region_keys(job, index).items()):
-        read = plan.read_key(src, key_index)
+        read = plan.read_parts(src, key_index)
         if read is None:
             continue
         result["bytes_read"] += read[0]
@@ -701,11 +686,11 @@ def _source_region_strings(
 
 
 def _region_chunk(
-    job: Job, key: str, chunk: Index, data: ByteView | None, error: str | None
+    job: Job, key: str, chunk: Index, data: ByteView | None, error: Exception | None
 ) -> npt.NDArray[np.str_] | Problem:
     plan = job.source
     if error is not None:
-        return Problem("chunk", plan.path, error, key, chunk)
+        return _chunk_problem(plan, key, chunk, error)
     assert data is not None  # read_key gives each chunk's data or an error
     if plan.kind == STRING:
         strings = _string_chunk(plan, key, chunk, data, job.meta.data_type.length_bytes, "little")
@@ -822,11 +807,11 @@ def longest_key(src_ref: StoreRef, plan: ArrayPlan, key_index: Index) -> KeyLong
         "longest": 0,
         "problems": [],
     }
-    read = plan.read_key(src, key_index)
+    read = plan.read_parts(src, key_index)
     for index, data, error in read[1] if read else ():
         try:
             if error is not None:
-                raise ValueError(error)
+                raise error
             strings = numcodecs.VLenUTF8().decode(data)
         except Exception as exc:  # noqa: BLE001 - a codec's error is data, reported
             result["problems"].append(
@@ -1022,7 +1007,7 @@ def convert(
     dst: StoreHandle | None = None
     try:
         src = open_handle(source, "r")
-        nodes = _source_nodes(src, "", strings_only=False)
+        nodes = _source_nodes(src, "", strings_only=False, max_depth=MAX_DEPTH)
         converter = _Conversion(src, nodes, options, threads, client, progress)
         converter.plan()  # every refusal before the destination is touched
         if client is not None:

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from ._dest import JOURNAL
+from ._layout import local_root
 from ._stores import StoreHandle
 
 __all__ = ["Journal", "fingerprint"]
@@ -46,15 +47,13 @@ def fingerprint(handle: StoreHandle, keys: list[str], salt: str = "") -> str | N
     str or None
         None for a store that is not a local directory.
     """
-    from zarr.storage import LocalStore
-
-    store = handle.store
-    if not isinstance(store, LocalStore):
+    root = local_root(handle)
+    if root is None:
         return None
     parts = [salt]
     for key in keys:
         try:
-            info = os.stat(os.path.join(store.root, key))
+            info = os.stat(root / key)
         except FileNotFoundError:
             parts.append("-")
         else:
