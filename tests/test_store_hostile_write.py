@@ -222,7 +222,7 @@ def test_overwrite_replaces_a_store_or_an_empty_directory(tmp_path, small_source
 # -- finding 5: --resume trusts nothing it finds ------------------------------
 
 
-def start_killable(*argv, delay="0.25"):
+def start_killable(*argv, delay="0.4"):
     """``fixedutf32 convert ARGV`` in a new process that pauses after each chunk it writes."""
     env = {
         **os.environ,

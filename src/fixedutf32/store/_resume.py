@@ -26,7 +26,7 @@ __all__ = ["Journal", "fingerprint"]
 _PIECE = re.compile(re.escape(JOURNAL) + r"([0-9]+)\.json$")
 # Seconds between journal pieces; the tests set 0 (a piece per task) to kill
 # a conversion after known tasks. Never set in normal use.
-_FLUSH_SECONDS = float(os.environ.get("FIXEDUTF32_TEST_JOURNAL_SECONDS", "2") or 2)
+_FLUSH_SECONDS = float(os.environ.get("FIXEDUTF32_TEST_JOURNAL_SECONDS") or "2")
 _FLUSH_ENTRIES = 5000
 
 
