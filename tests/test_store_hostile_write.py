@@ -222,9 +222,13 @@ def test_overwrite_replaces_a_store_or_an_empty_directory(tmp_path, small_source
 # -- finding 5: --resume trusts nothing it finds ------------------------------
 
 
-def start_killable(*argv, delay="0.25"):
+def start_killable(*argv, delay="0.4"):
     """``fixedutf32 convert ARGV`` in a new process that pauses after each chunk it writes."""
-    env = {**os.environ, "FIXEDUTF32_TEST_WRITE_DELAY": delay}
+    env = {
+        **os.environ,
+        "FIXEDUTF32_TEST_WRITE_DELAY": delay,
+        "FIXEDUTF32_TEST_JOURNAL_SECONDS": "0",
+    }
     return subprocess.Popen(
         [sys.executable, "-m", "fixedutf32", "convert", *map(str, argv), "--threads", "1"],
         env=env,
@@ -273,10 +277,42 @@ def test_resume_with_another_grid_is_refused_not_broken(tmp_path):
     assert zarr.open_array(str(dest), mode="r")[:].tolist() == data.tolist()
 
 
+EIGHT = np.array(["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op"])
+
+
+def test_resume_skips_what_the_journal_says_is_done_from_this_source(tmp_path):
+    import json
+
+    source, dest = tmp_path / "src", tmp_path / "dst"
+    strings(str(source), EIGHT, (2,))
+    kill_after(start_killable(source, dest), dest / "c", 3)  # c/0 and c/1 journaled by then
+    result = run_cli("convert", source, dest, "--resume", "--verify", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["verified"] is True and report["arrays"][0]["chunks_kept"] >= 1
+    every = sum(p.stat().st_size for p in (source / "c").iterdir())
+    assert report["bytes_read"] < every  # journaled chunks were not read again
+    assert not any(name.startswith(".fixedutf32") for name in tree(dest))
+
+
+def test_resume_does_again_the_journaled_chunks_whose_source_changed(tmp_path):
+    source, dest = tmp_path / "src", tmp_path / "dst"
+    strings(str(source), EIGHT, (2,))
+    kill_after(start_killable(source, dest), dest / "c", 3)
+    (source / "c" / "0").unlink()  # journaled before the kill; reads as the fill value now
+    with quiet():
+        zarr.open_array(str(source), mode="r+")[2] = "XY"  # c/1: a new file
+    result = run_cli("convert", source, dest, "--resume", "--verify")
+    assert result.returncode == 0 and "verified" in result.stdout, result.stderr
+    assert sorted(tree(dest)) == ["c/1", "c/2", "c/3", "zarr.json"]
+    with quiet():
+        back = zarr.open_array(str(dest), mode="r")[:].tolist()
+    assert back == ["", "", "XY", "gh", "ij", "kl", "mn", "op"]
+
+
 def test_resume_follows_source_chunks_changed_or_deleted_after_the_kill(tmp_path):
     source, dest = tmp_path / "src", tmp_path / "dst"
-    data = np.array(["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op"])
-    strings(str(source), data, (2,))
+    strings(str(source), EIGHT, (2,))
     kill_after(start_killable(source, dest), dest / "c", 3)  # c/0, c/1, c/2 written
 
     (source / "c" / "0").unlink()  # reads as the fill value now
