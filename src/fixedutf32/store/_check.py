@@ -557,7 +557,7 @@ def check(
         report = CheckReport(handle.name, path, max_errors=max_errors)
         plans = _plan(report, _source_nodes(handle, path))
         ref = spec_of(handle, "source") if client is not None else handle
-        _run_check(report, plans, ref, threads, client, progress)
+        _run_check(report, plans, handle, ref, threads, client, progress)
         report.problems.sort(key=Problem.sort_key)
         return report
     finally:
@@ -623,13 +623,13 @@ def _keys_per_task(keys: int, key_nbytes: int, threads: int) -> int:
 def _run_check(
     report: CheckReport,
     plans: list[ArrayPlan],
+    handle: StoreHandle,
     ref: StoreRef,
     threads: int,
     client: distributed.Client | None,
     progress: bool,
 ) -> None:
     by_path = {a.path: a for a in report.arrays}
-    handle = resolve(ref)
     tasks: list[Task[KeyCheck]] = []
     # Work from the keys the store holds (listed once per array): a chunk no
     # key holds is missing, counted without a task or a store lookup.

@@ -281,8 +281,9 @@ def _local_keys(root: str, path: str) -> list[str]:
 
     Unlike ``LocalStore.list_prefix``, which lists regular files only, FIFOs,
     devices and symlinks to them are listed too, so that reading them
-    reports them rather than calling the chunk missing.  Iterative, and
-    symlinked directories are not followed.
+    reports them rather than calling the chunk missing.  Iterative; like
+    ``LocalStore`` (``Path.rglob``), symlinked directories are not followed,
+    so a link to ``/`` lists nothing.
     """
     keys: list[str] = []
     stack = [path]
