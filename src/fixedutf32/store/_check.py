@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._checks import ByteView
-from .._source import ElementLayout, thread_scratch
+from .._source import ElementLayout, Scratch, borrowed_scratch, thread_scratch
 from ..errors import (
     FixedUTF32Error,
     InvalidCodePointError,
@@ -348,17 +348,20 @@ class KeyCheck(KeyLongest):
 class _ChunkCheck:
     """Checks the chunks of one key as they are read: each block validated while in cache.
 
-    The string lengths of a chunk's blocks go to this thread's scratch; a
+    The string lengths of a chunk's blocks go to ``scratch``; a
     block holding an invalid code unit is only marked, and its chunk is
     searched for every invalid unit (up to the budget) once it is whole.
     """
 
-    def __init__(self, plan: ArrayPlan, key: str, result: KeyCheck, max_errors: int) -> None:
-        self.plan, self.key, self.result, self.max_errors = plan, key, result, max_errors
+    def __init__(
+        self, plan: ArrayPlan, result: KeyCheck, max_errors: int, scratch: Scratch
+    ) -> None:
+        self.plan, self.result, self.max_errors = plan, result, max_errors
+        self.key = ""  # the key being read
         elements = _elements(plan)
         self.elements = elements
         self.length_bytes = elements.length_bytes
-        self.lengths = thread_scratch().intp("lengths", plan.grid.chunk_elements)
+        self.lengths = scratch.intp("lengths", plan.grid.chunk_elements)
         self.longest = 0
         self.bad = False
 
@@ -390,33 +393,52 @@ class _ChunkCheck:
         result["longest"] = max(result["longest"], longest)
 
 
-def check_key(ref: StoreRef, plan: ArrayPlan, key_index: Index, max_errors: int) -> KeyCheck:
-    """Check the chunks stored under one key (a task; runs on threads or Dask workers).
+def check_keys(
+    ref: StoreRef, plan: ArrayPlan, key_indices: Sequence[Index], max_errors: int
+) -> KeyCheck:
+    """Check the chunks stored under some keys of one array (a task; threads or Dask workers).
+
+    A task covers several keys so that its cost is the reading, not the
+    scheduling; it stops after the key at which ``max_errors`` problems are
+    found.
 
     Returns
     -------
     dict
-        ``path``, ``chunks`` (in the key), ``present``, ``missing``,
-        ``bytes_read``, ``longest`` and ``problems`` (at most ``max_errors``).
+        ``path``, ``chunks`` (in the keys checked), ``present``,
+        ``missing``, ``bytes_read``, ``longest`` and ``problems`` (at most
+        ``max_errors``).
     """
     handle = resolve(ref)
-    chunks = plan.chunks_in_key(key_index)
     result: KeyCheck = {
         "path": plan.path,
-        "chunks": chunks,
+        "chunks": 0,
         "present": 0,
-        "missing": chunks,
+        "missing": 0,
         "bytes_read": 0,
         "longest": 0,
         "problems": [],
     }
-    checker = _ChunkCheck(plan, plan.key(key_index), result, max_errors)
-    nread = plan.read_key(handle, key_index, checker.chunk, on_block=checker.block)
-    if nread is None:
-        return result
-    result["bytes_read"] = nread
-    result["missing"] = chunks - min(result["present"], chunks)
+    with borrowed_scratch() as scratch:
+        checker = _ChunkCheck(plan, result, max_errors, scratch)
+        for key_index in key_indices:
+            chunks = plan.chunks_in_key(key_index)
+            present = result["present"]
+            checker.key = plan.key(key_index)
+            nread = plan.read_key(
+                handle, key_index, checker.chunk, on_block=checker.block, scratch=scratch
+            )
+            result["chunks"] += chunks
+            result["bytes_read"] += nread or 0
+            result["missing"] += chunks - min(result["present"] - present, chunks)
+            if len(result["problems"]) >= max_errors:
+                break
     return result
+
+
+def check_key(ref: StoreRef, plan: ArrayPlan, key_index: Index, max_errors: int) -> KeyCheck:
+    """:func:`check_keys` of one key."""
+    return check_keys(ref, plan, (key_index,), max_errors)
 
 
 def _source_nodes(
@@ -535,7 +557,7 @@ def check(
         report = CheckReport(handle.name, path, max_errors=max_errors)
         plans = _plan(report, _source_nodes(handle, path))
         ref = spec_of(handle, "source") if client is not None else handle
-        _run_check(report, plans, ref, threads, client, progress)
+        _run_check(report, plans, handle, ref, threads, client, progress)
         report.problems.sort(key=Problem.sort_key)
         return report
     finally:
@@ -587,34 +609,45 @@ def _plan(report: CheckReport, nodes: Sequence[Node]) -> list[ArrayPlan]:
     return plans
 
 
+# Chunk bytes a task of check reads at least, unless that leaves threads idle.
+_TASK_BYTES = 16 << 20
+
+
+def _keys_per_task(keys: int, key_nbytes: int, threads: int) -> int:
+    """Keys per task: about :data:`_TASK_BYTES` of chunks, and four tasks per thread at least."""
+    by_size = max(1, _TASK_BYTES // max(key_nbytes, 1))
+    by_threads = max(1, -(-keys // (4 * threads)))
+    return max(1, min(by_size, by_threads, 1024))
+
+
 def _run_check(
     report: CheckReport,
     plans: list[ArrayPlan],
+    handle: StoreHandle,
     ref: StoreRef,
     threads: int,
     client: distributed.Client | None,
     progress: bool,
 ) -> None:
     by_path = {a.path: a for a in report.arrays}
-    handle = resolve(ref)
     tasks: list[Task[KeyCheck]] = []
     # Work from the keys the store holds (listed once per array): a chunk no
     # key holds is missing, counted without a task or a store lookup.
     for plan in plans:
-        array = by_path[plan.path]
-        in_keys = 0
-        for key_index in plan.stored_keys(handle):
-            chunks = plan.chunks_in_key(key_index)
-            in_keys += chunks
+        keys = plan.stored_keys(handle)
+        counts = [plan.chunks_in_key(k) for k in keys]
+        by_path[plan.path].chunks_missing += plan.chunk_count - sum(counts)
+        per_task = _keys_per_task(len(keys), plan.chunk_nbytes() * max(counts, default=1), threads)
+        for start in range(0, len(keys), per_task):
+            chunks = sum(counts[start : start + per_task])
             tasks.append(
                 (
-                    check_key,
-                    (ref, plan, key_index, report.max_errors),
+                    check_keys,
+                    (ref, plan, keys[start : start + per_task], report.max_errors),
                     chunks,
                     chunks * plan.chunk_nbytes(),
                 )
             )
-        array.chunks_missing += plan.chunk_count - in_keys
     total_chunks = sum(t[2] for t in tasks)
     checked = 0
 
