@@ -73,7 +73,10 @@ extensions = [
         "fixedutf32._kernels",
         sources=["src/fixedutf32/_kernels.pyx"],
         include_dirs=["src/fixedutf32"],
-        depends=["src/fixedutf32/_transcode.pxi", "src/fixedutf32/_batch.pxi", *headers],
+        depends=[
+            *glob.glob("src/fixedutf32/*.pxi"),
+            *headers,
+        ],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )

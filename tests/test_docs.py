@@ -13,6 +13,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).parents[1]
 MODULES = [
+    "fixedutf32._arrow",
     "fixedutf32.batch",
     "fixedutf32.capi",
     "fixedutf32.chunk",
@@ -102,8 +103,8 @@ def test_public_functions_are_documented():
     for name in fixedutf32.__all__:
         obj = getattr(fixedutf32, name)
         assert obj.__doc__ and len(obj.__doc__) > 40, f"{name} has no docstring"
-    # The chunk and transcoding functions document every section.
-    for name in fixedutf32.chunk.__all__ + fixedutf32.transcode.__all__:
+    # The chunk, batch and transcoding functions document every section.
+    for name in fixedutf32.chunk.__all__ + fixedutf32.batch.__all__ + fixedutf32.transcode.__all__:
         doc = getattr(fixedutf32, name).__doc__
         for section in ("Parameters", "Returns", "Raises", "Examples"):
             assert section in doc, f"{name} lacks a {section} section"
