@@ -166,6 +166,16 @@ def test_guide_examples_run():
         exec(compile(source, f"docs/guide.md block {number}", "exec"), {})
 
 
+def test_capi_guide_examples_run():
+    """The Python code of docs/capi.md (batches, Arrow) runs as written (```py blocks,
+    a setup.py, are not run)."""
+    text = (ROOT / "docs" / "capi.md").read_text(encoding="utf-8")
+    blocks = python_blocks(text)
+    assert len(blocks) >= 2
+    for number, source in enumerate(blocks):
+        exec(compile(source, f"docs/capi.md block {number}", "exec"), {})
+
+
 def test_zarr_guide_examples_run_twice(tmp_path, monkeypatch):
     """The code of docs/zarr.md runs as written, twice in a row, from any folder."""
     zarr = pytest.importorskip("zarr", reason="docs/zarr.md is about zarr-python")
