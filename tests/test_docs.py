@@ -16,6 +16,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).parents[1]
 MODULES = [
+    "fixedutf32._arrow",
     "fixedutf32.batch",
     "fixedutf32.capi",
     "fixedutf32.chunk",
@@ -104,8 +105,8 @@ def test_public_functions_are_documented():
     for name in fixedutf32.__all__:
         obj = getattr(fixedutf32, name)
         assert obj.__doc__ and len(obj.__doc__) > 40, f"{name} has no docstring"
-    # The chunk and transcoding functions document every section.
-    for name in fixedutf32.chunk.__all__ + fixedutf32.transcode.__all__:
+    # The chunk, batch and transcoding functions document every section.
+    for name in fixedutf32.chunk.__all__ + fixedutf32.batch.__all__ + fixedutf32.transcode.__all__:
         doc = getattr(fixedutf32, name).__doc__
         for section in ("Parameters", "Returns", "Raises", "Examples"):
             assert section in doc, f"{name} lacks a {section} section"
@@ -191,6 +192,16 @@ def test_guide_examples_run():
     assert len(blocks) == 2
     for number, source in enumerate(blocks):
         exec(compile(source, f"docs/guide.md block {number}", "exec"), {})
+
+
+def test_capi_guide_examples_run():
+    """The Python code of docs/capi.md (batches, Arrow) runs as written (```py blocks,
+    a setup.py, are not run)."""
+    text = (ROOT / "docs" / "capi.md").read_text(encoding="utf-8")
+    blocks = python_blocks(text)
+    assert len(blocks) >= 2
+    for number, source in enumerate(blocks):
+        exec(compile(source, f"docs/capi.md block {number}", "exec"), {})
 
 
 def test_zarr_guide_examples_run_twice(tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ into an exception.  The wrappers check only what keeps memory safe.
 """
 
 import os
+import threading
 
 from cpython.buffer cimport (
     PyBUF_SIMPLE,
@@ -465,6 +466,10 @@ cdef dict _pool = {}              # capacity -> [address, ...], most recent last
 cdef Py_ssize_t _pool_bytes = 0
 cdef Py_ssize_t _pool_count = 0
 cdef Py_ssize_t _pool_limit = 512 << 20
+# Held by every change to the pool: on free-threaded Python buffers are freed
+# and taken on several threads at once.  Reentrant, because a collection run
+# inside a change may free a buffer on the same thread.
+cdef object _pool_lock = threading.RLock()
 
 
 cdef class PooledBuffer:
@@ -484,20 +489,28 @@ cdef class PooledBuffer:
 
     def __dealloc__(self):
         global _pool_bytes, _pool_count
+        cdef bint kept = False
         if self.data == NULL:
             return
-        if (_pool is not None and _pool_bytes + self.capacity <= _pool_limit
-                and _pool_count < POOL_MAX_BUFFERS):
-            _pool.setdefault(self.capacity, []).append(<uintptr_t>self.data)
-            _pool_bytes += self.capacity
-            _pool_count += 1
-        else:
+        lock = _pool_lock
+        if lock is not None and _pool is not None:  # None once the module is torn down
+            with lock:
+                if (_pool_bytes + self.capacity <= _pool_limit
+                        and _pool_count < POOL_MAX_BUFFERS):
+                    _pool.setdefault(self.capacity, []).append(<uintptr_t>self.data)
+                    _pool_bytes += self.capacity
+                    _pool_count += 1
+                    kept = True
+        if not kept:
             fu32_buffer_free(self.data)
         self.data = NULL
 
 
 cdef Py_ssize_t _pool_take(Py_ssize_t nbytes) except -2:
-    """Capacity of a pooled buffer for ``nbytes`` (taken out of the pool), or -1."""
+    """Capacity of a pooled buffer for ``nbytes`` (taken out of the pool), or -1.
+
+    The caller holds ``_pool_lock`` and pops the address from ``_pool[capacity]``.
+    """
     global _pool_bytes, _pool_count
     cdef Py_ssize_t capacity = nbytes, best = -1
     if not _pool_count:
@@ -524,9 +537,15 @@ cdef PooledBuffer _new_buffer(Py_ssize_t nbytes):
     if nbytes < 0:
         raise ValueError("nbytes must not be negative")
     cdef PooledBuffer buffer = PooledBuffer.__new__(PooledBuffer)
-    cdef Py_ssize_t capacity = _pool_take(nbytes)
+    cdef Py_ssize_t capacity = -1
+    cdef uintptr_t address = 0
+    if _pool_count:
+        with _pool_lock:
+            capacity = _pool_take(nbytes)
+            if capacity >= 0:
+                address = _pool[capacity].pop()
     if capacity >= 0:
-        buffer.data = <uint8_t *><uintptr_t>_pool[capacity].pop()
+        buffer.data = <uint8_t *>address
         buffer.capacity = capacity
     else:
         buffer.data = <uint8_t *>fu32_buffer_alloc(<size_t>nbytes)
@@ -545,14 +564,15 @@ def set_buffer_pool_limit(Py_ssize_t nbytes):
     global _pool_limit, _pool_bytes, _pool_count
     if nbytes < 0:
         raise ValueError(f"bad pool limit {nbytes}")
-    previous = _pool_limit
-    _pool_limit = nbytes
-    for capacity in sorted(_pool, reverse=True):
-        addresses = _pool[capacity]
-        while addresses and _pool_bytes > _pool_limit:
-            fu32_buffer_free(<void *><uintptr_t>addresses.pop())
-            _pool_bytes -= capacity
-            _pool_count -= 1
+    with _pool_lock:
+        previous = _pool_limit
+        _pool_limit = nbytes
+        for capacity in sorted(_pool, reverse=True):
+            addresses = _pool[capacity]
+            while addresses and _pool_bytes > _pool_limit:
+                fu32_buffer_free(<void *><uintptr_t>addresses.pop())
+                _pool_bytes -= capacity
+                _pool_count -= 1
     return previous
 
 
@@ -601,3 +621,4 @@ def buffer_pool_bytes():
 
 include "_transcode.pxi"
 include "_batch.pxi"
+include "_arrow.pxi"
