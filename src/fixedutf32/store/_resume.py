@@ -53,7 +53,7 @@ def fingerprint(handle: StoreHandle, keys: list[str], salt: str = "") -> str | N
     parts = [salt]
     for key in keys:
         try:
-            info = os.stat(root / key)
+            info = os.stat(os.path.join(root, key))
         except FileNotFoundError:
             parts.append("-")
         else:
