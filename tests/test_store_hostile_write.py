@@ -419,3 +419,14 @@ def test_the_report_shows_every_change_in_counted_english(tmp_path):
     assert lines[-1].startswith(
         "1 array converted, 2 arrays copied unchanged (5 chunk keys), 2 groups written: "
     )
+
+
+def test_resume_refuses_a_record_it_cannot_read(tmp_path, small_source):
+    dest = tmp_path / "dst"
+    dest.mkdir()
+    for record in ("not json", '{"options": [1, 2]}'):
+        (dest / ".fixedutf32-convert.json").write_text(record)
+        before = tree(dest)
+        result = run_cli("convert", small_source, dest, "--resume")
+        assert_refused(result, "is not a record of a conversion")
+        assert tree(dest) == before
