@@ -1,6 +1,8 @@
 """``fixedutf32 convert`` on hostile sources and destinations (issue 16): keys
 that climb out of the destination, ``--overwrite`` aimed at user files,
-``--resume`` after the source or the options changed.
+``--resume`` after the source or the options changed; and what a newcomer
+met: a too narrow ``--length-bytes``, silent ``--skip-invalid``, a missing
+``zarr`` extra, a bad ``FIXEDUTF32_SIMD``, the report's wording (issue 18).
 
 Each repro runs in a new process, as a user runs it, with a time bound and
 an address-space bound, and the tests assert what is on disk afterwards.
