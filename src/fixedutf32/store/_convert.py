@@ -1334,8 +1334,9 @@ class _Conversion:
             return False
         try:
             started = json.loads(bytes(raw))["options"]
-            assert isinstance(started, dict)
-        except (ValueError, KeyError, TypeError, AssertionError):
+        except (ValueError, KeyError, TypeError):
+            started = None
+        if not isinstance(started, dict):
             raise StoreError(
                 f"resume: {RECORD} in {dst.name!r} is not a record of a conversion; "
                 f"convert again with overwrite=True (--overwrite)"
@@ -1354,7 +1355,7 @@ class _Conversion:
             )
         return True
 
-    def _documents_state(self, job: Job, dst: StoreHandle, recorded: bool) -> bool:
+    def _documents_written(self, job: Job, dst: StoreHandle, recorded: bool) -> bool:
         """With resume: whether the array's documents are already written as planned.
 
         Documents that differ are rewritten when the record says this
@@ -1440,7 +1441,7 @@ class _Conversion:
         recorded = False
         if self.options.resume:
             recorded = self._check_record(dst)  # refusals before any write
-            complete = {j.path for j in self.jobs if self._documents_state(j, dst, recorded)}
+            complete = {j.path for j in self.jobs if self._documents_written(j, dst, recorded)}
         journal = None if isinstance(dst.store, ZipStore) else Journal(dst)
         trusted: dict[str, list[Any]] = {}
         if journal is not None:
