@@ -67,6 +67,14 @@ from ._layout import (
     redo,
     undo,
 )
+from ._options import (
+    DEFAULT_COMPRESSORS,
+    ConvertOptions,
+    check_chunks,
+    check_to,
+    compressor_json,
+    compressor_option,
+)
 from ._resume import Journal, fingerprint
 from ._run import StoreRef, Task, resolve, run_with_progress
 from ._stores import StoreError, StoreHandle, dask_spec, open_handle, spec_of
@@ -76,9 +84,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ConvertReport", "InvalidChunkError", "convert"]
 
-DEFAULT_COMPRESSORS = "default"
-_ZSTD_V3 = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
-_ZSTD_V2 = {"id": "zstd", "level": 0}
 # The deepest hierarchy convert writes: zarr-python's LocalStore creates a
 # chunk's directories recursively, one Python frame per level.
 MAX_DEPTH = 256
@@ -237,86 +242,6 @@ class ConvertReport:
 def _count(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless n is 1 ("1 array", "2 arrays")."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-# -- arguments ----------------------------------------------------------------
-
-
-def _check_to(to: str, zarr_format: int) -> None:
-    if to not in (FIXED, STRING):
-        raise ValueError(f"to must be {FIXED!r} or {STRING!r}, got {to!r}")
-    if zarr_format not in (2, 3) or type(zarr_format) is not int:
-        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
-    if to == STRING and zarr_format != 3:
-        raise ValueError(
-            "to='string' writes Zarr V3 (the string data type has no V2 form here); "
-            f"got zarr_format={zarr_format}"
-        )
-
-
-def _compressor_json(compressors: Any, zarr_format: int) -> tuple[dict[str, Any], ...]:
-    """The destination's bytes-to-bytes codecs as JSON (V3 objects or one V2 compressor)."""
-    if isinstance(compressors, str) and compressors == DEFAULT_COMPRESSORS:
-        return (dict(_ZSTD_V3) if zarr_format == 3 else dict(_ZSTD_V2),)
-    if compressors is None:
-        return ()
-    if (
-        isinstance(compressors, (dict, str))
-        or hasattr(compressors, "to_dict")
-        or hasattr(compressors, "get_config")
-    ):
-        compressors = [compressors]
-    out: list[dict[str, Any]] = []
-    for codec in compressors:
-        if hasattr(codec, "to_dict"):
-            codec = codec.to_dict()
-        elif hasattr(codec, "get_config"):
-            config = dict(codec.get_config())
-            codec = (
-                config
-                if zarr_format == 2
-                else {"name": f"numcodecs.{config.pop('id')}", "configuration": config}
-            )
-        elif isinstance(codec, str):
-            codec = {"name": codec} if zarr_format == 3 else {"id": codec}
-        if not isinstance(codec, dict):
-            raise ValueError(f"compressors: expected codec objects or JSON dicts, got {codec!r}")
-        # fails now, not after the chunks; the metadata then says every setting
-        # the chunks are compressed with (the chunk-source layer's defaults)
-        spec = make_codec(codec, zarr_format, "compressors").spec
-        written = spec.to_json(zarr_format)
-        if zarr_format == 2 and spec.typesize is not None:
-            written["typesize"] = spec.typesize
-        out.append(written)
-    if zarr_format == 2 and len(out) > 1:
-        raise ValueError(f"compressors: Zarr V2 holds one compressor, got {len(out)}")
-    return tuple(out)
-
-
-def _check_chunks(chunks: Sequence[int] | None) -> Index | None:
-    if chunks is None:
-        return None
-    try:
-        checked = tuple(int(c) for c in chunks)
-    except (TypeError, ValueError):
-        raise ValueError(f"chunks must be a sequence of positive ints, got {chunks!r}") from None
-    if any(c < 1 for c in checked):
-        raise ValueError(f"chunks must be positive, got {list(checked)}")
-    return checked
-
-
-@dataclass(frozen=True)
-class _ConvertOptions:
-    """The checked options of :func:`convert` that shape each converted array."""
-
-    to: str
-    zarr_format: int
-    endian: str
-    length_bytes: int | str | None  # an int, "auto" or None (see convert)
-    compressors: tuple[dict[str, Any], ...]  # JSON, as the destination's metadata holds them
-    chunks: Index | None
-    resume: bool
-    skip_invalid: bool
 
 
 # -- the plan of one converted array ------------------------------------------
@@ -993,14 +918,14 @@ def convert(
     >>> report.arrays[0]["length_bytes"], zarr.open_array("memory://convert-doc-out")[:].tolist()
     (8, ['a', 'bc', 'd'])
     """
-    _check_to(to, zarr_format)
+    check_to(to, zarr_format)
     check_endian(endian)
     if length_bytes is not None and length_bytes != "auto":
         length_bytes = check_length_bytes(length_bytes)
-    compressor_json = _compressor_json(compressors, zarr_format)
-    chunks = _check_chunks(chunks)
-    options = _ConvertOptions(
-        to, zarr_format, endian, length_bytes, compressor_json, chunks, resume, skip_invalid
+    codecs_json = compressor_json(compressors, zarr_format)
+    chunks = check_chunks(chunks)
+    options = ConvertOptions(
+        to, zarr_format, endian, length_bytes, codecs_json, chunks, resume, skip_invalid
     )
     threads, client, cluster = open_scheduler(scheduler, threads)
     src: StoreHandle | None = None
@@ -1039,7 +964,7 @@ class _Conversion:
         self,
         src: StoreHandle,
         nodes: list[Node],
-        options: _ConvertOptions,
+        options: ConvertOptions,
         threads: int,
         client: distributed.Client | None,
         progress: bool,
@@ -1317,7 +1242,7 @@ class _Conversion:
             words += ["--length-bytes", str(opts.length_bytes)]
         if opts.chunks is not None:
             words += ["--chunks", ",".join(map(str, opts.chunks))]
-        compressor = _compressor_option(opts.compressors, opts.zarr_format)
+        compressor = compressor_option(opts.compressors, opts.zarr_format)
         if compressor not in (None, "?"):
             words += ["--compressor", compressor]
         command = " ".join(shlex.quote(str(w)) for w in words)
@@ -1543,21 +1468,6 @@ class _Conversion:
         else:
             doc = {"zarr_format": 3, "node_type": "group", "attributes": node.attributes}
         return {V3_DOC: _json_bytes(doc)}
-
-
-def _compressor_option(compressors: tuple[dict[str, Any], ...], zarr_format: int) -> str | None:
-    """``--compressor`` for these codecs: None for the default, "?" when none says them."""
-    if compressors == _compressor_json(DEFAULT_COMPRESSORS, zarr_format):
-        return None
-    if not compressors:
-        return "none"
-    if len(compressors) == 1:
-        codec = compressors[0]
-        name = codec.get("name", codec.get("id"))
-        level = (codec.get("configuration") or codec).get("level")
-        if name in ("zstd", "gzip") and isinstance(level, int):
-            return f"{name}:{level}"
-    return "?"
 
 
 # -- verify -------------------------------------------------------------------
