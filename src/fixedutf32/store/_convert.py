@@ -9,7 +9,6 @@ nothing at the root.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -27,7 +26,6 @@ import numpy.typing as npt
 from .._checks import ByteView, as_bytes, check_endian, check_length_bytes
 from ..chunk import byteswap, decode_chunk, encode_chunk, repad
 from ..errors import FixedUTF32Error, StringTooLongError
-from ..metadata import ArrayMetadata, FixedLengthUTF32
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8
 from ._check import (
     CheckReport,
@@ -48,20 +46,17 @@ from ._dest import (
     check_safe_key,
     is_bookkeeping,
 )
+from ._jobs import Job, changes, check_fits, json_bytes, plan_job
 from ._layout import (
     FIXED,
     METADATA_NAMES,
     STRING,
-    V2_ARRAY,
-    V2_ATTRS,
     V3_DOC,
     ArrayPlan,
-    Codec,
     Index,
     Node,
     data_type_of,
     join,
-    make_codec,
     memory_order,
     plan_array,
     redo,
@@ -242,140 +237,6 @@ class ConvertReport:
 def _count(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless n is 1 ("1 array", "2 arrays")."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-# -- the plan of one converted array ------------------------------------------
-
-
-@dataclass(frozen=True)
-class Job:
-    """How one string array is converted: its source plan, destination layout and codecs."""
-
-    source: ArrayPlan
-    to: str
-    meta: ArrayMetadata  # destination layout; the data type is a stand-in for string
-    codecs: tuple[Codec, ...]  # destination bytes-to-bytes codecs
-    doc_names: tuple[tuple[str, bytes], ...]  # metadata documents, written last
-    same_grid: bool
-    skip_invalid: bool
-    resume: bool
-    signature: str = ""  # the source's and destination's documents, for fingerprints
-
-    @property
-    def path(self) -> str:
-        return self.source.path
-
-    def key(self, index: Sequence[int]) -> str:
-        return join(self.path, self.meta.chunk_key(index))
-
-
-def _dest_width(plan: ArrayPlan, length_bytes: int | str | None, longest: int) -> int:
-    if isinstance(length_bytes, int):
-        if len(plan.fill) * 4 > length_bytes:
-            raise ValueError(
-                f"length_bytes {length_bytes} cannot hold the fill value {plan.fill!r} of "
-                f"array {plan.path!r}; expected at least {4 * len(plan.fill)}"
-            )
-        return length_bytes
-    if length_bytes is None and plan.kind == FIXED:
-        return plan.meta.data_type.length_bytes
-    # "auto", or a string source's width left to its longest string
-    return 4 * max(longest, len(plan.fill), 1)
-
-
-def _changes(job: Job) -> list[str]:
-    """What a converted array's layout changes, besides its data type (report text)."""
-    plan, dst = job.source, job.meta
-    src = plan.meta
-    out: list[str] = []
-    if plan.zarr_format != dst.zarr_format:
-        out.append(f"Zarr V{plan.zarr_format} -> V{dst.zarr_format}")
-    if plan.kind == FIXED and job.to == FIXED and src.endian != dst.endian:
-        out.append(f"endian {src.endian} -> {dst.endian}")
-    if job.to == FIXED:
-        width = dst.data_type.length_bytes
-        old = src.data_type.length_bytes if plan.kind == FIXED else None
-        out.append(
-            f"length_bytes {width}" if old in (None, width) else f"length_bytes {old} -> {width}"
-        )
-    if plan.shard is not None:
-        out.append(
-            f"shards {list(plan.key_meta.chunk_shape)} of chunks {list(src.chunk_shape)} -> "
-            f"chunks {list(dst.chunk_shape)}"
-        )
-    elif tuple(src.chunk_shape) != tuple(dst.chunk_shape):
-        out.append(f"chunks {list(src.chunk_shape)} -> {list(dst.chunk_shape)}")
-    before = [spec.id for spec in plan.chain.specs]
-    if plan.shard is not None:  # the codecs applied to whole shards
-        before += [spec.id for spec in plan.shard.specs]
-    after = [codec.spec.id for codec in job.codecs]
-    if before != after:
-        out.append(f"codecs [{', '.join(before)}] -> [{', '.join(after)}]")
-    return out
-
-
-def _check_fits(plan: ArrayPlan, length_bytes: int, longest: int) -> None:
-    """ValueError when the source's longest string does not fit ``length_bytes``."""
-    needed = 4 * longest
-    if needed > length_bytes:
-        raise ValueError(
-            f"length_bytes {length_bytes} cannot hold the longest string of array "
-            f"{plan.path or '/'!r} ({longest} code points); expected at least {needed}: "
-            f"pass length_bytes={needed} (--length-bytes {needed}) or 'auto' "
-            f"(--length-bytes auto)"
-        )
-
-
-def _dest_documents(
-    node: Node,
-    plan: ArrayPlan,
-    to: str,
-    meta: ArrayMetadata,
-    compressors: Sequence[dict[str, Any]],
-) -> dict[str, bytes]:
-    """The metadata documents of a converted array, by name (JSON bytes)."""
-    attributes = node.attributes
-    if to == FIXED:
-        doc = ArrayMetadata(
-            meta.zarr_format,
-            meta.shape,
-            meta.chunk_shape,
-            meta.data_type,
-            meta.endian,
-            plan.fill,
-            meta.order,
-            tuple(compressors),
-        ).to_json()
-    else:
-        doc = {
-            "zarr_format": 3,
-            "node_type": "array",
-            "shape": list(meta.shape),
-            "data_type": "string",
-            "chunk_grid": {
-                "name": "regular",
-                "configuration": {"chunk_shape": list(meta.chunk_shape)},
-            },
-            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-            "fill_value": plan.fill,
-            "codecs": [{"name": "vlen-utf8", "configuration": {}}, *compressors],
-            "attributes": {},
-        }
-    if meta.zarr_format == 2:
-        docs = {V2_ARRAY: doc}
-        if attributes:
-            docs[V2_ATTRS] = attributes
-    else:
-        doc["attributes"] = attributes
-        names = node.doc.get("dimension_names") if node.zarr_format == 3 else None
-        if names is not None:
-            doc["dimension_names"] = names
-        docs = {V3_DOC: doc}
-    return {name: _json_bytes(value) for name, value in docs.items()}
-
-
-def _json_bytes(value: object) -> bytes:
-    return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
 
 
 # -- chunk work (tasks) -------------------------------------------------------
@@ -1051,9 +912,9 @@ class _Conversion:
         longest = self._longest(needs_lengths + narrowed) if needs_lengths or narrowed else {}
         for plan in narrowed:
             assert isinstance(opts.length_bytes, int)  # what narrowed means
-            _check_fits(plan, opts.length_bytes, longest[plan.path])
+            check_fits(plan, opts.length_bytes, longest[plan.path])
         for node, plan in converting:
-            self.jobs.append(self._job(node, plan, longest.get(plan.path, 0)))
+            self.jobs.append(plan_job(node, plan, longest.get(plan.path, 0), opts))
         for node in self.copies:
             if node.zarr_format == 2 and zarr_format == 3:
                 self._migrate(node, None)
@@ -1079,46 +940,6 @@ class _Conversion:
                 check_safe_key(key, where)
                 keys.append(key)
             self.copy_keys[node.path] = keys
-
-    def _job(self, node: Node, plan: ArrayPlan, longest: int) -> Job:
-        opts = self.options
-        to = opts.to
-        src = plan.meta
-        chunk_shape = opts.chunks or src.chunk_shape
-        if len(chunk_shape) != len(src.shape):
-            raise ValueError(
-                f"chunks {list(chunk_shape)} has {len(chunk_shape)} dimensions; "
-                f"array {plan.path!r} has {len(src.shape)}"
-            )
-        width = _dest_width(plan, opts.length_bytes, longest) if to == FIXED else 4
-        same_grid = tuple(chunk_shape) == tuple(src.chunk_shape)
-        order = src.order if same_grid and to == FIXED and plan.kind == FIXED else "C"
-        meta = ArrayMetadata(
-            opts.zarr_format,
-            src.shape,
-            chunk_shape,
-            FixedLengthUTF32(width),
-            opts.endian,
-            plan.fill if to == FIXED else "",
-            order,
-        )
-        docs = _dest_documents(node, plan, to, meta, opts.compressors)
-        codecs = tuple(make_codec(c, opts.zarr_format, "compressors") for c in opts.compressors)
-        doc_names = tuple(sorted(docs.items()))
-        signature = hashlib.sha256(
-            repr((sorted(node.documents.items()), doc_names)).encode()
-        ).hexdigest()[:16]
-        return Job(
-            plan,
-            to,
-            meta,
-            codecs,
-            doc_names,
-            same_grid,
-            opts.skip_invalid,
-            opts.resume,
-            signature,
-        )
 
     def _migrate(self, node: Node, dst: StoreHandle | None) -> None:
         """Write V3 metadata for a copied V2 array with zarr-python's own migration.
@@ -1217,7 +1038,7 @@ class _Conversion:
             "compressors": list(opts.compressors),
             "chunks": None if opts.chunks is None else list(opts.chunks),
         }
-        return _json_bytes(
+        return json_bytes(
             {
                 "fixedutf32_convert": 1,
                 "source": self.src.name,
@@ -1342,7 +1163,7 @@ class _Conversion:
             "chunks_missing": 0,
             "chunks_deleted": 0,
             "already_complete": False,
-            "changes": _changes(job),
+            "changes": changes(job),
         }
 
     def run(self, dst: StoreHandle) -> ConvertReport:
@@ -1467,7 +1288,7 @@ class _Conversion:
             doc = {k: v for k, v in node.doc.items() if k != "consolidated_metadata"}
         else:
             doc = {"zarr_format": 3, "node_type": "group", "attributes": node.attributes}
-        return {V3_DOC: _json_bytes(doc)}
+        return {V3_DOC: json_bytes(doc)}
 
 
 # -- verify -------------------------------------------------------------------
