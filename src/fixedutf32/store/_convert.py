@@ -15,7 +15,6 @@ import os
 import pathlib
 import re
 import shlex
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -23,19 +22,15 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import ByteView, as_bytes, check_endian, check_length_bytes
-from ..chunk import byteswap, decode_chunk, encode_chunk, repad
-from ..errors import FixedUTF32Error, StringTooLongError
-from ..transcode import decode_vlen_utf8, encode_vlen_utf8
+from .._checks import check_endian, check_length_bytes
+from ..errors import FixedUTF32Error
 from ._check import (
     CheckReport,
     KeyLongest,
     Problem,
-    _check_chunk,
     _plan,
     _source_nodes,
     check_key,
-    chunk_problem,
     close_scheduler,
     open_scheduler,
 )
@@ -57,10 +52,7 @@ from ._layout import (
     Node,
     data_type_of,
     join,
-    memory_order,
     plan_array,
-    redo,
-    undo,
 )
 from ._options import (
     DEFAULT_COMPRESSORS,
@@ -70,9 +62,11 @@ from ._options import (
     compressor_json,
     compressor_option,
 )
-from ._resume import Journal, fingerprint
-from ._run import StoreRef, Task, resolve, run_with_progress
+from ._regrid import convert_region, region_keys
+from ._resume import Journal
+from ._run import StoreRef, Task, run_with_progress
 from ._stores import StoreError, StoreHandle, dask_spec, open_handle, spec_of
+from ._transform import KeyConversion, convert_key, copy_key, journaled, longest_key
 
 if TYPE_CHECKING:
     import distributed
@@ -83,9 +77,6 @@ __all__ = ["ConvertReport", "InvalidChunkError", "convert"]
 # chunk's directories recursively, one Python frame per level.
 MAX_DEPTH = 256
 _PARTIAL = re.compile(r"\.[0-9a-f]{32}\.partial$")
-# Seconds to wait after each chunk written: lets the tests kill a conversion
-# in the middle, deterministically. Never set in normal use.
-_WRITE_DELAY = float(os.environ.get("FIXEDUTF32_TEST_WRITE_DELAY", "0") or 0)
 
 
 class InvalidChunkError(FixedUTF32Error):
@@ -237,377 +228,6 @@ class ConvertReport:
 def _count(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless n is 1 ("1 array", "2 arrays")."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-# -- chunk work (tasks) -------------------------------------------------------
-
-
-def _chunk_problem(plan: ArrayPlan, key: str, index: Index, exc: Exception) -> Problem:
-    """A Problem for an error met turning one source chunk into strings (check's wording)."""
-    return chunk_problem(plan, key, index, exc)
-
-
-def _string_chunk(
-    plan: ArrayPlan, key: str, index: Index, data: ByteView, width: int, endian: str
-) -> npt.NDArray[np.str_] | Problem:
-    """A vlen-utf8 chunk as a ``U`` array in ``endian`` (C order), or a Problem."""
-    count = math.prod(plan.meta.chunk_shape)
-    try:
-        strings = decode_vlen_utf8(data, width, endian=endian)
-    except (FixedUTF32Error, ValueError) as exc:
-        return _chunk_problem(plan, key, index, exc)
-    if strings.size != count:
-        return Problem(
-            "chunk", plan.path, f"holds {strings.size} strings; expected {count}", key, index
-        )
-    return strings
-
-
-def _fixed_to_dest(job: Job, view: npt.NDArray[np.uint8]) -> ByteView:
-    """The destination's uncompressed bytes for a valid fixed source chunk (same grid)."""
-    src = job.source.meta
-    src_width, endian = src.data_type.length_bytes, src.endian
-    if job.to == STRING:
-        if src.order == "F" and len(src.chunk_shape) > 1:
-            strings = np.ascontiguousarray(
-                decode_chunk(
-                    view, src_width, endian=endian, shape=src.chunk_shape, order="F", validate=False
-                )
-            )
-            return encode_vlen_utf8(strings, validate=False)
-        return encode_vlen_utf8(view, src_width, endian=endian, validate=False)
-    dst = job.meta
-    width = dst.data_type.length_bytes
-    out: npt.NDArray[np.uint8] | bytearray = view
-    if width != src_width:
-        out = repad(view, src_width, width, endian=endian, validate=False)
-    if dst.endian != endian:
-        out = bytearray(out) if out is view else out
-        byteswap(out)
-    return out
-
-
-def _source_strings(job: Job, key: str, index: Index, data: ByteView) -> ByteView | Problem:
-    """A source chunk as the destination's uncompressed bytes (same grid), or a Problem."""
-    plan = job.source
-    if plan.kind == STRING:
-        meta = job.meta
-        strings = _string_chunk(plan, key, index, data, meta.data_type.length_bytes, meta.endian)
-        return strings if isinstance(strings, Problem) else strings.view(np.uint8).reshape(-1)
-    problems, _ = _check_chunk(plan, key, index, data, 1)
-    if problems:
-        return problems[0]
-    try:
-        return _fixed_to_dest(job, np.frombuffer(data, np.uint8))
-    except StringTooLongError as exc:
-        return _chunk_problem(plan, key, index, exc)
-
-
-def _drop(dst: StoreHandle, job: Job, key: str, result: KeyConversion) -> None:
-    """With resume: delete the destination chunk ``key`` whose source chunk is gone or skipped.
-
-    An earlier, interrupted run may have written it from what the source
-    held then; left there, it would read as that old value.
-    """
-    if job.resume and dst.get(key) is not None:
-        dst.delete(key)
-        result["deleted"] += 1
-
-
-def _write(dst: StoreHandle, job: Job, key: str, payload: ByteView, result: KeyConversion) -> None:
-    """Write ``payload`` (uncompressed) at ``key``; with resume, keep an equal chunk."""
-    if job.resume:
-        old = dst.get(key)
-        if old is not None:
-            try:
-                same = np.array_equal(
-                    np.frombuffer(undo(job.codecs, old), np.uint8), np.frombuffer(payload, np.uint8)
-                )
-            except Exception:  # noqa: BLE001 - a torn or foreign chunk is rewritten
-                same = False
-            if same:
-                result["kept"] += 1
-                return
-    data = redo(job.codecs, payload)
-    dst.set(key, data)
-    result["written"] += 1
-    result["bytes_written"] += as_bytes(data).nbytes
-    if _WRITE_DELAY:
-        time.sleep(_WRITE_DELAY)
-
-
-class KeyConversion(TypedDict):
-    """What one task of a conversion did: a source key, a destination chunk or a copied key."""
-
-    path: str | None  # the converted array; None for a copied key
-    chunks: int
-    written: int
-    kept: int
-    missing: int
-    deleted: int  # destination chunks deleted (resume): the source has none there now
-    bytes_read: int
-    bytes_written: int
-    problems: list[Problem]
-    fatal: Problem | None  # the problem that stops the conversion
-    journal: tuple[str, str] | None  # (task, fingerprint) once done without problems
-
-
-def _new_result(path: str | None, chunks: int) -> KeyConversion:
-    """The counts a task returns, all zero: for ``chunks`` chunks of the array at ``path``."""
-    return {
-        "path": path,
-        "chunks": chunks,
-        "written": 0,
-        "kept": 0,
-        "missing": 0,
-        "deleted": 0,
-        "bytes_read": 0,
-        "bytes_written": 0,
-        "problems": [],
-        "fatal": None,
-        "journal": None,
-    }
-
-
-def convert_key(src_ref: StoreRef, dst_ref: StoreRef, job: Job, key_index: Index) -> KeyConversion:
-    """Convert the chunks under one source key (same chunk grid); a task."""
-    src, dst = resolve(src_ref), resolve(dst_ref, "w")
-    plan = job.source
-    key = plan.key(key_index)
-    chunks = plan.chunks_of_key(key_index)
-    result = _new_result(job.path, len(chunks))
-    read = plan.read_parts(src, key_index)
-    if read is None:
-        result["missing"] = len(chunks)
-        for index in chunks:
-            _drop(dst, job, job.key(index), result)
-        return result
-    result["bytes_read"], parts = read
-    result["missing"] = len(chunks) - len(parts)
-    held = {index for index, _, _ in parts}
-    for index in chunks:
-        if index not in held:
-            _drop(dst, job, job.key(index), result)
-    for index, data, error in parts:
-        if error is None:
-            assert data is not None  # read_key gives each chunk's data or an error
-            payload = _source_strings(job, key, index, data)
-        else:
-            payload = _chunk_problem(plan, key, index, error)
-        if isinstance(payload, Problem):
-            result["problems"].append(payload)
-            if not job.skip_invalid:
-                result["fatal"] = payload
-                return result
-            _drop(dst, job, job.key(index), result)
-            continue  # left out: reads as the fill value
-        _write(dst, job, job.key(index), payload, result)
-    return result
-
-
-def _region_keys(job: Job, index: Index) -> dict[Index, set[Index]]:
-    """The source keys (grid indices) under destination chunk ``index``, and their chunks."""
-    plan, meta = job.source, job.meta
-    target, _ = meta.chunk_region(index)
-    first = [t.start // c for t, c in zip(target, plan.meta.chunk_shape)]
-    last = [(t.stop - 1) // c for t, c in zip(target, plan.meta.chunk_shape)]
-    wanted = set(np.ndindex(*[b - a + 1 for a, b in zip(first, last)]))
-    wanted = {tuple(a + i for a, i in zip(first, w)) for w in wanted}
-    keys: dict[Index, set[Index]] = {}
-    for chunk in wanted:
-        key_index = (
-            chunk
-            if plan.shard is None
-            else tuple(c // n for c, n in zip(chunk, plan.per_shard or ()))
-        )
-        keys.setdefault(key_index, set()).add(chunk)
-    return keys
-
-
-def _source_region_strings(
-    job: Job, src: StoreHandle, index: Index, result: KeyConversion
-) -> tuple[npt.NDArray[np.str_] | None, bool]:
-    """The source elements covering destination chunk ``index``, fill where missing."""
-    plan, meta = job.source, job.meta
-    target, _ = meta.chunk_region(index)
-    # Wide enough for every source string: a string too long for the
-    # destination must fail in encode_chunk, not be cut short by NumPy.
-    width = max(
-        meta.data_type.length_bytes, plan.meta.data_type.length_bytes if plan.kind == FIXED else 0
-    )
-    out = np.full(meta.chunk_shape, plan.fill, dtype=f"U{width // 4}")
-    present = False
-    for key_index, chunks in sorted(_region_keys(job, index).items()):
-        read = plan.read_parts(src, key_index)
-        if read is None:
-            continue
-        result["bytes_read"] += read[0]
-        key = plan.key(key_index)
-        for chunk, data, error in read[1]:
-            if chunk not in chunks:
-                continue
-            strings = _region_chunk(job, key, chunk, data, error)
-            if isinstance(strings, Problem):
-                result["problems"].append(strings)
-                if not job.skip_invalid:
-                    result["fatal"] = strings
-                    return None, False
-                continue
-            present = True
-            src_target, _ = plan.meta.chunk_region(chunk)
-            overlap = tuple(
-                slice(max(a.start, b.start), min(a.stop, b.stop))
-                for a, b in zip(src_target, target)
-            )
-            if any(s.start >= s.stop for s in overlap):
-                continue
-            into = tuple(
-                slice(s.start - t.start, s.stop - t.start) for s, t in zip(overlap, target)
-            )
-            frm = tuple(
-                slice(s.start - t.start, s.stop - t.start) for s, t in zip(overlap, src_target)
-            )
-            out[into] = strings[frm]
-    return out, present
-
-
-def _region_chunk(
-    job: Job, key: str, chunk: Index, data: ByteView | None, error: Exception | None
-) -> npt.NDArray[np.str_] | Problem:
-    plan = job.source
-    if error is not None:
-        return _chunk_problem(plan, key, chunk, error)
-    assert data is not None  # read_key gives each chunk's data or an error
-    if plan.kind == STRING:
-        strings = _string_chunk(plan, key, chunk, data, job.meta.data_type.length_bytes, "little")
-        return strings if isinstance(strings, Problem) else strings.reshape(plan.meta.chunk_shape)
-    problems, _ = _check_chunk(plan, key, chunk, data, 1)
-    if problems:
-        return problems[0]
-    src = plan.meta
-    return decode_chunk(
-        np.frombuffer(data, np.uint8),
-        src.data_type.length_bytes,
-        endian=src.endian,
-        shape=src.chunk_shape,
-        order=memory_order(src),
-        validate=False,
-    )
-
-
-def convert_region(src_ref: StoreRef, dst_ref: StoreRef, job: Job, index: Index) -> KeyConversion:
-    """Write destination chunk ``index`` from the source chunks it overlaps; a task."""
-    src, dst = resolve(src_ref), resolve(dst_ref, "w")
-    result = _new_result(job.path, 1)
-    strings, present = _source_region_strings(job, src, index, result)
-    if strings is None:  # a fatal problem, in result
-        return result
-    if not present:
-        result["missing"] = 1
-        _drop(dst, job, job.key(index), result)
-        return result
-    meta = job.meta
-    try:
-        if job.to == STRING:
-            payload = encode_vlen_utf8(strings, validate=False)
-        else:
-            payload = encode_chunk(
-                strings,
-                meta.data_type.length_bytes,
-                endian=meta.endian,
-                order=memory_order(meta),
-                validate=False,
-            )
-    except StringTooLongError as exc:
-        problem = Problem(
-            "chunk", job.path, f"{exc} (destination chunk {list(index)})", job.key(index), index
-        )
-        result["problems"].append(problem)
-        result["fatal"] = None if job.skip_invalid else problem
-        if job.skip_invalid:
-            _drop(dst, job, job.key(index), result)
-        return result
-    _write(dst, job, job.key(index), payload, result)
-    return result
-
-
-def copy_key(src_ref: StoreRef, dst_ref: StoreRef, key: str, resume: bool) -> KeyConversion:
-    """Copy one key's bytes as they are; with resume, keep an equal copy. A task."""
-    src, dst = resolve(src_ref), resolve(dst_ref, "w")
-    data = src.get(key)
-    result = _new_result(None, 1)
-    if data is None:  # deleted since it was listed: so is an earlier copy
-        result["missing"] = 1
-        if resume and dst.get(key) is not None:
-            dst.delete(key)
-        return result
-    result["bytes_read"] = data.nbytes
-    if resume:
-        old = dst.get(key)
-        if old is not None and np.array_equal(old, data):
-            result["kept"] = 1
-            return result
-    dst.set(key, data)
-    result["written"] = 1
-    result["bytes_written"] = data.nbytes
-    return result
-
-
-def journaled(
-    task: str,
-    keys: list[str],
-    salt: str,
-    trusted: list[Any] | None,
-    function: Callable[..., KeyConversion],
-    *args: Any,
-) -> KeyConversion:
-    """Run one conversion task, or skip it when the journal says it was done from this source.
-
-    ``task`` names it in the journal; ``keys`` are the source keys it reads,
-    fingerprinted before they are read (a change while it runs is caught by
-    the next resume); ``trusted`` is the journal's ``[fingerprint,
-    missing]`` for it, or None.  A skipped task counts its chunks as kept.
-    """
-    print_ = fingerprint(resolve(args[0]), keys, salt)
-    if print_ is not None and trusted is not None and trusted[0] == print_:
-        path = args[2].path if isinstance(args[2], Job) else None
-        chunks = len(args[2].source.chunks_of_key(args[3])) if function is convert_key else 1
-        result = _new_result(path, chunks)
-        result["missing"] = int(trusted[1])
-        result["kept"] = chunks - result["missing"]
-        return result
-    result = function(*args)
-    if print_ is not None and not result["problems"] and result["fatal"] is None:
-        result["journal"] = (task, print_)
-    return result
-
-
-def longest_key(src_ref: StoreRef, plan: ArrayPlan, key_index: Index) -> KeyLongest:
-    """The longest string under one key of a string (vlen-utf8) array; a task."""
-    import numcodecs
-
-    src = resolve(src_ref)
-    result: KeyLongest = {
-        "path": plan.path,
-        "chunks": len(plan.chunks_of_key(key_index)),
-        "longest": 0,
-        "problems": [],
-    }
-    read = plan.read_parts(src, key_index)
-    for index, data, error in read[1] if read else ():
-        try:
-            if error is not None:
-                raise error
-            strings = numcodecs.VLenUTF8().decode(data)
-        except Exception as exc:  # noqa: BLE001 - a codec's error is data, reported
-            result["problems"].append(
-                Problem(
-                    "chunk", plan.path, f"not a vlen-utf8 chunk: {exc}", plan.key(key_index), index
-                )
-            )
-            continue
-        result["longest"] = max([result["longest"], *map(len, strings)])
-    return result
 
 
 # -- the whole conversion -----------------------------------------------------
@@ -994,7 +614,7 @@ class _Conversion:
             else:
                 nbytes = math.prod(job.meta.chunk_shape) * plan.meta.data_type.length_bytes
                 for index in job.meta.chunk_indices():
-                    keys = [plan.key(k) for k in sorted(_region_keys(job, index))]
+                    keys = [plan.key(k) for k in sorted(region_keys(job, index))]
                     add(
                         f"r:{job.key(index)}",
                         keys,

@@ -1,0 +1,150 @@
+"""The task of ``convert`` onto a new chunk grid: one destination chunk from the source's.
+
+With ``chunks`` other than the source's, each destination chunk is a task
+(:func:`convert_region`) that reads every source key it overlaps, fills the
+rest with the fill value and encodes the result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from .._checks import ByteView
+from ..chunk import decode_chunk, encode_chunk
+from ..errors import StringTooLongError
+from ..transcode import encode_vlen_utf8
+from ._check import Problem, _check_chunk, chunk_problem
+from ._jobs import Job
+from ._layout import FIXED, STRING, Index, memory_order
+from ._run import StoreRef, resolve
+from ._stores import StoreHandle
+from ._transform import KeyConversion, drop_chunk, new_result, string_chunk, write_chunk
+
+__all__ = ["convert_region", "region_keys"]
+
+
+def region_keys(job: Job, index: Index) -> dict[Index, set[Index]]:
+    """The source keys (grid indices) under destination chunk ``index``, and their chunks."""
+    plan, meta = job.source, job.meta
+    target, _ = meta.chunk_region(index)
+    first = [t.start // c for t, c in zip(target, plan.meta.chunk_shape)]
+    last = [(t.stop - 1) // c for t, c in zip(target, plan.meta.chunk_shape)]
+    wanted = set(np.ndindex(*[b - a + 1 for a, b in zip(first, last)]))
+    wanted = {tuple(a + i for a, i in zip(first, w)) for w in wanted}
+    keys: dict[Index, set[Index]] = {}
+    for chunk in wanted:
+        key_index = (
+            chunk
+            if plan.shard is None
+            else tuple(c // n for c, n in zip(chunk, plan.per_shard or ()))
+        )
+        keys.setdefault(key_index, set()).add(chunk)
+    return keys
+
+
+def _source_region_strings(
+    job: Job, src: StoreHandle, index: Index, result: KeyConversion
+) -> tuple[npt.NDArray[np.str_] | None, bool]:
+    """The source elements covering destination chunk ``index``, fill where missing."""
+    plan, meta = job.source, job.meta
+    target, _ = meta.chunk_region(index)
+    # Wide enough for every source string: a string too long for the
+    # destination must fail in encode_chunk, not be cut short by NumPy.
+    width = max(
+        meta.data_type.length_bytes, plan.meta.data_type.length_bytes if plan.kind == FIXED else 0
+    )
+    out = np.full(meta.chunk_shape, plan.fill, dtype=f"U{width // 4}")
+    present = False
+    for key_index, chunks in sorted(region_keys(job, index).items()):
+        read = plan.read_parts(src, key_index)
+        if read is None:
+            continue
+        result["bytes_read"] += read[0]
+        key = plan.key(key_index)
+        for chunk, data, error in read[1]:
+            if chunk not in chunks:
+                continue
+            strings = _region_chunk(job, key, chunk, data, error)
+            if isinstance(strings, Problem):
+                result["problems"].append(strings)
+                if not job.skip_invalid:
+                    result["fatal"] = strings
+                    return None, False
+                continue
+            present = True
+            src_target, _ = plan.meta.chunk_region(chunk)
+            overlap = tuple(
+                slice(max(a.start, b.start), min(a.stop, b.stop))
+                for a, b in zip(src_target, target)
+            )
+            if any(s.start >= s.stop for s in overlap):
+                continue
+            into = tuple(
+                slice(s.start - t.start, s.stop - t.start) for s, t in zip(overlap, target)
+            )
+            frm = tuple(
+                slice(s.start - t.start, s.stop - t.start) for s, t in zip(overlap, src_target)
+            )
+            out[into] = strings[frm]
+    return out, present
+
+
+def _region_chunk(
+    job: Job, key: str, chunk: Index, data: ByteView | None, error: Exception | None
+) -> npt.NDArray[np.str_] | Problem:
+    plan = job.source
+    if error is not None:
+        return chunk_problem(plan, key, chunk, error)
+    assert data is not None  # read_key gives each chunk's data or an error
+    if plan.kind == STRING:
+        strings = string_chunk(plan, key, chunk, data, job.meta.data_type.length_bytes, "little")
+        return strings if isinstance(strings, Problem) else strings.reshape(plan.meta.chunk_shape)
+    problems, _ = _check_chunk(plan, key, chunk, data, 1)
+    if problems:
+        return problems[0]
+    src = plan.meta
+    return decode_chunk(
+        np.frombuffer(data, np.uint8),
+        src.data_type.length_bytes,
+        endian=src.endian,
+        shape=src.chunk_shape,
+        order=memory_order(src),
+        validate=False,
+    )
+
+
+def convert_region(src_ref: StoreRef, dst_ref: StoreRef, job: Job, index: Index) -> KeyConversion:
+    """Write destination chunk ``index`` from the source chunks it overlaps; a task."""
+    src, dst = resolve(src_ref), resolve(dst_ref, "w")
+    result = new_result(job.path, 1)
+    strings, present = _source_region_strings(job, src, index, result)
+    if strings is None:  # a fatal problem, in result
+        return result
+    if not present:
+        result["missing"] = 1
+        drop_chunk(dst, job, job.key(index), result)
+        return result
+    meta = job.meta
+    try:
+        if job.to == STRING:
+            payload = encode_vlen_utf8(strings, validate=False)
+        else:
+            payload = encode_chunk(
+                strings,
+                meta.data_type.length_bytes,
+                endian=meta.endian,
+                order=memory_order(meta),
+                validate=False,
+            )
+    except StringTooLongError as exc:
+        problem = Problem(
+            "chunk", job.path, f"{exc} (destination chunk {list(index)})", job.key(index), index
+        )
+        result["problems"].append(problem)
+        result["fatal"] = None if job.skip_invalid else problem
+        if job.skip_invalid:
+            drop_chunk(dst, job, job.key(index), result)
+        return result
+    write_chunk(dst, job, job.key(index), payload, result)
+    return result

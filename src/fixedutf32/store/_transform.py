@@ -1,0 +1,287 @@
+"""The tasks of ``convert`` on one key: source chunks to destination chunks, copies, lengths.
+
+Each task (a module-level function, run on a thread or a Dask worker)
+opens the stores it is given, turns the chunks under one source key into
+the destination's (same chunk grid: a new width, byte order or data type),
+writes them and returns a small :class:`KeyConversion`; a resume keeps the
+destination chunks that are already equal.  :func:`journaled` skips the
+tasks a resume's journal says are done.  Regridding tasks are in
+:mod:`~fixedutf32.store._regrid`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from typing import Any, TypedDict
+
+import numpy as np
+import numpy.typing as npt
+
+from .._checks import ByteView, as_bytes
+from ..chunk import byteswap, decode_chunk, repad
+from ..errors import FixedUTF32Error, StringTooLongError
+from ..transcode import decode_vlen_utf8, encode_vlen_utf8
+from ._check import KeyLongest, Problem, _check_chunk, chunk_problem
+from ._jobs import Job
+from ._layout import STRING, ArrayPlan, Index, redo, undo
+from ._resume import fingerprint
+from ._run import StoreRef, resolve
+from ._stores import StoreHandle
+
+__all__ = [
+    "KeyConversion",
+    "convert_key",
+    "copy_key",
+    "drop_chunk",
+    "journaled",
+    "longest_key",
+    "new_result",
+    "string_chunk",
+    "write_chunk",
+]
+
+# Seconds to wait after each chunk written: lets the tests kill a conversion
+# in the middle, deterministically. Never set in normal use.
+_WRITE_DELAY = float(os.environ.get("FIXEDUTF32_TEST_WRITE_DELAY", "0") or 0)
+
+
+def string_chunk(
+    plan: ArrayPlan, key: str, index: Index, data: ByteView, width: int, endian: str
+) -> npt.NDArray[np.str_] | Problem:
+    """A vlen-utf8 chunk as a ``U`` array in ``endian`` (C order), or a Problem."""
+    count = math.prod(plan.meta.chunk_shape)
+    try:
+        strings = decode_vlen_utf8(data, width, endian=endian)
+    except (FixedUTF32Error, ValueError) as exc:
+        return chunk_problem(plan, key, index, exc)
+    if strings.size != count:
+        return Problem(
+            "chunk", plan.path, f"holds {strings.size} strings; expected {count}", key, index
+        )
+    return strings
+
+
+def _fixed_to_dest(job: Job, view: npt.NDArray[np.uint8]) -> ByteView:
+    """The destination's uncompressed bytes for a valid fixed source chunk (same grid)."""
+    src = job.source.meta
+    src_width, endian = src.data_type.length_bytes, src.endian
+    if job.to == STRING:
+        if src.order == "F" and len(src.chunk_shape) > 1:
+            strings = np.ascontiguousarray(
+                decode_chunk(
+                    view, src_width, endian=endian, shape=src.chunk_shape, order="F", validate=False
+                )
+            )
+            return encode_vlen_utf8(strings, validate=False)
+        return encode_vlen_utf8(view, src_width, endian=endian, validate=False)
+    dst = job.meta
+    width = dst.data_type.length_bytes
+    out: npt.NDArray[np.uint8] | bytearray = view
+    if width != src_width:
+        out = repad(view, src_width, width, endian=endian, validate=False)
+    if dst.endian != endian:
+        out = bytearray(out) if out is view else out
+        byteswap(out)
+    return out
+
+
+def _source_strings(job: Job, key: str, index: Index, data: ByteView) -> ByteView | Problem:
+    """A source chunk as the destination's uncompressed bytes (same grid), or a Problem."""
+    plan = job.source
+    if plan.kind == STRING:
+        meta = job.meta
+        strings = string_chunk(plan, key, index, data, meta.data_type.length_bytes, meta.endian)
+        return strings if isinstance(strings, Problem) else strings.view(np.uint8).reshape(-1)
+    problems, _ = _check_chunk(plan, key, index, data, 1)
+    if problems:
+        return problems[0]
+    try:
+        return _fixed_to_dest(job, np.frombuffer(data, np.uint8))
+    except StringTooLongError as exc:
+        return chunk_problem(plan, key, index, exc)
+
+
+def drop_chunk(dst: StoreHandle, job: Job, key: str, result: KeyConversion) -> None:
+    """With resume: delete the destination chunk ``key`` whose source chunk is gone or skipped.
+
+    An earlier, interrupted run may have written it from what the source
+    held then; left there, it would read as that old value.
+    """
+    if job.resume and dst.get(key) is not None:
+        dst.delete(key)
+        result["deleted"] += 1
+
+
+def write_chunk(
+    dst: StoreHandle, job: Job, key: str, payload: ByteView, result: KeyConversion
+) -> None:
+    """Write ``payload`` (uncompressed) at ``key``; with resume, keep an equal chunk."""
+    if job.resume:
+        old = dst.get(key)
+        if old is not None:
+            try:
+                same = np.array_equal(
+                    np.frombuffer(undo(job.codecs, old), np.uint8), np.frombuffer(payload, np.uint8)
+                )
+            except Exception:  # noqa: BLE001 - a torn or foreign chunk is rewritten
+                same = False
+            if same:
+                result["kept"] += 1
+                return
+    data = redo(job.codecs, payload)
+    dst.set(key, data)
+    result["written"] += 1
+    result["bytes_written"] += as_bytes(data).nbytes
+    if _WRITE_DELAY:
+        time.sleep(_WRITE_DELAY)
+
+
+class KeyConversion(TypedDict):
+    """What one task of a conversion did: a source key, a destination chunk or a copied key."""
+
+    path: str | None  # the converted array; None for a copied key
+    chunks: int
+    written: int
+    kept: int
+    missing: int
+    deleted: int  # destination chunks deleted (resume): the source has none there now
+    bytes_read: int
+    bytes_written: int
+    problems: list[Problem]
+    fatal: Problem | None  # the problem that stops the conversion
+    journal: tuple[str, str] | None  # (task, fingerprint) once done without problems
+
+
+def new_result(path: str | None, chunks: int) -> KeyConversion:
+    """The counts a task returns, all zero: for ``chunks`` chunks of the array at ``path``."""
+    return {
+        "path": path,
+        "chunks": chunks,
+        "written": 0,
+        "kept": 0,
+        "missing": 0,
+        "deleted": 0,
+        "bytes_read": 0,
+        "bytes_written": 0,
+        "problems": [],
+        "fatal": None,
+        "journal": None,
+    }
+
+
+def convert_key(src_ref: StoreRef, dst_ref: StoreRef, job: Job, key_index: Index) -> KeyConversion:
+    """Convert the chunks under one source key (same chunk grid); a task."""
+    src, dst = resolve(src_ref), resolve(dst_ref, "w")
+    plan = job.source
+    key = plan.key(key_index)
+    chunks = plan.chunks_of_key(key_index)
+    result = new_result(job.path, len(chunks))
+    read = plan.read_parts(src, key_index)
+    if read is None:
+        result["missing"] = len(chunks)
+        for index in chunks:
+            drop_chunk(dst, job, job.key(index), result)
+        return result
+    result["bytes_read"], parts = read
+    result["missing"] = len(chunks) - len(parts)
+    held = {index for index, _, _ in parts}
+    for index in chunks:
+        if index not in held:
+            drop_chunk(dst, job, job.key(index), result)
+    for index, data, error in parts:
+        if error is None:
+            assert data is not None  # read_key gives each chunk's data or an error
+            payload = _source_strings(job, key, index, data)
+        else:
+            payload = chunk_problem(plan, key, index, error)
+        if isinstance(payload, Problem):
+            result["problems"].append(payload)
+            if not job.skip_invalid:
+                result["fatal"] = payload
+                return result
+            drop_chunk(dst, job, job.key(index), result)
+            continue  # left out: reads as the fill value
+        write_chunk(dst, job, job.key(index), payload, result)
+    return result
+
+
+def copy_key(src_ref: StoreRef, dst_ref: StoreRef, key: str, resume: bool) -> KeyConversion:
+    """Copy one key's bytes as they are; with resume, keep an equal copy. A task."""
+    src, dst = resolve(src_ref), resolve(dst_ref, "w")
+    data = src.get(key)
+    result = new_result(None, 1)
+    if data is None:  # deleted since it was listed: so is an earlier copy
+        result["missing"] = 1
+        if resume and dst.get(key) is not None:
+            dst.delete(key)
+        return result
+    result["bytes_read"] = data.nbytes
+    if resume:
+        old = dst.get(key)
+        if old is not None and np.array_equal(old, data):
+            result["kept"] = 1
+            return result
+    dst.set(key, data)
+    result["written"] = 1
+    result["bytes_written"] = data.nbytes
+    return result
+
+
+def journaled(
+    task: str,
+    keys: list[str],
+    salt: str,
+    trusted: list[Any] | None,
+    function: Callable[..., KeyConversion],
+    *args: Any,
+) -> KeyConversion:
+    """Run one conversion task, or skip it when the journal says it was done from this source.
+
+    ``task`` names it in the journal; ``keys`` are the source keys it reads,
+    fingerprinted before they are read (a change while it runs is caught by
+    the next resume); ``trusted`` is the journal's ``[fingerprint,
+    missing]`` for it, or None.  A skipped task counts its chunks as kept.
+    """
+    print_ = fingerprint(resolve(args[0]), keys, salt)
+    if print_ is not None and trusted is not None and trusted[0] == print_:
+        path = args[2].path if isinstance(args[2], Job) else None
+        chunks = len(args[2].source.chunks_of_key(args[3])) if function is convert_key else 1
+        result = new_result(path, chunks)
+        result["missing"] = int(trusted[1])
+        result["kept"] = chunks - result["missing"]
+        return result
+    result = function(*args)
+    if print_ is not None and not result["problems"] and result["fatal"] is None:
+        result["journal"] = (task, print_)
+    return result
+
+
+def longest_key(src_ref: StoreRef, plan: ArrayPlan, key_index: Index) -> KeyLongest:
+    """The longest string under one key of a string (vlen-utf8) array; a task."""
+    import numcodecs
+
+    src = resolve(src_ref)
+    result: KeyLongest = {
+        "path": plan.path,
+        "chunks": len(plan.chunks_of_key(key_index)),
+        "longest": 0,
+        "problems": [],
+    }
+    read = plan.read_parts(src, key_index)
+    for index, data, error in read[1] if read else ():
+        try:
+            if error is not None:
+                raise error
+            strings = numcodecs.VLenUTF8().decode(data)
+        except Exception as exc:  # noqa: BLE001 - a codec's error is data, reported
+            result["problems"].append(
+                Problem(
+                    "chunk", plan.path, f"not a vlen-utf8 chunk: {exc}", plan.key(key_index), index
+                )
+            )
+            continue
+        result["longest"] = max([result["longest"], *map(len, strings)])
+    return result
