@@ -19,9 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
-import numpy as np
-import numpy.typing as npt
-
 from .._checks import check_endian, check_length_bytes
 from ..errors import FixedUTF32Error
 from ._check import (
@@ -48,7 +45,6 @@ from ._layout import (
     STRING,
     V3_DOC,
     ArrayPlan,
-    Index,
     Node,
     data_type_of,
     join,
@@ -67,6 +63,7 @@ from ._resume import Journal
 from ._run import StoreRef, Task, run_with_progress
 from ._stores import StoreError, StoreHandle, dask_spec, open_handle, spec_of
 from ._transform import KeyConversion, convert_key, copy_key, journaled, longest_key
+from ._verify import compare_stores
 
 if TYPE_CHECKING:
     import distributed
@@ -429,7 +426,10 @@ def convert(
             if dst.spec is not None:
                 dst.close()  # a zip file is complete once closed; read back what was written
                 dst = open_handle(dst.spec, "r")
-            _verify(src, dst, converter, report)
+            report.mismatches.extend(
+                compare_stores(src, dst, converter.jobs, converter.copies, report.skipped)
+            )
+            report.verified = not report.mismatches
         return report
     finally:
         for handle in (dst, src):
@@ -909,90 +909,3 @@ class _Conversion:
         else:
             doc = {"zarr_format": 3, "node_type": "group", "attributes": node.attributes}
         return {V3_DOC: json_bytes(doc)}
-
-
-# -- verify -------------------------------------------------------------------
-
-
-def _verify(
-    src: StoreHandle, dst: StoreHandle, conversion: _Conversion, report: ConvertReport
-) -> None:
-    """Compare every converted and copied array element by element, through zarr-python."""
-    import zarr
-
-    skipped: dict[str, list[Index]] = {}
-    for problem in report.skipped:
-        if problem.chunk is not None:  # always: a skipped chunk has its index
-            skipped.setdefault(problem.array, []).append(problem.chunk)
-    paths = [job.path for job in conversion.jobs] + [node.path for node in conversion.copies]
-    plans = {job.path: job.source for job in conversion.jobs}
-    for path in paths:
-        plan = plans.get(path)  # None for a copied array
-        try:
-            a = zarr.open_array(store=src.store, path=path, mode="r")
-            b = zarr.open_array(store=dst.store, path=path, mode="r")
-        except Exception as exc:  # noqa: BLE001 - zarr's reason, as a difference found
-            report.mismatches.append(f"{path or '/'}: cannot be opened: {_one_line(exc)}")
-            continue
-        if a.shape != b.shape:
-            report.mismatches.append(f"{path or '/'}: shape {a.shape} became {b.shape}")
-            continue
-        step = b.chunks if b.ndim else ()
-        for index in np.ndindex(*[math.ceil(s / c) for s, c in zip(a.shape, step)]):
-            region = tuple(
-                slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, step, a.shape)
-            )
-            try:
-                x, y = np.asarray(a[region]), np.asarray(b[region])
-            except Exception as exc:  # noqa: BLE001 - a chunk zarr cannot read is a difference
-                report.mismatches.append(
-                    f"{path or '/'}: elements {_show(region)} cannot be read: {_one_line(exc)}"
-                )
-                continue
-            mask = _skipped_mask(plan, skipped.get(path, ()), region, x.shape)
-            if not _equal(x, y, mask, "" if plan is None else plan.fill):
-                report.mismatches.append(f"{path or '/'}: elements differ in {_show(region)}")
-    report.verified = not report.mismatches
-
-
-def _skipped_mask(
-    plan: ArrayPlan | None,
-    chunks: Sequence[Index],
-    region: tuple[slice, ...],
-    shape: tuple[int, ...],
-) -> npt.NDArray[np.bool_]:
-    """True where a skipped source chunk lies inside ``region`` (none in a copied array)."""
-    mask = np.zeros(shape, bool)
-    if plan is None:
-        return mask
-    for chunk in chunks:
-        target, _ = plan.meta.chunk_region(chunk)
-        inner = tuple(
-            slice(max(t.start, r.start) - r.start, max(min(t.stop, r.stop) - r.start, 0))
-            for t, r in zip(target, region)
-        )
-        mask[inner] = True
-    return mask
-
-
-def _equal(
-    x: npt.NDArray[Any], y: npt.NDArray[Any], mask: npt.NDArray[np.bool_], fill: str
-) -> bool:
-    """Whether ``x`` and ``y`` hold the same elements; ``fill`` in ``y`` where ``mask``."""
-    if x.dtype.kind in "UTO" or y.dtype.kind in "UTO":
-        x, y = x.astype(object), y.astype(object)
-        if mask.any():
-            if not all(v == fill for v in y[mask].tolist()):
-                return False
-            return bool(x[~mask].tolist() == y[~mask].tolist())
-        return bool(x.tolist() == y.tolist())  # tolist: Python objects (a scalar when 0-d)
-    return np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
-
-
-def _one_line(exc: Exception) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _show(region: tuple[slice, ...]) -> str:
-    return "[" + ", ".join(f"{s.start}:{s.stop}" for s in region) + "]"
