@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import pathlib
-import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,10 +31,12 @@ from ._check import (
 )
 from ._dest import (
     RECORD,
-    check_replaceable,
-    check_replaceable_handle,
     check_safe_key,
     is_bookkeeping,
+    keys_under,
+    open_dest,
+    overlaps,
+    remove_partial_files,
 )
 from ._jobs import Job, changes, check_fits, json_bytes, plan_job
 from ._layout import (
@@ -73,7 +73,6 @@ __all__ = ["ConvertReport", "InvalidChunkError", "convert"]
 # The deepest hierarchy convert writes: zarr-python's LocalStore creates a
 # chunk's directories recursively, one Python frame per level.
 MAX_DEPTH = 256
-_PARTIAL = re.compile(r"\.[0-9a-f]{32}\.partial$")
 
 
 class InvalidChunkError(FixedUTF32Error):
@@ -230,64 +229,6 @@ def _count(n: int, noun: str) -> str:
 # -- the whole conversion -----------------------------------------------------
 
 
-def _overlaps(source: StoreHandle, dest: object) -> bool:
-    """True when ``dest`` is ``source``, inside it, or holds it (checked before any write)."""
-    from zarr.abc.store import Store
-
-    if isinstance(dest, Store) or source.spec is None:
-        return dest is source.store
-    dest = os.fspath(dest) if isinstance(dest, os.PathLike) else dest
-    if not isinstance(dest, str):
-        return False
-    if "://" in source.spec.replace("file://", "") or "://" in dest.replace("file://", ""):
-        a, b = source.spec.rstrip("/") + "/", dest.rstrip("/") + "/"
-        return a.startswith(b) or b.startswith(a)
-    pa = pathlib.Path(source.spec.removeprefix("file://")).resolve()
-    pb = pathlib.Path(dest.removeprefix("file://")).resolve()
-    return pa == pb or pa in pb.parents or pb in pa.parents
-
-
-def _open_dest(dest: object, overwrite: bool, resume: bool) -> StoreHandle:
-    """Open the destination; refuse an existing one unless overwrite or resume."""
-    if overwrite and resume:
-        raise ValueError("overwrite and resume exclude each other: pass one")
-    spec = os.fspath(dest) if isinstance(dest, os.PathLike) else dest
-    if isinstance(spec, str) and ("://" not in spec or spec.startswith("file://")):  # local
-        path = pathlib.Path(spec[len("file://") :] if spec.startswith("file://") else spec)
-        is_zip = path.suffix.lower() == ".zip"
-        exists = path.exists() and (is_zip or not path.is_dir() or any(path.iterdir()))
-        if exists and not (overwrite or resume):
-            raise StoreError(
-                f"the destination {spec!r} exists; pass overwrite=True (--overwrite) "
-                f"to replace it or resume=True (--resume) to continue a conversion"
-            )
-        if exists:
-            check_replaceable(path, spec, "overwrite" if overwrite else "resume")
-        if is_zip and exists:
-            if resume:
-                raise StoreError(
-                    f"a .zip destination cannot be resumed (zip entries are written "
-                    f"once); convert to a directory, or overwrite {spec!r}"
-                )
-            path.unlink()
-        handle = open_handle(spec, "w")
-    else:
-        handle = open_handle(spec, "w")
-        try:
-            if not (overwrite or resume) and not handle.is_empty():
-                raise StoreError(
-                    f"the destination {handle.name!r} holds keys; pass overwrite=True "
-                    f"(--overwrite) or resume=True (--resume)"
-                )
-            check_replaceable_handle(handle, "overwrite" if overwrite else "resume")
-        except BaseException:
-            handle.close()
-            raise
-    if overwrite and not handle.is_empty():
-        handle.clear()
-    return handle
-
-
 def convert(
     source: str | os.PathLike[str] | Any,
     dest: str | os.PathLike[str] | Any,
@@ -415,12 +356,12 @@ def convert(
         converter.plan()  # every refusal before the destination is touched
         if client is not None:
             dask_spec(dest, "destination")
-        if _overlaps(src, dest):
+        if overlaps(src, dest):
             raise StoreError(
                 f"the destination {dest!r} is, holds or lies inside the source "
                 f"{src.name!r}; the source is never written"
             )
-        dst = _open_dest(dest, overwrite, resume)
+        dst = open_dest(dest, overwrite, resume)
         report = converter.run(dst)
         if verify:
             if dst.spec is not None:
@@ -749,27 +690,15 @@ class _Conversion:
         """
         for job in self.jobs:
             planned = {job.key(index) for index in job.meta.chunk_indices()}
-            for key in self._keys_under(dst, job.path):
+            for key in keys_under(dst, job.path):
                 if key not in planned:
                     dst.delete(key)
                     entries[job.path]["chunks_deleted"] += 1
         for node in self.copies:
             planned = set(self.copy_keys[node.path])
-            for key in self._keys_under(dst, node.path):
+            for key in keys_under(dst, node.path):
                 if key not in planned:
                     dst.delete(key)
-
-    @staticmethod
-    def _keys_under(dst: StoreHandle, path: str) -> list[str]:
-        """The destination's keys under array ``path``, metadata and the record left out."""
-        prefix = f"{path}/" if path else ""
-        return [
-            key
-            for key in dst.list_prefix(prefix)
-            if key[len(prefix) :] not in METADATA_NAMES
-            and not is_bookkeeping(key)
-            and not _PARTIAL.search(key)
-        ]
 
     def _array_entry(self, job: Job) -> ConvertedArray:
         src_type = FIXED if job.source.kind == FIXED else STRING
@@ -817,7 +746,7 @@ class _Conversion:
                 journal.clear()  # without its record, a journal says nothing
             dst.set(RECORD, self._record(dst))
         if self.options.resume:
-            self._remove_partial_files(dst)
+            remove_partial_files(dst)
             self._remove_unplanned(dst, entries)
         tasks = self._tasks(dst_ref, trusted)
         fatal: list[Problem] = []
@@ -870,15 +799,6 @@ class _Conversion:
             journal.clear()
             dst.delete(RECORD)  # finished: the destination is a plain Zarr store
         return report
-
-    def _remove_partial_files(self, dst: StoreHandle) -> None:
-        """Drop the temporary files a killed LocalStore write leaves (``key.<hex>.partial``)."""
-        from zarr.storage import LocalStore
-
-        if isinstance(dst.store, LocalStore):
-            for key in dst.list_prefix(""):
-                if _PARTIAL.search(key):
-                    dst.delete(key)
 
     def _write_documents(self, dst: StoreHandle) -> None:
         """Metadata last: arrays, then groups from the deepest to the root."""

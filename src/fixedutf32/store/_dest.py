@@ -5,17 +5,23 @@ they are, a directory store (or fsspec's local file system) resolves them
 outside the destination.  And ``overwrite`` deletes what is there, so it
 must be a store, not a user's files.  Both checks live here, and nothing
 else decides them.
+
+Also the destination itself: opened (refused when it is, holds or lies in
+the source, or exists without ``overwrite``/``resume``), and the keys a
+resume finds there.
 """
 
 from __future__ import annotations
 
 import os
 import pathlib
+import re
 import stat
 import zipfile
 from typing import TYPE_CHECKING
 
-from ._stores import StoreError
+from ._layout import METADATA_NAMES
+from ._stores import StoreError, open_handle
 
 if TYPE_CHECKING:
     from ._stores import StoreHandle
@@ -28,6 +34,10 @@ __all__ = [
     "check_safe_key",
     "is_bookkeeping",
     "key_problem",
+    "keys_under",
+    "open_dest",
+    "overlaps",
+    "remove_partial_files",
 ]
 
 # The key a conversion into a directory or URL writes first and deletes last:
@@ -38,6 +48,8 @@ RECORD = ".fixedutf32-convert.json"
 # chunks converted so far, each with its fingerprint, so that a resume need
 # not convert them again.  Deleted with the record.
 JOURNAL = ".fixedutf32-convert.journal."
+# The temporary file a LocalStore write leaves when killed: ``key.<hex>.partial``.
+_PARTIAL = re.compile(r"\.[0-9a-f]{32}\.partial$")
 # What marks the top of a Zarr store (V3 and V2).
 _TOP_DOCUMENTS = ("zarr.json", ".zgroup", ".zarray")
 _RULE = (
@@ -186,3 +198,83 @@ def check_replaceable_handle(handle: StoreHandle, action: str) -> None:
         f"{', '.join(_TOP_DOCUMENTS)} at its top; {action} replaces only a Zarr store or an "
         f"empty one, so it was left as it is"
     )
+
+
+def keys_under(dst: StoreHandle, path: str) -> list[str]:
+    """The destination's keys under array ``path``, metadata and the record left out."""
+    prefix = f"{path}/" if path else ""
+    return [
+        key
+        for key in dst.list_prefix(prefix)
+        if key[len(prefix) :] not in METADATA_NAMES
+        and not is_bookkeeping(key)
+        and not _PARTIAL.search(key)
+    ]
+
+
+def remove_partial_files(dst: StoreHandle) -> None:
+    """Drop the temporary files a killed LocalStore write leaves (``key.<hex>.partial``)."""
+    from zarr.storage import LocalStore
+
+    if isinstance(dst.store, LocalStore):
+        for key in dst.list_prefix(""):
+            if _PARTIAL.search(key):
+                dst.delete(key)
+
+
+def overlaps(source: StoreHandle, dest: object) -> bool:
+    """True when ``dest`` is ``source``, inside it, or holds it (checked before any write)."""
+    from zarr.abc.store import Store
+
+    if isinstance(dest, Store) or source.spec is None:
+        return dest is source.store
+    dest = os.fspath(dest) if isinstance(dest, os.PathLike) else dest
+    if not isinstance(dest, str):
+        return False
+    if "://" in source.spec.replace("file://", "") or "://" in dest.replace("file://", ""):
+        a, b = source.spec.rstrip("/") + "/", dest.rstrip("/") + "/"
+        return a.startswith(b) or b.startswith(a)
+    pa = pathlib.Path(source.spec.removeprefix("file://")).resolve()
+    pb = pathlib.Path(dest.removeprefix("file://")).resolve()
+    return pa == pb or pa in pb.parents or pb in pa.parents
+
+
+def open_dest(dest: object, overwrite: bool, resume: bool) -> StoreHandle:
+    """Open the destination; refuse an existing one unless overwrite or resume."""
+    if overwrite and resume:
+        raise ValueError("overwrite and resume exclude each other: pass one")
+    spec = os.fspath(dest) if isinstance(dest, os.PathLike) else dest
+    if isinstance(spec, str) and ("://" not in spec or spec.startswith("file://")):  # local
+        path = pathlib.Path(spec[len("file://") :] if spec.startswith("file://") else spec)
+        is_zip = path.suffix.lower() == ".zip"
+        exists = path.exists() and (is_zip or not path.is_dir() or any(path.iterdir()))
+        if exists and not (overwrite or resume):
+            raise StoreError(
+                f"the destination {spec!r} exists; pass overwrite=True (--overwrite) "
+                f"to replace it or resume=True (--resume) to continue a conversion"
+            )
+        if exists:
+            check_replaceable(path, spec, "overwrite" if overwrite else "resume")
+        if is_zip and exists:
+            if resume:
+                raise StoreError(
+                    f"a .zip destination cannot be resumed (zip entries are written "
+                    f"once); convert to a directory, or overwrite {spec!r}"
+                )
+            path.unlink()
+        handle = open_handle(spec, "w")
+    else:
+        handle = open_handle(spec, "w")
+        try:
+            if not (overwrite or resume) and not handle.is_empty():
+                raise StoreError(
+                    f"the destination {handle.name!r} holds keys; pass overwrite=True "
+                    f"(--overwrite) or resume=True (--resume)"
+                )
+            check_replaceable_handle(handle, "overwrite" if overwrite else "resume")
+        except BaseException:
+            handle.close()
+            raise
+    if overwrite and not handle.is_empty():
+        handle.clear()
+    return handle
