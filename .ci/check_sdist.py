@@ -25,6 +25,12 @@ REQUIRED = [
 ]
 TREES = ["src", "tests", "benchmarks", "docs", "fuzz", "tools"]
 BUILD_PRODUCTS = (".so", ".pyd", ".o", ".obj", ".c", ".pyc", ".html")
+# Hand-written C sources, whose suffix is a build product's elsewhere.
+C_SOURCES = ("tests/capi_callers/",)
+
+
+def _is_product(name):
+    return name.endswith(BUILD_PRODUCTS) and not name.startswith(C_SOURCES)
 
 
 def main(sdist, tree):
@@ -43,14 +49,14 @@ def main(sdist, tree):
             for path in (tree / folder).rglob("*")
             if path.is_file()
             and "__pycache__" not in path.parts
-            and not path.name.endswith(BUILD_PRODUCTS)
+            and not _is_product(path.relative_to(tree).as_posix())
         }
     )
     missing = sorted(expected - inside)
     products = sorted(
         name
         for name in inside
-        if name.endswith(BUILD_PRODUCTS) or name.startswith("build/") or "__pycache__" in name
+        if _is_product(name) or name.startswith("build/") or "__pycache__" in name
     )
     dotfiles = sorted(name for name in inside if name.rsplit("/", 1)[-1].startswith("."))
     print(

@@ -6,7 +6,9 @@ decodes and encodes whole chunks of it, checking that every code unit is a
 Unicode scalar value, with the GIL released.
 """
 
-from . import chunk, errors, transcode
+from . import batch, capi, chunk, errors, transcode
+from ._arrow import ArrowStrings
+from ._kernels import _C_API as _C_API
 from ._kernels import (
     available_simd_levels,
     buffer_pool_bytes,
@@ -16,6 +18,9 @@ from ._kernels import (
 from ._version import __version__ as __version__
 
 # Each of these submodules names its public part in its __all__, added below.
+from .batch import *  # noqa: F403
+from .capi import *  # noqa: F403
+from .capi import C_API_VERSION as C_API_VERSION
 from .chunk import *  # noqa: F403
 from .chunk import set_buffer_pool_limit
 from .errors import *  # noqa: F403
@@ -29,6 +34,7 @@ from .metadata import (
 from .transcode import *  # noqa: F403
 
 __all__ = [
+    "ArrowStrings",
     "FixedLengthUTF32",
     "ArrayMetadata",
     "check_codecs",
@@ -40,6 +46,8 @@ __all__ = [
     "set_buffer_pool_limit",
     "buffer_pool_bytes",
 ]
+__all__ += batch.__all__
+__all__ += capi.__all__
 __all__ += chunk.__all__
 __all__ += transcode.__all__
 __all__ += errors.__all__

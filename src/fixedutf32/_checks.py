@@ -275,3 +275,46 @@ def check_out_overlap(
             hint = f"{name} itself or a separate buffer" if in_place else "a separate buffer"
             raise ValueError(f"out must not overlap {name}; pass {hint}")
     return False
+
+
+def _batch_items(items: Any, name: str) -> list[Any]:
+    """``items`` (a sequence of buffers or arrays) as a list; one buffer or array is refused."""
+    if isinstance(items, (bytes, bytearray, memoryview, str, np.ndarray)):
+        raise TypeError(
+            f"{name} must be a sequence (a list, a tuple...) of buffers, got one "
+            f"{type(items).__name__}: wrap it in a list"
+        )
+    try:
+        return list(items)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a sequence of buffers, got {type(items).__name__}"
+        ) from None
+
+
+def byte_views(items: Any, name: str) -> list[Any]:
+    """``items`` as a list, each buffer as :func:`byte_view` gives it (``name[i]`` in messages)."""
+    views = _batch_items(items, name)
+    for index, item in enumerate(views):
+        cls = type(item)
+        # bytes, bytearray and plain C-contiguous arrays pass as they are: this runs per chunk.
+        if (
+            cls is not bytes
+            and cls is not bytearray
+            and not (
+                cls is np.ndarray and item.flags.c_contiguous and item.dtype.kind in _PLAIN_KINDS
+            )
+        ):
+            views[index] = byte_view(item, f"{name}[{index}]")[0]
+    return views
+
+
+def writable_byte_views(items: Any, name: str) -> list[ByteView]:
+    """Each of ``items`` as :func:`writable_byte_view` gives it (``name[i]`` in messages)."""
+    views: list[ByteView] = []
+    for index, item in enumerate(_batch_items(items, name)):
+        if type(item) is bytearray:
+            views.append(item)
+        else:
+            views.append(writable_byte_view(item, f"{name}[{index}]")[0])
+    return views

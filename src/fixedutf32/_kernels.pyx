@@ -15,6 +15,7 @@ into an exception.  The wrappers check only what keeps memory safe.
 """
 
 import os
+import threading
 
 from cpython.buffer cimport (
     PyBUF_SIMPLE,
@@ -23,6 +24,7 @@ from cpython.buffer cimport (
     PyBuffer_Release,
     PyObject_GetBuffer,
 )
+from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport int64_t, uint8_t, uintptr_t
 
 cdef extern from "csrc/kernels.h" nogil:
@@ -133,8 +135,17 @@ _LEVEL_NAMES = tuple(fu32_level(i).name.decode("ascii") for i in range(FU32_LEVE
 # "scalar" was the portable level's first name; users and scripts still pass it.
 _LEVEL_ALIASES = {"scalar": "portable"}
 
-cdef int _simd_level = 0
-cdef const fu32_kernels *_active = fu32_level(0)
+# The table in use is one pointer in C (csrc/capi.h), read and written
+# atomically: the C API's callers and, on free-threaded Python, the
+# wrappers read it on other threads while set_simd_level writes it.
+cdef extern from "csrc/capi.h" nogil:
+    ctypedef struct fixedutf32_api:
+        unsigned abi_major
+        unsigned abi_minor
+    const fixedutf32_api fu32_capi
+    const char *FIXEDUTF32_CAPSULE_NAME
+    const fu32_kernels *fu32_active_table()
+    void fu32_set_active_table(const fu32_kernels *k)
 
 # Feature bits of _cpu_features() and _level_for_features(), for tests.
 AVX2_COMPILED = bool(FU32_HAVE_AVX2)
@@ -205,7 +216,7 @@ def get_simd_level():
     >>> fixedutf32.get_simd_level() in fixedutf32.available_simd_levels()
     True
     """
-    return _LEVEL_NAMES[_simd_level]
+    return fu32_active_table().name.decode("ascii")
 
 
 def set_simd_level(name):
@@ -240,8 +251,7 @@ def set_simd_level(name):
     >>> fixedutf32.set_simd_level(previous)
     'portable'
     """
-    global _simd_level, _active
-    previous = _LEVEL_NAMES[_simd_level]
+    previous = get_simd_level()
     available = available_simd_levels()
     if name == "best":
         name = _BEST_LEVEL
@@ -254,12 +264,27 @@ def set_simd_level(name):
     if name not in available:
         raise ValueError(
             f"SIMD level {name!r} is not supported by this CPU; available: {available}")
-    _simd_level = _LEVEL_NAMES.index(name)
-    _active = fu32_level(_simd_level)
+    fu32_set_active_table(fu32_level(_LEVEL_NAMES.index(name)))
     return previous
 
 
-set_simd_level(os.environ.get("FIXEDUTF32_SIMD", "best") or "best")
+def _level_from_environment():
+    # Named here, not in set_simd_level: the variable is what the user set.
+    value = os.environ.get("FIXEDUTF32_SIMD", "best") or "best"
+    try:
+        set_simd_level(value)
+    except ValueError as exc:
+        raise ValueError(
+            f"the environment variable FIXEDUTF32_SIMD is {value!r}: {exc}; set "
+            f"FIXEDUTF32_SIMD to one of those, or unset it") from None
+
+
+_level_from_environment()
+
+# The C API (include/fixedutf32/fixedutf32.h): the table of entries, for
+# compiled callers, which load it with fixedutf32_import().
+_C_API = PyCapsule_New(<void *>&fu32_capi, FIXEDUTF32_CAPSULE_NAME, NULL)
+C_API_VERSION = (fu32_capi.abi_major, fu32_capi.abi_minor)
 
 # ---------------------------------------------------------------------------
 # Python entry points (argument checks and messages live in chunk.py)
@@ -301,7 +326,7 @@ def validate(data, Py_ssize_t width, bint swapped):
     """
     check_units(width, "width")
     cdef Py_buffer src
-    cdef const fu32_kernels *k = _active
+    cdef const fu32_kernels *k = fu32_active_table()
     cdef fu32_status status
     acquire(data, &src, False)
     try:
@@ -327,7 +352,7 @@ cdef tuple _convert(object source, object destination, Py_ssize_t width, int fla
     # that would otherwise be handed back partly unwritten).
     check_units(width, "width")
     cdef Py_buffer src, dst
-    cdef const fu32_kernels *k = _active
+    cdef const fu32_kernels *k = fu32_active_table()
     cdef fu32_status status
     cdef Py_ssize_t n
     acquire(source, &src, False)
@@ -354,7 +379,7 @@ def repad(source, destination, Py_ssize_t from_units, Py_ssize_t to_units, int f
     cdef Py_buffer src, dst
     cdef Py_ssize_t n_elems
     cdef uint8_t *d = NULL  # NULL: check only
-    cdef const fu32_kernels *k = _active
+    cdef const fu32_kernels *k = fu32_active_table()
     cdef fu32_status status
     acquire(source, &src, False)
     try:
@@ -381,7 +406,7 @@ def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
     """Fill ``lengths`` with code points per element; a status."""
     check_units(width, "width")
     cdef Py_buffer src
-    cdef const fu32_kernels *k = _active
+    cdef const fu32_kernels *k = fu32_active_table()
     cdef fu32_status status
     cdef Py_ssize_t n_elems
     acquire(source, &src, False)
@@ -441,6 +466,10 @@ cdef dict _pool = {}              # capacity -> [address, ...], most recent last
 cdef Py_ssize_t _pool_bytes = 0
 cdef Py_ssize_t _pool_count = 0
 cdef Py_ssize_t _pool_limit = 512 << 20
+# Held by every change to the pool: on free-threaded Python buffers are freed
+# and taken on several threads at once.  Reentrant, because a collection run
+# inside a change may free a buffer on the same thread.
+cdef object _pool_lock = threading.RLock()
 
 
 cdef class PooledBuffer:
@@ -460,20 +489,28 @@ cdef class PooledBuffer:
 
     def __dealloc__(self):
         global _pool_bytes, _pool_count
+        cdef bint kept = False
         if self.data == NULL:
             return
-        if (_pool is not None and _pool_bytes + self.capacity <= _pool_limit
-                and _pool_count < POOL_MAX_BUFFERS):
-            _pool.setdefault(self.capacity, []).append(<uintptr_t>self.data)
-            _pool_bytes += self.capacity
-            _pool_count += 1
-        else:
+        lock = _pool_lock
+        if lock is not None and _pool is not None:  # None once the module is torn down
+            with lock:
+                if (_pool_bytes + self.capacity <= _pool_limit
+                        and _pool_count < POOL_MAX_BUFFERS):
+                    _pool.setdefault(self.capacity, []).append(<uintptr_t>self.data)
+                    _pool_bytes += self.capacity
+                    _pool_count += 1
+                    kept = True
+        if not kept:
             fu32_buffer_free(self.data)
         self.data = NULL
 
 
 cdef Py_ssize_t _pool_take(Py_ssize_t nbytes) except -2:
-    """Capacity of a pooled buffer for ``nbytes`` (taken out of the pool), or -1."""
+    """Capacity of a pooled buffer for ``nbytes`` (taken out of the pool), or -1.
+
+    The caller holds ``_pool_lock`` and pops the address from ``_pool[capacity]``.
+    """
     global _pool_bytes, _pool_count
     cdef Py_ssize_t capacity = nbytes, best = -1
     if not _pool_count:
@@ -500,9 +537,15 @@ cdef PooledBuffer _new_buffer(Py_ssize_t nbytes):
     if nbytes < 0:
         raise ValueError("nbytes must not be negative")
     cdef PooledBuffer buffer = PooledBuffer.__new__(PooledBuffer)
-    cdef Py_ssize_t capacity = _pool_take(nbytes)
+    cdef Py_ssize_t capacity = -1
+    cdef uintptr_t address = 0
+    if _pool_count:
+        with _pool_lock:
+            capacity = _pool_take(nbytes)
+            if capacity >= 0:
+                address = _pool[capacity].pop()
     if capacity >= 0:
-        buffer.data = <uint8_t *><uintptr_t>_pool[capacity].pop()
+        buffer.data = <uint8_t *>address
         buffer.capacity = capacity
     else:
         buffer.data = <uint8_t *>fu32_buffer_alloc(<size_t>nbytes)
@@ -521,14 +564,15 @@ def set_buffer_pool_limit(Py_ssize_t nbytes):
     global _pool_limit, _pool_bytes, _pool_count
     if nbytes < 0:
         raise ValueError(f"bad pool limit {nbytes}")
-    previous = _pool_limit
-    _pool_limit = nbytes
-    for capacity in sorted(_pool, reverse=True):
-        addresses = _pool[capacity]
-        while addresses and _pool_bytes > _pool_limit:
-            fu32_buffer_free(<void *><uintptr_t>addresses.pop())
-            _pool_bytes -= capacity
-            _pool_count -= 1
+    with _pool_lock:
+        previous = _pool_limit
+        _pool_limit = nbytes
+        for capacity in sorted(_pool, reverse=True):
+            addresses = _pool[capacity]
+            while addresses and _pool_bytes > _pool_limit:
+                fu32_buffer_free(<void *><uintptr_t>addresses.pop())
+                _pool_bytes -= capacity
+                _pool_count -= 1
     return previous
 
 
@@ -576,3 +620,5 @@ def buffer_pool_bytes():
 
 
 include "_transcode.pxi"
+include "_batch.pxi"
+include "_arrow.pxi"

@@ -38,6 +38,7 @@ def status_error(
     capacity: Any = None,
     values: Any = None,
     starts: Any = None,
+    chunk: int | None = None,
 ) -> ValueError:
     """The exception for a kernel status that is not ``OK``.
 
@@ -53,6 +54,8 @@ def status_error(
     starts : sequence of int, optional
         Where each string starts in ``values`` (UTF-8 kinds: the bytes at
         the error are shown).
+    chunk : int, optional
+        The chunk's index in a batch (the batched calls), named in the message.
 
     Returns
     -------
@@ -61,9 +64,9 @@ def status_error(
     """
     kind, element, position, detail = status
     if kind == _kernels.TOO_LARGE or kind == _kernels.SURROGATE:
-        return InvalidCodePointError(element, position, detail)
+        return InvalidCodePointError(element, position, detail, chunk=chunk)
     if kind == _kernels.STRING_TOO_LONG:
-        return StringTooLongError(element, detail, capacity)
+        return StringTooLongError(element, detail, capacity, chunk=chunk)
     reason = _UTF8_REASONS.get(kind)
     if reason is not None:
         start = int(starts[element]) + position

@@ -1,5 +1,5 @@
 # Included at the end of _kernels.pyx (``include "_transcode.pxi"``), so the
-# file directives, the chosen table ``_active``, ``acquire``, ``check_units``,
+# file directives, the chosen table (``fu32_active_table()``), ``acquire``, ``check_units``,
 # ``fits`` and ``status_tuple`` are shared.
 #
 # Kernels between fixed_length_utf32 chunks and UTF-8: the loops are entries
@@ -41,7 +41,7 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
     cdef Py_ssize_t n, out_len = 0, done = 0
     cdef int64_t *offs = NULL
     cdef fu32_status r
-    cdef const fu32_kernels *k = _active
+    cdef const fu32_kernels *k = fu32_active_table()
     cdef int flags = ((FU32_SRC_SWAPPED if swap else 0) | (FU32_VALIDATE if validate else 0)
                       | (FU32_VLEN if vlen else 0))
     cdef bint have_offsets = offsets is not None
@@ -87,7 +87,7 @@ def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t
     """
     cdef Py_buffer pos, val, dst
     cdef fu32_status r
-    cdef const fu32_kernels *k = _active
+    cdef const fu32_kernels *k = fu32_active_table()
     cdef bint checking = destination is None
     cdef uint8_t *d = NULL
     cdef const int64_t *p

@@ -5,6 +5,7 @@ Every data error derives from :class:`FixedUTF32Error`, itself a
 do not care which rule was broken.
 """
 
+import functools
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -25,6 +26,11 @@ def _describe_code_point(code_point: int) -> str:
     return "above U+10FFFF"
 
 
+def _in_chunk(chunk: int | None) -> str:
+    """Where in a batch, before the element: "chunk 2, " (nothing for a single chunk)."""
+    return "" if chunk is None else f"chunk {chunk}, "
+
+
 class FixedUTF32Error(ValueError):
     """Base class of every data error raised by fixedutf32."""
 
@@ -40,8 +46,11 @@ class _FieldsError(FixedUTF32Error):
 
     __dataclass_fields__: ClassVar[dict[str, Any]]  # set by @dataclass on each subclass
 
-    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
-        return type(self), tuple(getattr(self, f.name) for f in fields(self) if f.init)
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        init = [f for f in fields(self) if f.init]
+        args = tuple(getattr(self, f.name) for f in init if not f.kw_only)
+        keywords = {f.name: getattr(self, f.name) for f in init if f.kw_only}
+        return (functools.partial(type(self), **keywords) if keywords else type(self)), args
 
 
 @dataclass(eq=False, repr=False)
@@ -58,19 +67,23 @@ class InvalidCodePointError(_FieldsError):
         The offending value, read in the chunk's byte order.
     kind : str
         ``"surrogate"`` (U+D800..U+DFFF) or ``"too_large"`` (above U+10FFFF).
+    chunk : int or None
+        For the batched calls (:mod:`fixedutf32.batch`), the index of the
+        chunk in the batch; None for a single chunk.
     """
 
     index: int
     position: int
     code_point: int
+    chunk: int | None = field(default=None, kw_only=True)
     kind: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.kind = "surrogate" if 0xD800 <= self.code_point <= 0xDFFF else "too_large"
         super().__init__(
             f"invalid code point U+{self.code_point:04X} "
-            f"({_describe_code_point(self.code_point)}) "
-            f"at element {self.index}, position {self.position}; expected a Unicode scalar "
+            f"({_describe_code_point(self.code_point)}) at {_in_chunk(self.chunk)}"
+            f"element {self.index}, position {self.position}; expected a Unicode scalar "
             f"value (U+0000..U+10FFFF, not U+D800..U+DFFF)"
         )
 
@@ -87,16 +100,20 @@ class StringTooLongError(_FieldsError):
         Its length in code points (without trailing U+0000 padding).
     capacity : int
         The most code points the target width holds (``length_bytes // 4``).
+    chunk : int or None
+        For the batched calls (:mod:`fixedutf32.batch`), the index of the
+        chunk in the batch; None for a single chunk.
     """
 
     index: int
     length: int
     capacity: int
+    chunk: int | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         super().__init__(
-            f"string at element {self.index} has {self.length} code points; expected at most "
-            f"{self.capacity} (length_bytes {4 * self.capacity})"
+            f"string at {_in_chunk(self.chunk)}element {self.index} has {self.length} code "
+            f"points; expected at most {self.capacity} (length_bytes {4 * self.capacity})"
         )
 
 

@@ -44,8 +44,19 @@ class ThreadScaling(TypedDict, total=False):
 
     threads: int
     size: int
-    scaling: float
+    scaling: float | None  # None: withheld, impossible on this machine's cores
     memcpy_scaling: float
+
+
+class CallRow(Verdict):
+    """A call row: microseconds per chunk of ``call`` and of ``baseline``, and their ratio."""
+
+    call: str
+    baseline: str
+    size: int
+    us: float
+    baseline_us: float
+    ratio: float
 
 
 class BenchReport(TypedDict):
@@ -55,6 +66,7 @@ class BenchReport(TypedDict):
     native_byteorder: str
     rows: list[KernelRow]  # the transcoding rows are TranscodeRow
     overhead_us: dict[str, float]
+    calls: list[CallRow]
     threads: ThreadScaling
     notes: list[str]
 
@@ -82,7 +94,7 @@ class ZarrThreads(TypedDict):
 
     threads: int
     size: int
-    decode_chunk_scaling: float
+    decode_chunk_scaling: float | None  # None: withheld, impossible on this machine's cores
     memcpy_scaling: float
 
 
@@ -127,6 +139,20 @@ def to_json(report: Mapping[str, object]) -> str:
     return json.dumps(report, indent=2)
 
 
+def targets_line(missed: int, judged: int) -> str:
+    """The line under every table: whose targets these are, and how many were missed."""
+    outcome = f"all {judged} met" if not missed else f"{missed} of {judged} MISSED in this run"
+    return (
+        f"targets: the project's own goals for each ratio (docs/performance.md; "
+        f"fixedutf32/bench/_targets.py), {outcome}; a miss does not change the exit "
+        "status unless --strict is given"
+    )
+
+
+def _scaling(value: float | None) -> str:
+    return "n/a (withheld, see the warning)" if value is None else f"{value:.2f}x"
+
+
 def verdict(entry: Verdict) -> str:
     """``">= 0.80 met"``, ``"... MISSED"`` or ``"... n/a"`` for a row or ratio with a target.
 
@@ -166,11 +192,27 @@ def format_table(report: BenchReport) -> str:
         "call overhead (one-element chunk): "
         + ", ".join(f"{name} {us:.2f} us" for name, us in report["overhead_us"].items())
     )
+    if report.get("calls"):
+        lines.append("")
+        lines.append(
+            f"{'call (us per chunk)':36} {'size':>7} {'us':>7} {'baseline':>24} {'us':>7} "
+            f"{'ratio':>6}  target"
+        )
+        for call in report["calls"]:
+            lines.append(
+                f"{call['call']:36} {format_size(call['size']):>7} {call['us']:7.3f} "
+                f"{call['baseline']:>24} {call['baseline_us']:7.3f} {call['ratio']:6.3f}  "
+                f"{verdict(call)}".rstrip()
+            )
+        lines.append(
+            "C API rows: ctypes' own cost (a call on an empty chunk) taken off; "
+            "a compiled caller pays about that"
+        )
     if report["threads"]:
         t = report["threads"]
         lines.append(
             f"{t['threads']} threads on {format_size(t['size'])} chunks: decode_chunk "
-            f"{t['scaling']:.2f}x the throughput of one (GIL released); numpy.copyto "
+            f"{_scaling(t['scaling'])} the throughput of one (GIL released); numpy.copyto "
             f"{t['memcpy_scaling']:.2f}x, measured alongside"
         )
     lines.extend(f"note: {note}" for note in report.get("notes", []))
@@ -247,7 +289,8 @@ def format_zarr_table(report: ZarrReport) -> str:
     lines.append(
         f"{t['threads']} threads on {format_size(t['size'])} chunks, measured after the rows: "
         "decode_chunk "
-        f"{t['decode_chunk_scaling']:.2f}x one thread, numpy.copyto {t['memcpy_scaling']:.2f}x "
+        f"{_scaling(t['decode_chunk_scaling'])} one thread, numpy.copyto "
+        f"{t['memcpy_scaling']:.2f}x "
         "(the machine's own limit on scaling)"
     )
     mismatched = mismatches(report)

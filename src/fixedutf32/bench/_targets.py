@@ -3,14 +3,15 @@
 One table: (family, row, size class) -> target.  Families: ``kernel`` (ratio to
 the row's floor, by size class), ``transcode`` (ratio to memcpy of the UTF-32
 bytes, any size), ``zarr`` (``fixedutf32 bench --zarr`` ratios) and ``store``
-(``fixedutf32 bench --store`` ratios).  A size class of ``None`` is any size.
+(``fixedutf32 bench --store`` ratios), ``calls`` (time per chunk of a batched
+call over one call per chunk).  A size class of ``None`` is any size.
 """
 
 from typing import Literal, NamedTuple, NotRequired, TypedDict
 
 from ._timing import MiB
 
-Family = Literal["kernel", "transcode", "zarr", "store"]
+Family = Literal["kernel", "transcode", "zarr", "store", "calls"]
 SizeClass = Literal["small", "cache", "memory"]
 Bound = Literal[">=", "<="]
 
@@ -141,6 +142,13 @@ TARGETS: dict[tuple[Family, str, SizeClass | None], Target] = {
     ("store", "check raw / read files, cold cache (speed)", None): _least(0.8),
     ("store", "check zstd N threads / 1 thread (speed)", None): _least(1.7),
     ("store", "convert / zstd-compress (time)", None): Target("<=", 1.3),
+    # Batched calls (issue 20): a 4 KiB chunk in a batch costs at most a
+    # quarter of a call of its own, in time per chunk.
+    **{
+        ("calls", f"decode_chunks, {endian}, {what}", None): Target("<=", 0.25)
+        for endian in ("swap", "native")
+        for what in ("new arrays", "into outs")
+    },
 }
 
 
