@@ -229,6 +229,19 @@ def test_a_fifo_chunk_is_reported_at_once(tmp_path, command):
     assert "chunk c/0 is corrupt: expected a regular file, got a FIFO" in done.stdout + done.stderr
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_a_fifo_metadata_document_is_reported_at_once(tmp_path):
+    root = tmp_path / "g"
+    group = zarr.open_group(root, mode="w", zarr_format=3)
+    group.create_group("sub")
+    os.remove(root / "sub" / "zarr.json")
+    os.mkfifo(root / "sub" / "zarr.json")
+    done = run_cli("check", root, seconds=20)  # zarr's LocalStore.get blocks on it
+    no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "metadata: sub: sub/zarr.json: expected a regular file, got a FIFO" in done.stdout
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
 def test_a_chunk_linked_to_dev_zero_is_reported_at_once(tmp_path):
     path = raw_array(tmp_path)
