@@ -239,7 +239,7 @@ def test_a_fifo_metadata_document_is_reported_at_once(tmp_path):
     done = run_cli("check", root, seconds=20)  # zarr's LocalStore.get blocks on it
     no_traceback(done)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "metadata: sub: sub/zarr.json: expected a regular file, got a FIFO" in done.stdout
+    assert "sub: metadata: sub/zarr.json: expected a regular file, got a FIFO" in done.stdout
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
@@ -353,7 +353,7 @@ def test_check_walks_1000_nested_groups(deep_store):
     done = run_cli("check", deep_store, seconds=60)
     no_traceback(done)  # RecursionError, exit 1, before
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "clean: 1 arrays checked" in done.stdout
+    assert "clean: 1 array checked" in done.stdout
 
 
 def test_convert_refuses_1000_nested_groups_in_one_line(deep_store, tmp_path):
