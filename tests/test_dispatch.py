@@ -28,7 +28,9 @@ def outcome(function):
     try:
         result = function()
     except (InvalidCodePointError, StringTooLongError) as error:
-        return type(error).__name__, vars(error).copy()
+        attributes = vars(error).copy()
+        assert attributes.pop("chunk") is None  # a call on one chunk names no chunk of a batch
+        return type(error).__name__, attributes
     return np.asarray(result).tobytes() if result is not None else None
 
 

@@ -7,6 +7,9 @@ import importlib.util
 import json
 import pathlib
 import re
+import shlex
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -18,7 +21,6 @@ MODULES = [
     "fixedutf32.capi",
     "fixedutf32.chunk",
     "fixedutf32.errors",
-    "fixedutf32.metadata",
     "fixedutf32.bench",
     "fixedutf32.bench.cases",
     "fixedutf32.transcode",
@@ -28,7 +30,7 @@ MODULES = [
 # Packages whose public names are defined in private submodules; their
 # examples, and those of the methods of their classes, are collected through
 # __all__.  They need zarr: without it each shows as one skip with the reason.
-PACKAGES = {"fixedutf32.zarr": "zarr", "fixedutf32.store": "zarr"}
+PACKAGES = {"fixedutf32.metadata": None, "fixedutf32.zarr": "zarr", "fixedutf32.store": "zarr"}
 # Docstrings whose examples need an optional dependency: skipped, with the
 # reason, when it is not installed.
 NEEDS = {
@@ -52,7 +54,7 @@ def _docstrings_with_examples():
     ]
     params = [pytest.param(test, id=test.name) for test in tests]
     for package, needs in PACKAGES.items():
-        if importlib.util.find_spec(needs) is None:
+        if needs is not None and importlib.util.find_spec(needs) is None:
             reason = f"the examples of {package} need {needs}, which is not installed"
             params.append(pytest.param(None, id=package, marks=pytest.mark.skip(reason=reason)))
             continue
@@ -123,6 +125,27 @@ def readme_usage_tour():
     return text[start:end]
 
 
+def readme_store_commands():
+    """The command lines of the tour's ```sh block on the store tools, comments dropped."""
+    blocks = re.findall(r"```sh\n(.*?)```", readme_usage_tour(), re.S)
+    block = next(block for block in blocks if "check" in block)
+    return [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def _run_commands(lines, where):
+    for line in lines:
+        program, *arguments = shlex.split(line)
+        assert program == "fixedutf32", line
+        result = subprocess.run(
+            [sys.executable, "-m", "fixedutf32", *arguments],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, f"{line}: exit {result.returncode}\n{result.stderr}"
+
+
 def test_readme_usage_example_runs():
     source = python_blocks(readme_usage_tour())[0]
     namespace = {}
@@ -132,8 +155,8 @@ def test_readme_usage_example_runs():
     assert namespace["wide"].nbytes == 2 * 40
 
 
-def test_readme_usage_tour_runs(tmp_path, monkeypatch):
-    """Every block of the tour, in order in one namespace: chunks, transcoding, zarr, stores."""
+def test_readme_usage_tour_runs_twice(tmp_path, monkeypatch):
+    """The tour's blocks in order in one namespace, twice: chunks, transcoding, zarr, stores."""
     zarr = pytest.importorskip("zarr", reason="the tour's zarr and store blocks need zarr-python")
     pytest.importorskip("numcodecs", reason="the store tools need numcodecs")
     import fixedutf32.zarr
@@ -145,8 +168,13 @@ def test_readme_usage_tour_runs(tmp_path, monkeypatch):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", zarr.errors.UnstableSpecificationWarning)
-            for number, source in enumerate(blocks):
-                exec(compile(source, f"README usage block {number}", "exec"), namespace)
+            for run in range(2):  # twice in a row: nothing it writes stops a second run
+                for number, source in enumerate(blocks):
+                    where = f"README usage block {number}, run {run}"
+                    exec(compile(source, where, "exec"), namespace)
+                    if number == 2:  # the store tools' commands, once strings.zarr exists
+                        _run_commands(readme_store_commands(), tmp_path)
+                fixedutf32.zarr.disable()
             big = zarr.open_array(tmp_path / "big.zarr")
             assert big[:].tolist() == [f"item {i}" for i in range(1000)]
     finally:
@@ -196,6 +224,19 @@ def test_zarr_guide_examples_run_twice(tmp_path, monkeypatch):
     assert zarr.open_array(tmp_path / "zarr-guide.zarr")[:].tolist() == ["a", "bb", "ccc", "dddd"]
 
 
+def test_store_guide_example_runs_twice(tmp_path, monkeypatch):
+    """The code of docs/store.md runs as written, twice in a row, from any folder."""
+    pytest.importorskip("zarr", reason="docs/store.md's tools need zarr-python")
+    pytest.importorskip("numcodecs", reason="the store tools need numcodecs")
+    (source,) = python_blocks((ROOT / "docs" / "store.md").read_text(encoding="utf-8"))
+    monkeypatch.chdir(tmp_path)
+    for run in range(2):
+        namespace = {}
+        exec(compile(source, f"docs/store.md, run {run}", "exec"), namespace)
+        assert namespace["report"].ok
+    assert (tmp_path / "archive-v3.zarr" / "names" / "zarr.json").is_file()
+
+
 def test_markdown_links_point_at_files():
     """Relative links in the README, CONTRIBUTING and docs/ name files that exist."""
     pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -242,3 +283,23 @@ def test_readme_starts_with_the_two_commands():
     assert 'pip install ".[test]" && python -m pytest' in head
     ci = (ROOT / ".ci" / "run").read_text()
     assert re.search(r"^\s*python -m pytest$", ci, re.M), "CI must run the README's test command"
+
+
+@pytest.mark.parametrize("module_name", ["fixedutf32", "fixedutf32.errors", *PACKAGES])
+def test_public_classes_name_their_public_module(module_name):
+    """A traceback or repr shows ``fixedutf32.store.StoreError``, never a private path."""
+    needed = PACKAGES.get(module_name)
+    if needed and importlib.util.find_spec(needed) is None:
+        pytest.skip(f"{module_name} needs {needed}, which is not installed")
+    module = importlib.import_module(module_name)
+    classes = [
+        value
+        for name in getattr(module, "__all__", dir(module))
+        if isinstance(value := getattr(module, name), type)
+        and value.__module__.startswith("fixedutf32")
+        # the top level re-exports the errors and its own result types
+        and (module_name != "fixedutf32" or issubclass(value, BaseException))
+    ]
+    assert classes
+    for cls in classes:
+        assert "._" not in f".{cls.__module__}", f"{cls.__qualname__} says {cls.__module__}"

@@ -845,10 +845,38 @@ def test_docstring_examples_run():
     """The Examples sections are doctests; run them with the suite."""
     import doctest
 
-    import fixedutf32.metadata
+    import fixedutf32.metadata as package
 
-    result = doctest.testmod(fixedutf32.metadata, optionflags=doctest.ELLIPSIS)
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for name in package.__all__:
+        # the public names are defined in the package's private modules
+        for test in finder.find(getattr(package, name), name, module=False, globs=vars(package)):
+            runner.run(test)
+    result = runner.summarize(verbose=False)
     assert result.attempted >= 30 and result.failed == 0
+
+
+def test_a_parsed_document_equals_the_same_fields_built_by_hand(monkeypatch):
+    """Parsing checks each field once: what it builds is what the checked constructor builds."""
+    docs = [
+        v3_doc(fill_value="ab", codecs=[BE, {"name": "gzip", "configuration": {"level": 1}}]),
+        v3_doc(codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}}, LE]),
+        v3_doc(shape=[7], chunk_grid={"name": "regular", "configuration": {"chunk_shape": [2]}}),
+    ]
+    parsed = [parse_array_metadata(doc) for doc in docs]
+    for meta in parsed:
+        fields = {name: getattr(meta, name) for name in meta.__dataclass_fields__}
+        assert ArrayMetadata(**fields) == meta
+
+    # ... and does not run the constructor's checks a second time:
+    def second_round(self):
+        raise AssertionError("__post_init__ ran for a parsed document")
+
+    monkeypatch.setattr(ArrayMetadata, "__post_init__", second_round)
+    assert [parse_array_metadata(doc) for doc in docs] == parsed
+    docs[0]["codecs"][1]["configuration"]["level"] = 9  # the caller's document changes ...
+    assert parsed[0].codecs[0]["configuration"]["level"] == 1  # ... the parsed object does not
 
 
 @pytest.mark.parametrize(

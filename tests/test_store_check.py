@@ -112,8 +112,12 @@ def test_chunks_that_do_not_decode(tmp_path):
     report = check(str(where))
     chunk = {p.key: p.message for p in report.problems if p.kind == "chunk"}
     assert set(chunk) == {"c/0/0", "c/1/0"}
-    assert chunk["c/0/0"].startswith("codec error")
-    assert chunk["c/1/0"] == "decodes to 20 bytes; expected 96 (6 elements of length_bytes 16)"
+    assert chunk["c/0/0"].startswith("chunk c/0/0 is corrupt: expected a zstd frame")
+    # refused from the frame's header, before inflating it
+    assert chunk["c/1/0"] == (
+        "chunk c/1/0 is corrupt: the zstd frame declares 20 bytes; a chunk here holds 96 bytes "
+        "(refused before inflating)"
+    )
 
 
 def test_metadata_problems_are_reported_not_raised(tmp_path):

@@ -95,17 +95,10 @@ def test_convert_cli(stores, capsys):
     )
     assert status == 1 and err.count("\n") == 1
     assert "invalid code point U+D800 (surrogate) at element [0, 1]" in err
-    status, out, err = run(
-        capsys,
-        "convert",
-        str(stores / "bad"),
-        str(stores / "out2"),
-        "--resume",
-        "--skip-invalid",
-        "--length-bytes",
-        "auto",
-        "--verify",
-    )
+    resume = ["convert", str(stores / "bad"), str(stores / "out2"), "--resume", "--skip-invalid"]
+    status, out, err = run(capsys, *resume, "--length-bytes", "auto", "--verify")
+    assert status == 2 and "started with other options: length_bytes None (now 'auto')" in err
+    status, out, err = run(capsys, *resume, "--verify")
     assert status == 0 and "skipped (fill value written)" in out and "verified" in out
 
     for argv, message in [
@@ -136,3 +129,79 @@ def test_progress_goes_to_stderr(tmp_path, capsys):
     write_array(str(tmp_path / "s"), text(), "v2_C")
     status, out, err = run(capsys, "check", str(tmp_path / "s"), "--progress")
     assert status == 0 and "9/9 chunks" in err and "chunks" not in out.splitlines()[0][:5]
+
+
+# --- help and options, as a newcomer reads them (issue 18) ---------------------
+
+
+@pytest.mark.parametrize("command", ["check", "convert"])
+def test_every_option_has_help_and_its_default(capsys, command):
+    import argparse
+
+    import fixedutf32.store._cli as cli
+
+    parsers = []
+    original = argparse.ArgumentParser.parse_args
+
+    def keep(self, *args, **kwargs):
+        parsers.append(self)
+        return original(self, *args, **kwargs)
+
+    argparse.ArgumentParser.parse_args = keep
+    try:
+        getattr(cli, f"{command}_main")(["--help"])
+    finally:
+        argparse.ArgumentParser.parse_args = original
+    out = capsys.readouterr().out
+    (parser,) = parsers
+    for action in parser._actions:
+        assert action.help, f"{command} {action.option_strings or action.dest} has no help"
+        if action.option_strings and action.nargs != 0 and action.default is not None:
+            shown = cli._HelpFormatter(parser.prog)._get_help_string(action)
+            assert "(default: " in shown, f"{command} --{action.dest}: {shown}"
+    assert "(default: 3)" in out or command == "check"
+    for choice in ("{fixed_length_utf32,string}", "{2,3}", "{little,big}"):
+        assert command == "check" or choice in out
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("zstd:99", "zstd: expected a level from -131072 to 22, got 99"),
+        ("gzip:10", "gzip: expected a level from 0 to 9, got 10"),
+        ("blosc:x", "blosc: expected an integer level from 0 to 9, got 'x'"),
+        ("lz4", "expected zstd[:LEVEL], gzip[:LEVEL], blosc[:LEVEL] or none, got 'lz4'"),
+        ("none:3", "expected zstd[:LEVEL], gzip[:LEVEL], blosc[:LEVEL] or none, got 'none:3'"),
+    ],
+)
+def test_compressor_levels_are_checked_against_the_codec(tmp_path, option, message):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fixedutf32",
+            "convert",
+            str(tmp_path / "a"),
+            str(tmp_path / "b"),
+            "--compressor",
+            option,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def test_compressor_settings_come_from_the_one_defaults_table():
+    from fixedutf32._source import DEFAULTS
+    from fixedutf32.store._cli import _compressor, _compressors
+
+    (zstd,) = _compressors(_compressor("zstd"), 3)
+    assert zstd == {"name": "zstd", "configuration": dict(DEFAULTS["zstd"])}
+    (gzip,) = _compressors(_compressor("gzip:1"), 2)
+    assert gzip == {"id": "gzip", "level": 1}
+    (blosc,) = _compressors(_compressor("blosc"), 3)
+    assert blosc["configuration"]["typesize"] == 4  # shuffled by UTF-32 code unit
+    assert blosc["configuration"]["clevel"] == DEFAULTS["blosc"]["clevel"]

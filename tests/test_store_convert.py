@@ -160,13 +160,12 @@ def test_invalid_chunk_stops_then_skip_invalid_resumes(tmp_path):
     assert out[clean].tolist() == data[clean].tolist()
 
 
-def test_too_small_length_bytes_stops(tmp_path):
+def test_too_small_length_bytes_is_refused_up_front(tmp_path):
     source = str(tmp_path / "src")
     write_array(source, text(), "v3_raw")
-    with pytest.raises(
-        InvalidChunkError, match=r"element \[2, 1\] has 3 code points; expected at most 2"
-    ):
+    with pytest.raises(ValueError, match=r"\(3 code points\); expected at least 12.*auto"):
         convert(source, str(tmp_path / "dst"), length_bytes=8, threads=1)
+    assert not (tmp_path / "dst").exists()
 
 
 def test_bad_arguments_touch_nothing(tmp_path):

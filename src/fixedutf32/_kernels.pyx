@@ -268,7 +268,18 @@ def set_simd_level(name):
     return previous
 
 
-set_simd_level(os.environ.get("FIXEDUTF32_SIMD", "best") or "best")
+def _level_from_environment():
+    # Named here, not in set_simd_level: the variable is what the user set.
+    value = os.environ.get("FIXEDUTF32_SIMD", "best") or "best"
+    try:
+        set_simd_level(value)
+    except ValueError as exc:
+        raise ValueError(
+            f"the environment variable FIXEDUTF32_SIMD is {value!r}: {exc}; set "
+            f"FIXEDUTF32_SIMD to one of those, or unset it") from None
+
+
+_level_from_environment()
 
 # The C API (include/fixedutf32/fixedutf32.h): the table of entries, for
 # compiled callers, which load it with fixedutf32_import().

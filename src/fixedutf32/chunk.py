@@ -12,7 +12,7 @@ and run without the GIL.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,7 @@ from ._checks import (
     unicode_dtype,
     writable_byte_view,
 )
+from ._pool import new_array
 from ._status import status_error
 from .errors import FixedUTF32Error
 
@@ -51,7 +52,6 @@ _VALIDATE = _kernels.VALIDATE
 _SRC_SWAPPED = _kernels.SRC_SWAPPED
 _SWAP = _kernels.SWAP
 _STREAM = _kernels.STREAM
-_POOL_MIN_BYTES = _kernels.POOL_MIN_BYTES
 _converted = _kernels.converted
 _OK = _kernels.OK_STATUS
 # Native U dtypes of the usual widths by length_bytes, for the hot path.
@@ -61,16 +61,6 @@ _UINT8 = np.dtype(np.uint8)
 # Outputs at least this large are written with non-temporal stores (the
 # threshold lives in _kernels, which applies it to new arrays itself).
 STREAM_THRESHOLD_BYTES = _kernels.STREAM_MIN_BYTES
-
-
-def new_array(count: int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
-    """A new writable 1-D array; large ones reuse freed memory from the pool."""
-    dtype = np.dtype(dtype)
-    nbytes = count * dtype.itemsize
-    if nbytes >= _POOL_MIN_BYTES:
-        # NumPy's stubs for Python 3.11 list concrete buffer types only.
-        return np.frombuffer(_kernels.new_buffer(nbytes), dtype)  # type: ignore[call-overload,no-any-return]
-    return np.empty(count, dtype)
 
 
 def set_buffer_pool_limit(nbytes: int) -> int:

@@ -49,8 +49,8 @@ from ._checks import (
     unicode_dtype,
     writable_byte_view,
 )
+from ._pool import new_array
 from ._status import status_error
-from .chunk import new_array
 from .errors import ChunkSizeError, FixedUTF32Error, InvalidUTF8Error, StringTooLongError
 
 if TYPE_CHECKING:

@@ -125,7 +125,7 @@ class ElementLayout:
         if status[0]:
             raise status_error(status)
 
-    def longest(self, data: Buffer, lengths: npt.NDArray[np.intp]) -> int:
+    def longest(self, data: Buffer, lengths: npt.NDArray[np.intp], *, validate: bool = True) -> int:
         """Check every code unit of whole elements and return the longest string's length.
 
         Parameters
@@ -134,7 +134,11 @@ class ElementLayout:
             Whole elements (read only).
         lengths : numpy.ndarray of intp
             Scratch for one length per element: at least as many entries as
-            ``data`` holds elements (:meth:`block_elements` for a block).
+            ``data`` holds elements (:meth:`block_elements` for a block);
+            the first of them receive each element's length.
+        validate : bool
+            False: count without checking the units (for a chunk already
+            known to hold an invalid one).
 
         Returns
         -------
@@ -147,7 +151,7 @@ class ElementLayout:
         InvalidCodePointError
             At the first invalid unit; ``index`` counts from the start of ``data``.
         """
-        flags = _VALIDATE | (_SRC_SWAPPED if self.swapped else 0)
+        flags = (_VALIDATE if validate else 0) | (_SRC_SWAPPED if self.swapped else 0)
         status = _kernels.str_lengths(data, lengths, self.units, flags)
         if status[0]:
             raise status_error(status)

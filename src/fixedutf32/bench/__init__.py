@@ -27,10 +27,11 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
 from .._kernels import get_simd_level
-from . import _calls, _kernels, _report, _store, _transcode, _zarr
+from . import _calls, _kernels, _report, _session, _store, _transcode, _zarr
 from ._report import BenchReport
 from ._store import stores
-from ._timing import KiB, MiB, Progress, format_size, parse_size
+from ._targets import Verdict
+from ._timing import KiB, MiB, Progress, parse_size
 from ._zarr import CASES as ZARR_CASES
 from ._zarr import arrays as zarr_arrays
 from ._zarr import configurations as zarr_configurations
@@ -123,9 +124,7 @@ def run(
     left_out: list[str] = []
     for nbytes in sizes:
         report["rows"].extend(_kernels.measure(nbytes, repeat=repeat, progress=progress))
-        if progress:
-            progress(f"UTF-8 transcoding @ {format_size(nbytes)}")
-        for row in _transcode.measure(nbytes, repeat):
+        for row in _transcode.measure(nbytes, repeat, progress=progress):
             kernel = row["kernel"].split(" (")[0]
             if row["baseline"] is not None:
                 report["rows"].append(row)
@@ -180,6 +179,12 @@ def _parser() -> argparse.ArgumentParser:
         help="timed repetitions per row (default: 9; --store: 3, best of them)",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 3 when a row or ratio misses its target (default: report "
+        "misses, exit 0)",
+    )
     family = parser.add_mutually_exclusive_group()
     family.add_argument(
         "--zarr",
@@ -227,7 +232,13 @@ def _size_option(
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``fixedutf32 bench`` with the command-line arguments ``argv``; the exit status.
 
-    Progress goes to stderr, the table (or ``--json``) to stdout.
+    Before it starts, one line on stderr says how long the run should take;
+    then one progress display (a tqdm bar where tqdm is installed and stderr
+    is a terminal) covers every step.  The table (or ``--json``) goes to
+    stdout, followed by a line on the targets met and missed, a warning for
+    each reason the figures cannot be trusted (a load average above the
+    cores, a speed-up on threads that the cores cannot give: such a figure is
+    withheld, shown as n/a) and the total time.
 
     Parameters
     ----------
@@ -238,7 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         0; 1 when ``--zarr`` read back different data or ``--store``'s
-        check found problems in the stores it wrote.
+        check found problems in the stores it wrote; 3 with ``--strict``
+        when a row or ratio missed its target (and nothing else failed).
 
     Raises
     ------
@@ -267,42 +279,77 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.dir is not None and not os.path.isdir(args.dir):
         parser.error(f"--dir: expected an existing directory, got {args.dir!r}")
 
-    interactive = sys.stderr.isatty()
-
-    def progress(message: str) -> None:
-        if interactive:
-            sys.stderr.write(f"\r\x1b[Kmeasuring {message}")
-        else:
-            sys.stderr.write(f"measuring {message}\n")
-        sys.stderr.flush()
-
     if args.zarr or args.store:
         try:
             _zarr.require()
         except ImportError as error:
             parser.error(str(error))
+    family: _session.Family = "zarr" if args.zarr else "store" if args.store else "kernels"
+    repeat = args.repeat or {"zarr": 9, "store": 3, "kernels": 9}[family]
+    measured = {"zarr": [zarr_size], "store": [store_size], "kernels": sizes}[family]
+    estimate = _session.estimate_seconds(family, measured, repeat, _session.copy_gbps())
+    sys.stderr.write(
+        f"fixedutf32 bench{'' if family == 'kernels' else ' --' + family}: "
+        f"{_session.format_duration(estimate)} on this machine (longer when it is busy)\n"
+    )
+    loads = [_session.load_average()]
+    steps = _session.Steps(estimate)
     report: Mapping[str, object]
     table: Callable[[], str]
-    if args.zarr:
-        zarr_report = _zarr.run(
-            zarr_size, repeat=args.repeat or 9, progress=progress, directory=args.dir
-        )
-        status = 1 if _report.mismatches(zarr_report) else 0
-        report, table = zarr_report, partial(_report.format_zarr_table, zarr_report)
-    elif args.store:
-        store_report = _store.run(
-            store_size,
-            threads=args.threads,
-            repeat=args.repeat or 3,
-            progress=progress,
-            directory=args.dir,
-        )
-        status = 0 if store_report["check_ok"] else 1
-        report, table = store_report, partial(_report.format_store_table, store_report)
+    verdicts: Sequence[Verdict]
+    warnings: list[str] = []
+    try:
+        if args.zarr:
+            zarr_report = _zarr.run(zarr_size, repeat=repeat, progress=steps, directory=args.dir)
+            status = 1 if _report.mismatches(zarr_report) else 0
+            warnings += _session.withhold_impossible(zarr_report["ratios"])
+            reference = zarr_report["threads_reference"]
+            warning = _session.speedup_warning(
+                "decode_chunk on 2 threads", reference["decode_chunk_scaling"], 2
+            )
+            if warning:
+                warnings.append(warning)
+                reference["decode_chunk_scaling"] = None
+            verdicts = zarr_report["ratios"]
+            report, table = zarr_report, partial(_report.format_zarr_table, zarr_report)
+        elif args.store:
+            store_report = _store.run(
+                store_size, threads=args.threads, repeat=repeat, progress=steps, directory=args.dir
+            )
+            status = 0 if store_report["check_ok"] else 1
+            warnings += _session.withhold_impossible(store_report["ratios"])
+            verdicts = store_report["ratios"]
+            report, table = store_report, partial(_report.format_store_table, store_report)
+        else:
+            bench_report = run(sizes, threads=args.threads, repeat=repeat, progress=steps)
+            scaling = bench_report["threads"]
+            if scaling:
+                warning = _session.speedup_warning(
+                    f"decode_chunk on {scaling['threads']} threads",
+                    scaling["scaling"],
+                    scaling["threads"],
+                )
+                if warning:
+                    warnings.append(warning)
+                    scaling["scaling"] = None
+            status, verdicts = 0, bench_report["rows"]
+            report, table = bench_report, partial(format_table, bench_report)
+    finally:
+        seconds = steps.close()
+    loads.append(_session.load_average())
+    load_warning = _session.load_warning(loads)
+    if load_warning:
+        warnings.insert(0, load_warning)
+    missed = _session.missed(verdicts)
+    if args.json:
+        print(_report.to_json({**report, "seconds": seconds, "warnings": warnings}))
     else:
-        bench_report = run(sizes, threads=args.threads, repeat=args.repeat or 9, progress=progress)
-        status, report, table = 0, bench_report, partial(format_table, bench_report)
-    if interactive:
-        sys.stderr.write("\r\x1b[K")
-    print(_report.to_json(report) if args.json else table())
+        print(table())
+        print()
+        print(_report.targets_line(len(missed), len(_session.judged(verdicts))))
+        for warning in warnings:
+            print(f"WARNING: {warning}")
+        print(f"took {seconds:.0f} s")
+    if args.strict and missed and status == 0:
+        return 3
     return status

@@ -44,7 +44,7 @@ class ThreadScaling(TypedDict, total=False):
 
     threads: int
     size: int
-    scaling: float
+    scaling: float | None  # None: withheld, impossible on this machine's cores
     memcpy_scaling: float
 
 
@@ -94,7 +94,7 @@ class ZarrThreads(TypedDict):
 
     threads: int
     size: int
-    decode_chunk_scaling: float
+    decode_chunk_scaling: float | None  # None: withheld, impossible on this machine's cores
     memcpy_scaling: float
 
 
@@ -137,6 +137,20 @@ class StoreReport(TypedDict):
 def to_json(report: Mapping[str, object]) -> str:
     """The report as indented JSON (what ``--json`` prints)."""
     return json.dumps(report, indent=2)
+
+
+def targets_line(missed: int, judged: int) -> str:
+    """The line under every table: whose targets these are, and how many were missed."""
+    outcome = f"all {judged} met" if not missed else f"{missed} of {judged} MISSED in this run"
+    return (
+        f"targets: the project's own goals for each ratio (docs/performance.md; "
+        f"fixedutf32/bench/_targets.py), {outcome}; a miss does not change the exit "
+        "status unless --strict is given"
+    )
+
+
+def _scaling(value: float | None) -> str:
+    return "n/a (withheld, see the warning)" if value is None else f"{value:.2f}x"
 
 
 def verdict(entry: Verdict) -> str:
@@ -198,7 +212,7 @@ def format_table(report: BenchReport) -> str:
         t = report["threads"]
         lines.append(
             f"{t['threads']} threads on {format_size(t['size'])} chunks: decode_chunk "
-            f"{t['scaling']:.2f}x the throughput of one (GIL released); numpy.copyto "
+            f"{_scaling(t['scaling'])} the throughput of one (GIL released); numpy.copyto "
             f"{t['memcpy_scaling']:.2f}x, measured alongside"
         )
     lines.extend(f"note: {note}" for note in report.get("notes", []))
@@ -275,7 +289,8 @@ def format_zarr_table(report: ZarrReport) -> str:
     lines.append(
         f"{t['threads']} threads on {format_size(t['size'])} chunks, measured after the rows: "
         "decode_chunk "
-        f"{t['decode_chunk_scaling']:.2f}x one thread, numpy.copyto {t['memcpy_scaling']:.2f}x "
+        f"{_scaling(t['decode_chunk_scaling'])} one thread, numpy.copyto "
+        f"{t['memcpy_scaling']:.2f}x "
         "(the machine's own limit on scaling)"
     )
     mismatched = mismatches(report)

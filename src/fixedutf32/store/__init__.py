@@ -17,6 +17,11 @@ from ._check import ArrayReport, CheckReport, Problem, check
 from ._convert import ConvertReport, InvalidChunkError, convert
 from ._stores import StoreError
 
+# Shown, in tracebacks and reprs, by the module they are imported from.
+for _public in (ArrayReport, CheckReport, Problem, ConvertReport, InvalidChunkError, StoreError):
+    _public.__module__ = __name__
+del _public
+
 __all__ = [
     "check",
     "convert",

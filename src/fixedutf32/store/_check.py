@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -13,8 +12,14 @@ import numpy as np
 import numpy.typing as npt
 
 from .._checks import ByteView
-from ..chunk import str_lengths
-from ..errors import InvalidCodePointError, MetadataError
+from .._source import ElementLayout, Scratch, borrowed_scratch, thread_scratch
+from ..errors import (
+    FixedUTF32Error,
+    InvalidCodePointError,
+    InvalidUTF8Error,
+    MetadataError,
+    StringTooLongError,
+)
 from ._layout import FIXED, ArrayPlan, Index, Node, data_type_of, memory_order, plan_array, walk
 from ._run import StoreRef, Task, dask_client, default_threads, resolve, run_with_progress
 from ._stores import StoreError, StoreHandle, open_handle, spec_of
@@ -219,46 +224,91 @@ class CheckReport:
         return "\n".join(lines)
 
 
+def chunk_problem(plan: ArrayPlan, key: str, index: Index, exc: Exception) -> Problem:
+    """The report's Problem for an error met reading or decoding one chunk.
+
+    The one place where the kernels' errors, whose indices count elements
+    from the start of the chunk, become array coordinates.
+
+    Parameters
+    ----------
+    plan : ArrayPlan
+    key : str
+        The chunk's store key (the shard's, for sharded arrays).
+    index : tuple of int
+        The chunk's grid index.
+    exc : Exception
+        :class:`~fixedutf32.errors.InvalidCodePointError`,
+        :class:`~fixedutf32.errors.InvalidUTF8Error` or
+        :class:`~fixedutf32.errors.StringTooLongError` from a kernel; any
+        other error (a corrupt chunk, a wrong size) is a ``chunk`` problem
+        with its message.
+
+    Returns
+    -------
+    Problem
+    """
+    if isinstance(exc, InvalidCodePointError):
+        coordinates = plan.coordinates(index, exc.index)
+        value = exc.code_point
+        kind = "surrogate" if 0xD800 <= value <= 0xDFFF else "above U+10FFFF"
+        outside = any(c >= s for c, s in zip(coordinates, plan.meta.shape))
+        padding = " (edge chunk padding, outside the array)" if outside else ""
+        return Problem(
+            "code_point",
+            plan.path,
+            f"invalid code point U+{value:04X} ({kind}) at element {list(coordinates)}, "
+            f"position {exc.position}{padding}; expected a Unicode scalar value",
+            key,
+            index,
+            coordinates,
+            exc.position,
+            value,
+        )
+    if isinstance(exc, InvalidUTF8Error):
+        coordinates = plan.coordinates(index, exc.index)
+        return Problem(
+            "code_point",
+            plan.path,
+            f"invalid UTF-8 at element {list(coordinates)}, byte {exc.byte_offset}: {exc.reason}",
+            key,
+            index,
+            coordinates,
+        )
+    if isinstance(exc, StringTooLongError):
+        coordinates = plan.coordinates(index, exc.index)
+        return Problem(
+            "chunk",
+            plan.path,
+            f"string at element {list(coordinates)} has {exc.length} code points; "
+            f"expected at most {exc.capacity} (length_bytes {4 * exc.capacity})",
+            key,
+            index,
+            coordinates,
+        )
+    return Problem("chunk", plan.path, str(exc), key, index)
+
+
 def _code_point_problems(
-    plan: ArrayPlan, key: str, index: Index, view: npt.NDArray[np.uint8], budget: int
+    plan: ArrayPlan, key: str, index: Index, data: ByteView, budget: int
 ) -> list[Problem]:
     """Every invalid code unit of a chunk known to hold one, up to ``budget``."""
-    meta = plan.meta
-    units = view.view("<u4" if meta.endian == "little" else ">u4")
-    bad = np.flatnonzero((units > 0x10FFFF) | ((units >= 0xD800) & (units <= 0xDFFF)))
-    width = meta.data_type.length_bytes // 4
-    problems: list[Problem] = []
-    for unit in bad[:budget].tolist():
-        element, position = divmod(unit, width)
-        value = int(units[unit])
-        coordinates = plan.coordinates(index, element)
-        kind = "surrogate" if 0xD800 <= value <= 0xDFFF else "above U+10FFFF"
-        outside = any(c >= s for c, s in zip(coordinates, meta.shape))
-        problems.append(
-            Problem(
-                "code_point",
-                plan.path,
-                f"invalid code point U+{value:04X} ({kind}) at element {list(coordinates)}, "
-                "position "
-                f"{position}{' (edge chunk padding, outside the array)' if outside else ''}; "
-                f"expected a Unicode scalar value",
-                key,
-                index,
-                coordinates,
-                position,
-                value,
-            )
-        )
-    return problems
+    elements = _elements(plan)
+    return [chunk_problem(plan, key, index, e) for e in elements.invalid_units(data, budget)]
+
+
+def _elements(plan: ArrayPlan) -> ElementLayout:
+    assert plan.decoder is not None  # a fixed_length_utf32 array's plan has its decoder
+    return plan.decoder.elements
 
 
 def _longest(plan: ArrayPlan, index: Index, lengths: npt.NDArray[np.intp]) -> int:
     meta = plan.meta
     if lengths.size == 0:
         return 0
-    target, source = meta.chunk_region(index)
-    if all(t.stop - t.start == c for t, c in zip(target, meta.chunk_shape)):
+    if not plan.grid.is_edge(index):
         return int(lengths.max())
+    _, source = plan.grid.region(index)
     inside = lengths.reshape(meta.chunk_shape, order=memory_order(meta))[source]
     return int(inside.max()) if inside.size else 0
 
@@ -266,28 +316,15 @@ def _longest(plan: ArrayPlan, index: Index, lengths: npt.NDArray[np.intp]) -> in
 def _check_chunk(
     plan: ArrayPlan, key: str, index: Index, data: ByteView, budget: int
 ) -> tuple[list[Problem], int]:
-    """(problems, longest) for one decoded chunk."""
-    meta = plan.meta
-    length_bytes = meta.data_type.length_bytes
-    view = np.frombuffer(data, np.uint8)
-    expected = plan.chunk_nbytes()
-    if view.nbytes != expected:
-        return [
-            Problem(
-                "chunk",
-                plan.path,
-                f"decodes to {view.nbytes} bytes; expected {expected} "
-                f"({math.prod(meta.chunk_shape)} elements of length_bytes {length_bytes})",
-                key,
-                index,
-            )
-        ], 0
+    """(problems, longest) for one decoded chunk of exactly :meth:`ArrayPlan.chunk_nbytes`."""
+    elements = _elements(plan)
+    lengths = thread_scratch().intp("lengths", plan.grid.chunk_elements)
     try:
-        lengths = str_lengths(view, length_bytes, endian=meta.endian)
+        elements.longest(data, lengths)
         problems: list[Problem] = []
     except InvalidCodePointError:
-        problems = _code_point_problems(plan, key, index, view, budget)
-        lengths = str_lengths(view, length_bytes, endian=meta.endian, validate=False)
+        problems = _code_point_problems(plan, key, index, data, budget)
+        elements.longest(data, lengths, validate=False)
     return problems, _longest(plan, index, lengths)
 
 
@@ -308,54 +345,111 @@ class KeyCheck(KeyLongest):
     bytes_read: int
 
 
-def check_key(ref: StoreRef, plan: ArrayPlan, key_index: Index, max_errors: int) -> KeyCheck:
-    """Check the chunks stored under one key (a task; runs on threads or Dask workers).
+class _ChunkCheck:
+    """Checks the chunks of one key as they are read: each block validated while in cache.
+
+    The string lengths of a chunk's blocks go to ``scratch``; a
+    block holding an invalid code unit is only marked, and its chunk is
+    searched for every invalid unit (up to the budget) once it is whole.
+    """
+
+    def __init__(
+        self, plan: ArrayPlan, result: KeyCheck, max_errors: int, scratch: Scratch
+    ) -> None:
+        self.plan, self.result, self.max_errors = plan, result, max_errors
+        self.key = ""  # the key being read
+        elements = _elements(plan)
+        self.elements = elements
+        self.length_bytes = elements.length_bytes
+        self.lengths = scratch.intp("lengths", plan.grid.chunk_elements)
+        self.longest = 0
+        self.bad = False
+
+    def block(self, index: Index, block: memoryview, offset: int) -> None:
+        start = offset // self.length_bytes
+        lengths = self.lengths[start : start + block.nbytes // self.length_bytes]
+        try:
+            self.longest = max(self.longest, self.elements.longest(block, lengths))
+        except InvalidCodePointError:
+            self.bad = True
+            self.elements.longest(block, lengths, validate=False)
+
+    def chunk(self, index: Index, data: memoryview | None, error: FixedUTF32Error | None) -> None:
+        result, plan = self.result, self.plan
+        bad, longest = self.bad, self.longest
+        self.bad, self.longest = False, 0
+        problems = result["problems"]
+        budget = self.max_errors - len(problems)
+        result["present"] += 1  # stored, whether it reads or not
+        if data is None:
+            assert error is not None  # read_key gives each chunk's data or an error
+            if budget > 0:
+                problems.append(chunk_problem(plan, self.key, index, error))
+            return
+        if bad and budget > 0:
+            problems.extend(_code_point_problems(plan, self.key, index, data, budget))
+        if plan.grid.is_edge(index):
+            longest = _longest(plan, index, self.lengths)
+        result["longest"] = max(result["longest"], longest)
+
+
+def check_keys(
+    ref: StoreRef, plan: ArrayPlan, key_indices: Sequence[Index], max_errors: int
+) -> KeyCheck:
+    """Check the chunks stored under some keys of one array (a task; threads or Dask workers).
+
+    A task covers several keys so that its cost is the reading, not the
+    scheduling; it stops after the key at which ``max_errors`` problems are
+    found.
 
     Returns
     -------
     dict
-        ``path``, ``chunks`` (in the key), ``present``, ``missing``,
-        ``bytes_read``, ``longest`` and ``problems`` (at most ``max_errors``).
+        ``path``, ``chunks`` (in the keys checked), ``present``,
+        ``missing``, ``bytes_read``, ``longest`` and ``problems`` (at most
+        ``max_errors``).
     """
     handle = resolve(ref)
-    key = plan.key(key_index)
-    chunks = len(plan.chunks_of_key(key_index))
     result: KeyCheck = {
         "path": plan.path,
-        "chunks": chunks,
+        "chunks": 0,
         "present": 0,
-        "missing": chunks,
+        "missing": 0,
         "bytes_read": 0,
         "longest": 0,
         "problems": [],
     }
-    read = plan.read_key(handle, key_index)
-    if read is None:
-        return result
-    result["bytes_read"], parts = read
-    result["present"] = len(parts)
-    result["missing"] = chunks - len(parts)
-    problems = result["problems"]
-    for index, data, error in parts:
-        budget = max_errors - len(problems)
-        if budget <= 0:
-            break
-        if error is not None:
-            problems.append(Problem("chunk", plan.path, error, key, index))
-            continue
-        assert data is not None  # read_key gives each chunk's data or an error
-        found, longest = _check_chunk(plan, key, index, data, budget)
-        problems.extend(found)
-        result["longest"] = max(result["longest"], longest)
+    with borrowed_scratch() as scratch:
+        checker = _ChunkCheck(plan, result, max_errors, scratch)
+        for key_index in key_indices:
+            chunks = plan.chunks_in_key(key_index)
+            present = result["present"]
+            checker.key = plan.key(key_index)
+            nread = plan.read_key(
+                handle, key_index, checker.chunk, on_block=checker.block, scratch=scratch
+            )
+            result["chunks"] += chunks
+            result["bytes_read"] += nread or 0
+            result["missing"] += chunks - min(result["present"] - present, chunks)
+            if len(result["problems"]) >= max_errors:
+                break
     return result
 
 
-def _source_nodes(handle: StoreHandle, path: str, strings_only: bool = True) -> list[Node]:
+def check_key(ref: StoreRef, plan: ArrayPlan, key_index: Index, max_errors: int) -> KeyCheck:
+    """:func:`check_keys` of one key."""
+    return check_keys(ref, plan, (key_index,), max_errors)
+
+
+def _source_nodes(
+    handle: StoreHandle, path: str, strings_only: bool = True, max_depth: int | None = None
+) -> list[Node]:
     """The hierarchy at ``path``; StoreError when nothing usable is there.
 
-    With ``strings_only``, ``path`` may not be an array of another data type.
+    With ``strings_only``, ``path`` may not be an array of another data type;
+    ``max_depth`` as for :func:`~fixedutf32.store._layout.walk`.
     """
-    nodes = walk(handle, path)
+    nodes = walk(handle, path, max_depth)
     where = f"at path {path!r} in {handle.name}" if path else f"in {handle.name}"
     if not nodes:
         raise StoreError(f"no Zarr group or array {where} (no zarr.json, .zarray or .zgroup)")
@@ -463,7 +557,7 @@ def check(
         report = CheckReport(handle.name, path, max_errors=max_errors)
         plans = _plan(report, _source_nodes(handle, path))
         ref = spec_of(handle, "source") if client is not None else handle
-        _run_check(report, plans, ref, threads, client, progress)
+        _run_check(report, plans, handle, ref, threads, client, progress)
         report.problems.sort(key=Problem.sort_key)
         return report
     finally:
@@ -515,9 +609,21 @@ def _plan(report: CheckReport, nodes: Sequence[Node]) -> list[ArrayPlan]:
     return plans
 
 
+# Chunk bytes a task of check reads at least, unless that leaves threads idle.
+_TASK_BYTES = 16 << 20
+
+
+def _keys_per_task(keys: int, key_nbytes: int, threads: int) -> int:
+    """Keys per task: about :data:`_TASK_BYTES` of chunks, and four tasks per thread at least."""
+    by_size = max(1, _TASK_BYTES // max(key_nbytes, 1))
+    by_threads = max(1, -(-keys // (4 * threads)))
+    return max(1, min(by_size, by_threads, 1024))
+
+
 def _run_check(
     report: CheckReport,
     plans: list[ArrayPlan],
+    handle: StoreHandle,
     ref: StoreRef,
     threads: int,
     client: distributed.Client | None,
@@ -525,13 +631,19 @@ def _run_check(
 ) -> None:
     by_path = {a.path: a for a in report.arrays}
     tasks: list[Task[KeyCheck]] = []
+    # Work from the keys the store holds (listed once per array): a chunk no
+    # key holds is missing, counted without a task or a store lookup.
     for plan in plans:
-        for key_index in plan.key_indices:
-            chunks = len(plan.chunks_of_key(key_index))
+        keys = plan.stored_keys(handle)
+        counts = [plan.chunks_in_key(k) for k in keys]
+        by_path[plan.path].chunks_missing += plan.chunk_count - sum(counts)
+        per_task = _keys_per_task(len(keys), plan.chunk_nbytes() * max(counts, default=1), threads)
+        for start in range(0, len(keys), per_task):
+            chunks = sum(counts[start : start + per_task])
             tasks.append(
                 (
-                    check_key,
-                    (ref, plan, key_index, report.max_errors),
+                    check_keys,
+                    (ref, plan, keys[start : start + per_task], report.max_errors),
                     chunks,
                     chunks * plan.chunk_nbytes(),
                 )

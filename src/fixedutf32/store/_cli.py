@@ -19,19 +19,40 @@ __all__ = ["check_main", "convert_main"]
 _Choice: TypeAlias = Literal["default"] | tuple[str, int | None] | None
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's own "(default: ...)" after each option's help, where a default means something.
+
+    Left out for flags, for options whose absence the help text explains
+    itself (None), and where the help names the default already.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        flag = action.nargs == 0
+        if flag or action.default in (None, argparse.SUPPRESS) or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error in one line (exit status 2)."""
+    """argparse, with a usage error in one line (exit status 2) and every default shown."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(**kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
     def parse(self, argv: Sequence[str]) -> tuple[argparse.Namespace | None, int]:
-        """``(arguments, 0)``, or ``(None, status)`` after --help or a usage error."""
+        """``(arguments, 0)``, or ``(None, status)`` after --help, a usage error or without zarr."""
         try:
-            return self.parse_args(argv), 0
+            args = self.parse_args(argv)
         except SystemExit as exc:
             # argparse exits with 0 (--help) or 2 (error, above).
             return None, exc.code if isinstance(exc.code, int) else 2
+        missing = _missing_zarr(self.prog)
+        return (None, missing) if missing is not None else (args, 0)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +77,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="show progress on stderr (default: when stderr is a terminal)",
     )
-    group.add_argument("--no-progress", dest="progress", action="store_false")
+    group.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_false",
+        help="no progress, not even on a terminal",
+    )
 
 
 class _RunOptions(TypedDict):
@@ -81,6 +107,22 @@ def _fail(prog: str, exc: Exception | str, status: int = 2) -> int:
     return status
 
 
+def _missing_zarr(prog: str) -> int | None:
+    """Exit status 2 and one line when the ``zarr`` extra is not installed, else None."""
+    import importlib
+
+    for name in ("zarr", "numcodecs"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            return _fail(
+                prog,
+                f"needs zarr-python and numcodecs, and {name} cannot be imported; "
+                f'install them with: pip install "fixedutf32[zarr]"',
+            )
+    return None
+
+
 def check_main(argv: Sequence[str]) -> int:
     """``fixedutf32 check STORE ...``; returns the exit status."""
     from . import StoreError, check
@@ -94,11 +136,9 @@ def check_main(argv: Sequence[str]) -> int:
         "store", metavar="STORE", help="a directory, a .zip file, or a URL (memory://, s3://, ...)"
     )
     parser.add_argument(
-        "--path", default="", help="the group or array to check (default: the root)"
+        "--path", default="", help="the group or array to check (default: the root group)"
     )
-    parser.add_argument(
-        "--max-errors", type=int, default=100, help="stop after this many problems (default: 100)"
-    )
+    parser.add_argument("--max-errors", type=int, default=100, help="stop after this many problems")
     _common(parser)
     args, status = parser.parse(argv)
     if args is None:
@@ -122,43 +162,53 @@ def _length_bytes(text: str) -> int | str:
         ) from None
 
 
+# --compressor's codecs: the numcodecs key of the level, and the levels each accepts.
+_LEVELS = {"zstd": ("level", -131072, 22), "gzip": ("level", 0, 9), "blosc": ("clevel", 0, 9)}
+
+
 def _compressor(text: str) -> _Choice:
-    """``zstd[:LEVEL]``, ``gzip[:LEVEL]``, ``blosc`` or ``none``."""
+    """``zstd[:LEVEL]``, ``gzip[:LEVEL]``, ``blosc[:LEVEL]`` or ``none``; the level checked."""
     if text == "default":
         return "default"
-    name, _, level = text.partition(":")
-    if name == "none":
+    name, colon, level = text.partition(":")
+    if name == "none" and not colon:
         return None
-    if name not in ("zstd", "gzip", "blosc"):
+    if name not in _LEVELS:
         raise argparse.ArgumentTypeError(
-            f"expected zstd[:LEVEL], gzip[:LEVEL], blosc or none, got {text!r}"
+            f"expected zstd[:LEVEL], gzip[:LEVEL], blosc[:LEVEL] or none, got {text!r}"
         )
+    if not colon:
+        return (name, None)
+    _, low, high = _LEVELS[name]
     try:
-        return (name, int(level) if level else None)
+        value = int(level)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer level, got {level!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"{name}: expected an integer level from {low} to {high}, got {level!r}"
+        ) from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(
+            f"{name}: expected a level from {low} to {high}, got {value}"
+        )
+    return (name, value)
 
 
 def _compressors(choice: _Choice, zarr_format: int) -> str | list[dict[str, Any]] | None:
+    """The ``compressors`` argument of ``convert`` for a --compressor choice.
+
+    The codec's other settings come from the chunk-source layer's one
+    defaults table (``fixedutf32._source.DEFAULTS``), as the pipeline's do.
+    """
+    from .._source import parse_codec
+
     if choice == "default":
         return "default"
     if choice is None:
         return None
     name, level = choice
-    if zarr_format == 2:
-        return [{"id": name, **({"level": level} if level is not None else {})}]
-    config = {
-        "zstd": {"level": 0 if level is None else level, "checksum": False},
-        "gzip": {"level": 5 if level is None else level},
-        "blosc": {
-            "cname": "zstd",
-            "clevel": 5,
-            "shuffle": "shuffle",
-            "typesize": 4,
-            "blocksize": 0,
-        },
-    }[name]
-    return [{"name": name, "configuration": config}]
+    config = {} if level is None else {_LEVELS[name][0]: level}
+    spec = parse_codec({"name": name, "configuration": config}, 3)
+    return [dict(spec.to_json(zarr_format))]
 
 
 def convert_main(argv: Sequence[str]) -> int:
@@ -176,27 +226,51 @@ def convert_main(argv: Sequence[str]) -> int:
         "--to",
         choices=["fixed_length_utf32", "string"],
         default="fixed_length_utf32",
-        help="data type written",
+        help="the data type the string arrays are written as: fixed_length_utf32, or "
+        "zarr-python's variable-length string type",
     )
-    parser.add_argument("--zarr-format", type=int, choices=[2, 3], default=3)
-    parser.add_argument("--endian", choices=["little", "big"], default="little")
+    parser.add_argument(
+        "--zarr-format",
+        type=int,
+        choices=[2, 3],
+        default=3,
+        help="the Zarr format of the destination (2 writes <U/>U arrays)",
+    )
+    parser.add_argument(
+        "--endian",
+        choices=["little", "big"],
+        default="little",
+        help="the byte order of the code units written (fixed_length_utf32)",
+    )
     parser.add_argument(
         "--length-bytes",
         type=_length_bytes,
         default=None,
-        help="new width, or 'auto' to shrink to the longest string",
+        help="the new length_bytes (a multiple of 4), or 'auto' for the longest string's "
+        "(default: the source's)",
     )
     parser.add_argument(
         "--compressor",
         type=_compressor,
         default="default",
-        help="zstd[:LEVEL] (default), gzip[:LEVEL], blosc or none",
+        help="zstd[:LEVEL] (levels -131072..22), gzip[:LEVEL] (0..9), blosc[:LEVEL] (0..9, "
+        "zstd inside, shuffled by code unit) or none (default: zstd at zarr-python's "
+        "default level, as zarr-python writes)",
     )
     parser.add_argument(
         "--chunks", default=None, help="new chunk shape, comma-separated (default: the source's)"
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing destination")
-    parser.add_argument("--resume", action="store_true", help="continue an interrupted conversion")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a destination that is a Zarr store or an empty directory (anything "
+        "else is refused)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted conversion with the same options",
+    )
     parser.add_argument(
         "--skip-invalid",
         action="store_true",
@@ -238,4 +312,12 @@ def convert_main(argv: Sequence[str]) -> int:
     except (StoreError, ValueError, OSError) as exc:
         return _fail(parser.prog, exc)
     print(report.to_json(indent=2) if args.json else report.to_text())
+    if report.skipped_chunks:
+        # Said on stderr too, so that a --json run or a script sees it.
+        n = report.skipped_chunks
+        print(
+            f"{parser.prog}: {n} invalid chunk{'' if n == 1 else 's'} skipped (--skip-invalid); "
+            f"they read as the fill value, and the report lists them",
+            file=sys.stderr,
+        )
     return 0 if report.verified is not False else 1

@@ -9,11 +9,13 @@ nothing at the root.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import pathlib
 import re
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -24,7 +26,7 @@ import numpy.typing as npt
 
 from .._checks import ByteView, as_bytes, check_endian, check_length_bytes
 from ..chunk import byteswap, decode_chunk, encode_chunk, repad
-from ..errors import FixedUTF32Error, InvalidUTF8Error, StringTooLongError
+from ..errors import FixedUTF32Error, StringTooLongError
 from ..metadata import ArrayMetadata, FixedLengthUTF32
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8
 from ._check import (
@@ -35,8 +37,16 @@ from ._check import (
     _plan,
     _source_nodes,
     check_key,
+    chunk_problem,
     close_scheduler,
     open_scheduler,
+)
+from ._dest import (
+    RECORD,
+    check_replaceable,
+    check_replaceable_handle,
+    check_safe_key,
+    is_bookkeeping,
 )
 from ._layout import (
     FIXED,
@@ -57,6 +67,7 @@ from ._layout import (
     redo,
     undo,
 )
+from ._resume import Journal, fingerprint
 from ._run import StoreRef, Task, resolve, run_with_progress
 from ._stores import StoreError, StoreHandle, dask_spec, open_handle, spec_of
 
@@ -68,6 +79,9 @@ __all__ = ["ConvertReport", "InvalidChunkError", "convert"]
 DEFAULT_COMPRESSORS = "default"
 _ZSTD_V3 = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
 _ZSTD_V2 = {"id": "zstd", "level": 0}
+# The deepest hierarchy convert writes: zarr-python's LocalStore creates a
+# chunk's directories recursively, one Python frame per level.
+MAX_DEPTH = 256
 _PARTIAL = re.compile(r"\.[0-9a-f]{32}\.partial$")
 # Seconds to wait after each chunk written: lets the tests kill a conversion
 # in the middle, deterministically. Never set in normal use.
@@ -81,18 +95,29 @@ class InvalidChunkError(FixedUTF32Error):
     ----------
     problem : Problem
         The array, key, chunk index, coordinates and code point.
+    finish : str or None
+        The command that finishes the conversion (resume, skipping invalid
+        chunks), when chunks were written; None when nothing was.
     """
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Problem, finish: str | None = None) -> None:
         self.problem = problem
-        super().__init__(
-            f"{problem}; the conversion stopped before writing this array's metadata, so the "
-            f"destination reads as incomplete: fix the source, or convert with skip_invalid=True "
-            f"(--skip-invalid) and resume=True (--resume)"
-        )
+        self.finish = finish
+        if finish is None:
+            advice = (
+                "nothing was written: fix the source, or convert with skip_invalid=True "
+                "(--skip-invalid)"
+            )
+        else:
+            advice = (
+                "the conversion stopped before writing this array's metadata, so the "
+                "destination is incomplete (chunks without metadata): fix the source and "
+                "resume, or finish it with the fill value for invalid chunks: " + finish
+            )
+        super().__init__(f"{problem}; {advice}")
 
     def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
-        return type(self), (self.problem,)
+        return type(self), (self.problem, self.finish)
 
 
 # One entry of ConvertReport.arrays ("from" is a keyword, hence this form).
@@ -106,7 +131,9 @@ ConvertedArray = TypedDict(
         "chunks_written": int,
         "chunks_kept": int,
         "chunks_missing": int,
+        "chunks_deleted": int,
         "already_complete": bool,
+        "changes": list[str],
     },
 )
 
@@ -122,7 +149,14 @@ class ConvertReport:
         One per converted array: ``path``, ``from`` and ``to`` (data types),
         ``length_bytes`` written (None for ``string``), ``chunks_written``,
         ``chunks_kept`` (already in the destination and verified, with
-        ``resume``), ``chunks_missing`` (missing in the source: fill value).
+        ``resume``), ``chunks_missing`` (missing in the source: fill value),
+        ``chunks_deleted`` (destination chunks a resume deleted: left by an
+        interrupted run, or no longer in the source), ``already_complete``
+        (a resume found the array finished and wrote nothing), ``changes``
+        (what differs from the source besides the data type, as text:
+        ``"Zarr V2 -> V3"``, ``"endian big -> little"``, ``"length_bytes 16
+        -> 12"``, ``"chunks [3, 2] -> [4, 4]"``, ``"codecs [zstd] ->
+        [gzip]"``).
     copied : list of str
         Paths of arrays copied as they are (other data types).
     groups : list of str
@@ -160,30 +194,49 @@ class ConvertReport:
         """The report as JSON text."""
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
+    @property
+    def skipped_chunks(self) -> int:
+        """How many source chunks ``skip_invalid`` left out (each counted once)."""
+        return len({(p.array, p.key, p.chunk) for p in self.skipped})
+
     def to_text(self) -> str:
         """The report as lines for a person."""
         lines: list[str] = []
         for a in self.arrays:
-            width = f" length_bytes {a['length_bytes']}" if a["length_bytes"] else ""
+            changes = ", ".join(a.get("changes", ())) or "same layout"
+            deleted = a.get("chunks_deleted", 0)
             lines.append(
-                f"array {a['path'] or '/'}: {a['from']} -> {a['to']}{width}: "
-                f"{a['chunks_written']} chunks written, {a['chunks_kept']} kept, "
+                f"array {a['path'] or '/'}: {a['from']} -> {a['to']} ({changes}): "
+                f"{_count(a['chunks_written'], 'chunk')} written, {a['chunks_kept']} kept, "
                 f"{a['chunks_missing']} missing (fill value)"
+                + (f", {deleted} deleted (stale)" if deleted else "")
             )
         lines.extend(f"copied {p or '/'} as it is" for p in self.copied)
         lines.extend(f"skipped (fill value written): {p}" for p in self.skipped)
         lines.extend(f"verify: {m}" for m in self.mismatches)
-        check = {
-            None: "",
-            True: "; verified element by element",
-            False: "; VERIFY FOUND DIFFERENCES",
-        }[self.verified]
-        lines.append(
-            f"converted {len(self.arrays)} arrays, copied {len(self.copied)} and "
-            f"{len(self.groups)} groups: {self.bytes_read} bytes read, "
-            f"{self.bytes_written} written{check}"
-        )
+        skipped = self.skipped_chunks
+        parts = [
+            f"{_count(len(self.arrays), 'array')} converted",
+            f"{_count(len(self.copied), 'array')} copied unchanged "
+            f"({_count(self.keys_copied, 'chunk key')})",
+            f"{_count(len(self.groups), 'group')} written",
+        ]
+        summary = ", ".join(parts) + f": {self.bytes_read} bytes read, {self.bytes_written} written"
+        if skipped:
+            summary += f"; {_count(skipped, 'invalid chunk')} skipped (they read as the fill value)"
+        if self.verified is True:
+            summary += "; verified element by element" + (
+                f", except {_count(skipped, 'skipped chunk')}" if skipped else ""
+            )
+        elif self.verified is False:
+            summary += "; VERIFY FOUND DIFFERENCES"
+        lines.append(summary)
         return "\n".join(lines)
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless n is 1 ("1 array", "2 arrays")."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 # -- arguments ----------------------------------------------------------------
@@ -228,8 +281,13 @@ def _compressor_json(compressors: Any, zarr_format: int) -> tuple[dict[str, Any]
             codec = {"name": codec} if zarr_format == 3 else {"id": codec}
         if not isinstance(codec, dict):
             raise ValueError(f"compressors: expected codec objects or JSON dicts, got {codec!r}")
-        make_codec(codec, zarr_format, "compressors")  # fails now, not after the chunks
-        out.append(dict(codec))
+        # fails now, not after the chunks; the metadata then says every setting
+        # the chunks are compressed with (the chunk-source layer's defaults)
+        spec = make_codec(codec, zarr_format, "compressors").spec
+        written = spec.to_json(zarr_format)
+        if zarr_format == 2 and spec.typesize is not None:
+            written["typesize"] = spec.typesize
+        out.append(written)
     if zarr_format == 2 and len(out) > 1:
         raise ValueError(f"compressors: Zarr V2 holds one compressor, got {len(out)}")
     return tuple(out)
@@ -276,6 +334,7 @@ class Job:
     same_grid: bool
     skip_invalid: bool
     resume: bool
+    signature: str = ""  # the source's and destination's documents, for fingerprints
 
     @property
     def path(self) -> str:
@@ -297,6 +356,49 @@ def _dest_width(plan: ArrayPlan, length_bytes: int | str | None, longest: int) -
         return plan.meta.data_type.length_bytes
     # "auto", or a string source's width left to its longest string
     return 4 * max(longest, len(plan.fill), 1)
+
+
+def _changes(job: Job) -> list[str]:
+    """What a converted array's layout changes, besides its data type (report text)."""
+    plan, dst = job.source, job.meta
+    src = plan.meta
+    out: list[str] = []
+    if plan.zarr_format != dst.zarr_format:
+        out.append(f"Zarr V{plan.zarr_format} -> V{dst.zarr_format}")
+    if plan.kind == FIXED and job.to == FIXED and src.endian != dst.endian:
+        out.append(f"endian {src.endian} -> {dst.endian}")
+    if job.to == FIXED:
+        width = dst.data_type.length_bytes
+        old = src.data_type.length_bytes if plan.kind == FIXED else None
+        out.append(
+            f"length_bytes {width}" if old in (None, width) else f"length_bytes {old} -> {width}"
+        )
+    if plan.shard is not None:
+        out.append(
+            f"shards {list(plan.key_meta.chunk_shape)} of chunks {list(src.chunk_shape)} -> "
+            f"chunks {list(dst.chunk_shape)}"
+        )
+    elif tuple(src.chunk_shape) != tuple(dst.chunk_shape):
+        out.append(f"chunks {list(src.chunk_shape)} -> {list(dst.chunk_shape)}")
+    before = [spec.id for spec in plan.chain.specs]
+    if plan.shard is not None:  # the codecs applied to whole shards
+        before += [spec.id for spec in plan.shard.specs]
+    after = [codec.spec.id for codec in job.codecs]
+    if before != after:
+        out.append(f"codecs [{', '.join(before)}] -> [{', '.join(after)}]")
+    return out
+
+
+def _check_fits(plan: ArrayPlan, length_bytes: int, longest: int) -> None:
+    """ValueError when the source's longest string does not fit ``length_bytes``."""
+    needed = 4 * longest
+    if needed > length_bytes:
+        raise ValueError(
+            f"length_bytes {length_bytes} cannot hold the longest string of array "
+            f"{plan.path or '/'!r} ({longest} code points); expected at least {needed}: "
+            f"pass length_bytes={needed} (--length-bytes {needed}) or 'auto' "
+            f"(--length-bytes auto)"
+        )
 
 
 def _dest_documents(
@@ -355,30 +457,8 @@ def _json_bytes(value: object) -> bytes:
 
 
 def _chunk_problem(plan: ArrayPlan, key: str, index: Index, exc: Exception) -> Problem:
-    """A Problem for an error met turning one source chunk into strings."""
-    if isinstance(exc, (InvalidUTF8Error, StringTooLongError)):
-        # The chunk-relative index of the error becomes array coordinates.
-        coordinates = plan.coordinates(index, exc.index)
-        if isinstance(exc, InvalidUTF8Error):
-            return Problem(
-                "code_point",
-                plan.path,
-                f"invalid UTF-8 at element {list(coordinates)}, byte "
-                f"{exc.byte_offset}: {exc.reason}",
-                key,
-                index,
-                coordinates,
-            )
-        return Problem(
-            "chunk",
-            plan.path,
-            f"string at element {list(coordinates)} has {exc.length} code points; "
-            f"expected at most {exc.capacity} (length_bytes {4 * exc.capacity})",
-            key,
-            index,
-            coordinates,
-        )
-    return Problem("chunk", plan.path, str(exc), key, index)
+    """A Problem for an error met turning one source chunk into strings (check's wording)."""
+    return chunk_problem(plan, key, index, exc)
 
 
 def _string_chunk(
@@ -437,6 +517,17 @@ def _source_strings(job: Job, key: str, index: Index, data: ByteView) -> ByteVie
         return _chunk_problem(plan, key, index, exc)
 
 
+def _drop(dst: StoreHandle, job: Job, key: str, result: KeyConversion) -> None:
+    """With resume: delete the destination chunk ``key`` whose source chunk is gone or skipped.
+
+    An earlier, interrupted run may have written it from what the source
+    held then; left there, it would read as that old value.
+    """
+    if job.resume and dst.get(key) is not None:
+        dst.delete(key)
+        result["deleted"] += 1
+
+
 def _write(dst: StoreHandle, job: Job, key: str, payload: ByteView, result: KeyConversion) -> None:
     """Write ``payload`` (uncompressed) at ``key``; with resume, keep an equal chunk."""
     if job.resume:
@@ -467,10 +558,12 @@ class KeyConversion(TypedDict):
     written: int
     kept: int
     missing: int
+    deleted: int  # destination chunks deleted (resume): the source has none there now
     bytes_read: int
     bytes_written: int
     problems: list[Problem]
     fatal: Problem | None  # the problem that stops the conversion
+    journal: tuple[str, str] | None  # (task, fingerprint) once done without problems
 
 
 def _new_result(path: str | None, chunks: int) -> KeyConversion:
@@ -481,10 +574,12 @@ def _new_result(path: str | None, chunks: int) -> KeyConversion:
         "written": 0,
         "kept": 0,
         "missing": 0,
+        "deleted": 0,
         "bytes_read": 0,
         "bytes_written": 0,
         "problems": [],
         "fatal": None,
+        "journal": None,
     }
 
 
@@ -495,26 +590,52 @@ def convert_key(src_ref: StoreRef, dst_ref: StoreRef, job: Job, key_index: Index
     key = plan.key(key_index)
     chunks = plan.chunks_of_key(key_index)
     result = _new_result(job.path, len(chunks))
-    read = plan.read_key(src, key_index)
+    read = plan.read_parts(src, key_index)
     if read is None:
         result["missing"] = len(chunks)
+        for index in chunks:
+            _drop(dst, job, job.key(index), result)
         return result
     result["bytes_read"], parts = read
     result["missing"] = len(chunks) - len(parts)
+    held = {index for index, _, _ in parts}
+    for index in chunks:
+        if index not in held:
+            _drop(dst, job, job.key(index), result)
     for index, data, error in parts:
         if error is None:
             assert data is not None  # read_key gives each chunk's data or an error
             payload = _source_strings(job, key, index, data)
         else:
-            payload = Problem("chunk", plan.path, error, key, index)
+            payload = _chunk_problem(plan, key, index, error)
         if isinstance(payload, Problem):
             result["problems"].append(payload)
             if not job.skip_invalid:
                 result["fatal"] = payload
                 return result
+            _drop(dst, job, job.key(index), result)
             continue  # left out: reads as the fill value
         _write(dst, job, job.key(index), payload, result)
     return result
+
+
+def _region_keys(job: Job, index: Index) -> dict[Index, set[Index]]:
+    """The source keys (grid indices) under destination chunk ``index``, and their chunks."""
+    plan, meta = job.source, job.meta
+    target, _ = meta.chunk_region(index)
+    first = [t.start // c for t, c in zip(target, plan.meta.chunk_shape)]
+    last = [(t.stop - 1) // c for t, c in zip(target, plan.meta.chunk_shape)]
+    wanted = set(np.ndindex(*[b - a + 1 for a, b in zip(first, last)]))
+    wanted = {tuple(a + i for a, i in zip(first, w)) for w in wanted}
+    keys: dict[Index, set[Index]] = {}
+    for chunk in wanted:
+        key_index = (
+            chunk
+            if plan.shard is None
+            else tuple(c // n for c, n in zip(chunk, plan.per_shard or ()))
+        )
+        keys.setdefault(key_index, set()).add(chunk)
+    return keys
 
 
 def _source_region_strings(
@@ -530,20 +651,8 @@ def _source_region_strings(
     )
     out = np.full(meta.chunk_shape, plan.fill, dtype=f"U{width // 4}")
     present = False
-    first = [t.start // c for t, c in zip(target, plan.meta.chunk_shape)]
-    last = [(t.stop - 1) // c for t, c in zip(target, plan.meta.chunk_shape)]
-    wanted = set(np.ndindex(*[b - a + 1 for a, b in zip(first, last)]))
-    wanted = {tuple(a + i for a, i in zip(first, w)) for w in wanted}
-    keys: dict[Index, set[Index]] = {}
-    for chunk in wanted:
-        key_index = (
-            chunk
-            if plan.shard is None
-            else tuple(c // n for c, n in zip(chunk, plan.shard.per_shard))
-        )
-        keys.setdefault(key_index, set()).add(chunk)
-    for key_index, chunks in sorted(keys.items()):
-        read = plan.read_key(src, key_index)
+    for key_index, chunks in sorted(_region_keys(job, index).items()):
+        read = plan.read_parts(src, key_index)
         if read is None:
             continue
         result["bytes_read"] += read[0]
@@ -577,11 +686,11 @@ def _source_region_strings(
 
 
 def _region_chunk(
-    job: Job, key: str, chunk: Index, data: ByteView | None, error: str | None
+    job: Job, key: str, chunk: Index, data: ByteView | None, error: Exception | None
 ) -> npt.NDArray[np.str_] | Problem:
     plan = job.source
     if error is not None:
-        return Problem("chunk", plan.path, error, key, chunk)
+        return _chunk_problem(plan, key, chunk, error)
     assert data is not None  # read_key gives each chunk's data or an error
     if plan.kind == STRING:
         strings = _string_chunk(plan, key, chunk, data, job.meta.data_type.length_bytes, "little")
@@ -609,6 +718,7 @@ def convert_region(src_ref: StoreRef, dst_ref: StoreRef, job: Job, index: Index)
         return result
     if not present:
         result["missing"] = 1
+        _drop(dst, job, job.key(index), result)
         return result
     meta = job.meta
     try:
@@ -628,6 +738,8 @@ def convert_region(src_ref: StoreRef, dst_ref: StoreRef, job: Job, index: Index)
         )
         result["problems"].append(problem)
         result["fatal"] = None if job.skip_invalid else problem
+        if job.skip_invalid:
+            _drop(dst, job, job.key(index), result)
         return result
     _write(dst, job, job.key(index), payload, result)
     return result
@@ -638,7 +750,10 @@ def copy_key(src_ref: StoreRef, dst_ref: StoreRef, key: str, resume: bool) -> Ke
     src, dst = resolve(src_ref), resolve(dst_ref, "w")
     data = src.get(key)
     result = _new_result(None, 1)
-    if data is None:
+    if data is None:  # deleted since it was listed: so is an earlier copy
+        result["missing"] = 1
+        if resume and dst.get(key) is not None:
+            dst.delete(key)
         return result
     result["bytes_read"] = data.nbytes
     if resume:
@@ -649,6 +764,35 @@ def copy_key(src_ref: StoreRef, dst_ref: StoreRef, key: str, resume: bool) -> Ke
     dst.set(key, data)
     result["written"] = 1
     result["bytes_written"] = data.nbytes
+    return result
+
+
+def journaled(
+    task: str,
+    keys: list[str],
+    salt: str,
+    trusted: list[Any] | None,
+    function: Callable[..., KeyConversion],
+    *args: Any,
+) -> KeyConversion:
+    """Run one conversion task, or skip it when the journal says it was done from this source.
+
+    ``task`` names it in the journal; ``keys`` are the source keys it reads,
+    fingerprinted before they are read (a change while it runs is caught by
+    the next resume); ``trusted`` is the journal's ``[fingerprint,
+    missing]`` for it, or None.  A skipped task counts its chunks as kept.
+    """
+    print_ = fingerprint(resolve(args[0]), keys, salt)
+    if print_ is not None and trusted is not None and trusted[0] == print_:
+        path = args[2].path if isinstance(args[2], Job) else None
+        chunks = len(args[2].source.chunks_of_key(args[3])) if function is convert_key else 1
+        result = _new_result(path, chunks)
+        result["missing"] = int(trusted[1])
+        result["kept"] = chunks - result["missing"]
+        return result
+    result = function(*args)
+    if print_ is not None and not result["problems"] and result["fatal"] is None:
+        result["journal"] = (task, print_)
     return result
 
 
@@ -663,11 +807,11 @@ def longest_key(src_ref: StoreRef, plan: ArrayPlan, key_index: Index) -> KeyLong
         "longest": 0,
         "problems": [],
     }
-    read = plan.read_key(src, key_index)
+    read = plan.read_parts(src, key_index)
     for index, data, error in read[1] if read else ():
         try:
             if error is not None:
-                raise ValueError(error)
+                raise error
             strings = numcodecs.VLenUTF8().decode(data)
         except Exception as exc:  # noqa: BLE001 - a codec's error is data, reported
             result["problems"].append(
@@ -714,6 +858,8 @@ def _open_dest(dest: object, overwrite: bool, resume: bool) -> StoreHandle:
                 f"the destination {spec!r} exists; pass overwrite=True (--overwrite) "
                 f"to replace it or resume=True (--resume) to continue a conversion"
             )
+        if exists:
+            check_replaceable(path, spec, "overwrite" if overwrite else "resume")
         if is_zip and exists:
             if resume:
                 raise StoreError(
@@ -724,12 +870,16 @@ def _open_dest(dest: object, overwrite: bool, resume: bool) -> StoreHandle:
         handle = open_handle(spec, "w")
     else:
         handle = open_handle(spec, "w")
-        if not (overwrite or resume) and not handle.is_empty():
+        try:
+            if not (overwrite or resume) and not handle.is_empty():
+                raise StoreError(
+                    f"the destination {handle.name!r} holds keys; pass overwrite=True "
+                    f"(--overwrite) or resume=True (--resume)"
+                )
+            check_replaceable_handle(handle, "overwrite" if overwrite else "resume")
+        except BaseException:
             handle.close()
-            raise StoreError(
-                f"the destination {spec!r} holds keys; pass overwrite=True "
-                f"(--overwrite) or resume=True (--resume)"
-            )
+            raise
     if overwrite and not handle.is_empty():
         handle.clear()
     return handle
@@ -767,7 +917,10 @@ def convert(
     ----------
     source, dest : str or os.PathLike or zarr.abc.store.Store
         Local directories, ``.zip`` files or fsspec URLs (as for
-        :func:`check`).  A ``.zip`` destination must be new.
+        :func:`check`).  A ``.zip`` destination can be overwritten, not
+        resumed.  Every source key that becomes a destination key is
+        checked first (StoreError for ``..``, empty or absolute segments,
+        backslashes, NUL): nothing is written outside ``dest``.
     to : {"fixed_length_utf32", "string"}
     zarr_format : {3, 2}
         Format written.  2 needs a V2 source (V2 in, V2 out) and
@@ -790,11 +943,19 @@ def convert(
         As for :func:`check`; with Dask, tasks write the chunks and the
         destination must be a directory or URL every worker can reach.
     overwrite : bool
-        Replace an existing destination (its keys are deleted first).
+        Replace an existing destination (its keys are deleted first): only
+        a Zarr store (``zarr.json``, ``.zgroup`` or ``.zarray`` at its top,
+        in a directory or a zip file), an interrupted conversion or an empty
+        directory; anything else is refused with StoreError and left as it
+        is.
     resume : bool
-        Continue an interrupted conversion into ``dest``: chunks already
-        there that decode to the expected content are kept, the rest
-        written.
+        Continue an interrupted conversion into ``dest``: refused when it
+        was started with other options (``skip_invalid`` aside); chunks
+        the journal says were converted from the source as it still is
+        (same fingerprints) are skipped, every other chunk is converted
+        again and kept when the destination already holds it, the rest
+        written, and destination chunks the source no longer holds, or the
+        plan does not write, deleted.
     skip_invalid : bool
         Write the fill value where a source chunk is invalid (left out of
         the destination, listed in the report) instead of stopping.
@@ -846,7 +1007,7 @@ def convert(
     dst: StoreHandle | None = None
     try:
         src = open_handle(source, "r")
-        nodes = _source_nodes(src, "", strings_only=False)
+        nodes = _source_nodes(src, "", strings_only=False, max_depth=MAX_DEPTH)
         converter = _Conversion(src, nodes, options, threads, client, progress)
         converter.plan()  # every refusal before the destination is touched
         if client is not None:
@@ -891,6 +1052,7 @@ class _Conversion:
         self.report = ConvertReport(src.name, "", options.to)  # dest: set by run
         self.jobs: list[Job] = []
         self.copies: list[Node] = []  # arrays copied as they are
+        self.copy_keys: dict[str, list[str]] = {}  # their keys (not documents), by path
         self.groups: list[Node] = []
 
     # planning
@@ -947,17 +1109,51 @@ class _Conversion:
                 converting.append((node, plan))
             else:
                 self.copies.append(node)
+        self._check_keys()
         needs_lengths = [
             plan
             for _, plan in converting
             if opts.length_bytes == "auto" or (plan.kind == STRING and opts.length_bytes is None)
         ]
-        longest = self._longest(needs_lengths) if needs_lengths else {}
+        # A set width narrower than the source's is measured first, so that a
+        # string it cannot hold refuses the conversion before anything is written.
+        narrowed = [
+            plan
+            for _, plan in converting
+            if isinstance(opts.length_bytes, int)
+            and (plan.kind == STRING or plan.meta.data_type.length_bytes > opts.length_bytes)
+        ]
+        longest = self._longest(needs_lengths + narrowed) if needs_lengths or narrowed else {}
+        for plan in narrowed:
+            assert isinstance(opts.length_bytes, int)  # what narrowed means
+            _check_fits(plan, opts.length_bytes, longest[plan.path])
         for node, plan in converting:
             self.jobs.append(self._job(node, plan, longest.get(plan.path, 0)))
         for node in self.copies:
             if node.zarr_format == 2 and zarr_format == 3:
                 self._migrate(node, None)
+
+    def _check_keys(self) -> None:
+        """Refuse a source whose node paths or copied keys could escape the destination.
+
+        Every key this conversion writes is a node path joined to a name it
+        makes itself, or (for arrays copied as they are) a key listed here,
+        once: all are checked before the destination is opened.
+        """
+        where = f"the source {self.src.name!r}"
+        for node in self.nodes:
+            if node.path:
+                check_safe_key(node.path, where)
+        for node in self.copies:
+            prefix = f"{node.path}/" if node.path else ""
+            keys = []
+            for key in self.src.list_prefix(prefix):
+                name = key[len(prefix) :]
+                if name in METADATA_NAMES or (not prefix and is_bookkeeping(name)):
+                    continue
+                check_safe_key(key, where)
+                keys.append(key)
+            self.copy_keys[node.path] = keys
 
     def _job(self, node: Node, plan: ArrayPlan, longest: int) -> Job:
         opts = self.options
@@ -983,15 +1179,20 @@ class _Conversion:
         )
         docs = _dest_documents(node, plan, to, meta, opts.compressors)
         codecs = tuple(make_codec(c, opts.zarr_format, "compressors") for c in opts.compressors)
+        doc_names = tuple(sorted(docs.items()))
+        signature = hashlib.sha256(
+            repr((sorted(node.documents.items()), doc_names)).encode()
+        ).hexdigest()[:16]
         return Job(
             plan,
             to,
             meta,
             codecs,
-            tuple(sorted(docs.items())),
+            doc_names,
             same_grid,
             opts.skip_invalid,
             opts.resume,
+            signature,
         )
 
     def _migrate(self, node: Node, dst: StoreHandle | None) -> None:
@@ -1016,49 +1217,195 @@ class _Conversion:
 
     # running
 
-    def _tasks(self, dst: StoreHandle, dst_ref: StoreRef) -> list[Task[KeyConversion]]:
+    def _tasks(self, dst_ref: StoreRef, trusted: dict[str, list[Any]]) -> list[Task[KeyConversion]]:
+        """Every task, each wrapped by :func:`journaled` with what the journal says of it."""
         src_ref = self.src_ref
         tasks: list[Task[KeyConversion]] = []
+
+        def add(task: str, keys: list[str], salt: str, n: int, nbytes: int, *args: Any) -> None:
+            wrapped = (task, keys, salt, trusted.get(task), *args)
+            tasks.append((journaled, wrapped, n, nbytes))
+
         for job in self.jobs:
-            if self._complete(job, dst):
-                continue
+            plan = job.source
             if job.same_grid:
-                plan = job.source
                 nbytes = plan.chunk_nbytes()
                 for key_index in plan.key_indices:
                     n = len(plan.chunks_of_key(key_index))
-                    tasks.append((convert_key, (src_ref, dst_ref, job, key_index), n, n * nbytes))
+                    key = plan.key(key_index)
+                    add(
+                        f"k:{key}",
+                        [key],
+                        job.signature,
+                        n,
+                        n * nbytes,
+                        convert_key,
+                        src_ref,
+                        dst_ref,
+                        job,
+                        key_index,
+                    )
             else:
-                nbytes = math.prod(job.meta.chunk_shape) * job.source.meta.data_type.length_bytes
+                nbytes = math.prod(job.meta.chunk_shape) * plan.meta.data_type.length_bytes
                 for index in job.meta.chunk_indices():
-                    tasks.append((convert_region, (src_ref, dst_ref, job, index), 1, nbytes))
+                    keys = [plan.key(k) for k in sorted(_region_keys(job, index))]
+                    add(
+                        f"r:{job.key(index)}",
+                        keys,
+                        job.signature,
+                        1,
+                        nbytes,
+                        convert_region,
+                        src_ref,
+                        dst_ref,
+                        job,
+                        index,
+                    )
         for node in self.copies:
-            prefix = f"{node.path}/" if node.path else ""
-            for key in self.src.list_prefix(prefix):
-                if key[len(prefix) :] in METADATA_NAMES:
-                    continue
-                tasks.append((copy_key, (src_ref, dst_ref, key, self.options.resume), 1, 0))
+            for key in self.copy_keys[node.path]:
+                add(
+                    f"c:{key}",
+                    [key],
+                    "",
+                    1,
+                    0,
+                    copy_key,
+                    src_ref,
+                    dst_ref,
+                    key,
+                    self.options.resume,
+                )
         return tasks
 
-    def _complete(self, job: Job, dst: StoreHandle) -> bool:
-        """With resume: True when the array's documents are already written as planned."""
-        if not self.options.resume:
+    def _record(self, dst: StoreHandle) -> bytes:
+        """What this conversion was started with: the record a resume compares.
+
+        ``finish`` is the command that resumes it, for a person who finds
+        the destination incomplete.
+        """
+        opts = self.options
+        options = {
+            "to": opts.to,
+            "zarr_format": opts.zarr_format,
+            "endian": opts.endian,
+            "length_bytes": opts.length_bytes,
+            "compressors": list(opts.compressors),
+            "chunks": None if opts.chunks is None else list(opts.chunks),
+        }
+        return _json_bytes(
+            {
+                "fixedutf32_convert": 1,
+                "source": self.src.name,
+                "options": options,
+                "finish": self._finish_command(dst),
+            }
+        )
+
+    def _finish_command(self, dst: StoreHandle) -> str:
+        """The command (or call) that resumes this conversion, skipping invalid chunks."""
+        if self.src.spec is None or dst.spec is None:
+            return "convert(source, dest, ..., resume=True, skip_invalid=True), same options"
+        opts = self.options
+        words = ["fixedutf32", "convert", self.src.spec, dst.spec, "--resume", "--skip-invalid"]
+        if opts.to != FIXED:
+            words += ["--to", opts.to]
+        if opts.zarr_format != 3:
+            words += ["--zarr-format", str(opts.zarr_format)]
+        if opts.endian != "little":
+            words += ["--endian", opts.endian]
+        if opts.length_bytes is not None:
+            words += ["--length-bytes", str(opts.length_bytes)]
+        if opts.chunks is not None:
+            words += ["--chunks", ",".join(map(str, opts.chunks))]
+        compressor = _compressor_option(opts.compressors, opts.zarr_format)
+        if compressor not in (None, "?"):
+            words += ["--compressor", compressor]
+        command = " ".join(shlex.quote(str(w)) for w in words)
+        return command + (" (with the same compressors)" if compressor == "?" else "")
+
+    def _check_record(self, dst: StoreHandle) -> bool:
+        """With resume: StoreError unless the destination was started with these options.
+
+        Returns whether the destination holds a record (an interrupted
+        conversion) rather than none (a finished one, or an empty store).
+        """
+        raw = dst.get(RECORD)
+        if raw is None:
             return False
-        written = {name: dst.get(join(job.path, name)) for name, _ in job.doc_names}
-        if all(v is None for v in written.values()):
+        try:
+            started = json.loads(bytes(raw))["options"]
+        except (ValueError, KeyError, TypeError):
+            started = None
+        if not isinstance(started, dict):
+            raise StoreError(
+                f"resume: {RECORD} in {dst.name!r} is not a record of a conversion; "
+                f"convert again with overwrite=True (--overwrite)"
+            ) from None
+        wanted = json.loads(self._record(dst))["options"]
+        differ = [
+            f"{name} {started.get(name)!r} (now {value!r})"
+            for name, value in wanted.items()
+            if started.get(name) != value
+        ]
+        if differ:
+            raise StoreError(
+                f"resume: {dst.name!r} was started with other options: {', '.join(differ)}; "
+                f"resume with the options it was started with, or convert again with "
+                f"overwrite=True (--overwrite)"
+            )
+        return True
+
+    def _documents_written(self, job: Job, dst: StoreHandle, recorded: bool) -> bool:
+        """With resume: whether the array's documents are already written as planned.
+
+        Documents that differ are rewritten when the record says this
+        conversion wrote them (the source changed); without a record they
+        were written by another conversion, which is refused.
+        """
+        written = [dst.get(join(job.path, name)) for name, _ in job.doc_names]
+        if all(v is None for v in written):
             return False
-        if all(
-            v is not None and bytes(v) == doc
-            for (name, doc), v in zip(job.doc_names, written.values())
-        ):
-            self.report.arrays.append(self._array_entry(job, kept_all=True))
+        if all(v is not None and bytes(v) == doc for (_, doc), v in zip(job.doc_names, written)):
             return True
+        if recorded:
+            return False
         raise StoreError(
             f"resume: the destination's metadata of {job.path!r} differs from this "
             f"conversion's; it was written with other options (use overwrite)"
         )
 
-    def _array_entry(self, job: Job, kept_all: bool = False) -> ConvertedArray:
+    def _remove_unplanned(self, dst: StoreHandle, entries: dict[str, ConvertedArray]) -> None:
+        """With resume: delete the chunk keys under each array that this plan does not write.
+
+        What an interrupted run with another chunk grid, or a source array
+        that has since lost keys, left behind.  Metadata documents stay (they
+        are rewritten at the end); other paths are not touched.
+        """
+        for job in self.jobs:
+            planned = {job.key(index) for index in job.meta.chunk_indices()}
+            for key in self._keys_under(dst, job.path):
+                if key not in planned:
+                    dst.delete(key)
+                    entries[job.path]["chunks_deleted"] += 1
+        for node in self.copies:
+            planned = set(self.copy_keys[node.path])
+            for key in self._keys_under(dst, node.path):
+                if key not in planned:
+                    dst.delete(key)
+
+    @staticmethod
+    def _keys_under(dst: StoreHandle, path: str) -> list[str]:
+        """The destination's keys under array ``path``, metadata and the record left out."""
+        prefix = f"{path}/" if path else ""
+        return [
+            key
+            for key in dst.list_prefix(prefix)
+            if key[len(prefix) :] not in METADATA_NAMES
+            and not is_bookkeeping(key)
+            and not _PARTIAL.search(key)
+        ]
+
+    def _array_entry(self, job: Job) -> ConvertedArray:
         src_type = FIXED if job.source.kind == FIXED else STRING
         return {
             "path": job.path,
@@ -1068,17 +1415,45 @@ class _Conversion:
             "chunks_written": 0,
             "chunks_kept": 0,
             "chunks_missing": 0,
-            "already_complete": kept_all,
+            "chunks_deleted": 0,
+            "already_complete": False,
+            "changes": _changes(job),
         }
 
     def run(self, dst: StoreHandle) -> ConvertReport:
-        """Write every chunk into ``dst``, then the metadata documents; the report."""
+        """Write every chunk into ``dst``, then the metadata documents; the report.
+
+        Into a directory or URL, the record of this conversion's options is
+        written first and deleted last, so that a resume can refuse other
+        options, and a journal of the finished tasks (with fingerprints of
+        their source keys) beside it.  A resume skips the journaled tasks
+        whose source is unchanged; every other chunk is converted again and
+        compared with the destination's (kept when equal), chunks the source
+        no longer holds are deleted, and so are chunk keys the plan does not
+        write.
+        """
+        from zarr.storage import ZipStore
+
         self.report.dest = dst.name
         dst_ref: StoreRef = dst if self.client is None else spec_of(dst, "destination")
+        entries = {job.path: self._array_entry(job) for job in self.jobs}
+        complete: set[str] = set()
+        recorded = False
+        if self.options.resume:
+            recorded = self._check_record(dst)  # refusals before any write
+            complete = {j.path for j in self.jobs if self._documents_written(j, dst, recorded)}
+        journal = None if isinstance(dst.store, ZipStore) else Journal(dst)
+        trusted: dict[str, list[Any]] = {}
+        if journal is not None:
+            if recorded:
+                trusted = journal.load()
+            else:
+                journal.clear()  # without its record, a journal says nothing
+            dst.set(RECORD, self._record(dst))
         if self.options.resume:
             self._remove_partial_files(dst)
-        entries = {job.path: self._array_entry(job) for job in self.jobs}
-        tasks = self._tasks(dst, dst_ref)
+            self._remove_unplanned(dst, entries)
+        tasks = self._tasks(dst_ref, trusted)
         fatal: list[Problem] = []
         report = self.report
 
@@ -1088,27 +1463,46 @@ class _Conversion:
             path = result["path"]
             if path is None:  # a copied key
                 report.keys_copied += result["written"] + result["kept"]
+                if journal is not None and result["journal"] is not None:
+                    journal.add(*result["journal"], result["missing"])
                 return True
             entry = entries[path]
             entry["chunks_written"] += result["written"]
             entry["chunks_kept"] += result["kept"]
             entry["chunks_missing"] += result["missing"]
+            entry["chunks_deleted"] += result["deleted"]
+            if journal is not None and result["journal"] is not None:
+                journal.add(*result["journal"], result["missing"])
             report.skipped.extend(result["problems"] if result["fatal"] is None else [])
             if result["fatal"] is not None:
                 fatal.append(result["fatal"])
                 return False
             return True
 
-        run_with_progress(
-            tasks, consume, "convert", threads=self.threads, client=self.client, show=self.progress
-        )
+        try:
+            run_with_progress(
+                tasks,
+                consume,
+                "convert",
+                threads=self.threads,
+                client=self.client,
+                show=self.progress,
+            )
+        finally:
+            if journal is not None:
+                journal.flush()  # what was done stays done, however this run ends
         if fatal:
-            raise InvalidChunkError(fatal[0])
+            raise InvalidChunkError(fatal[0], self._finish_command(dst))
         report.skipped.sort(key=Problem.sort_key)
-        done = {entry["path"] for entry in report.arrays}
-        report.arrays.extend(e for p, e in entries.items() if p not in done)
-        report.arrays.sort(key=lambda e: e["path"])
+        for path, entry in entries.items():
+            entry["already_complete"] = (
+                path in complete and entry["chunks_written"] == entry["chunks_deleted"] == 0
+            )
+        report.arrays.extend(sorted(entries.values(), key=lambda e: e["path"]))
         self._write_documents(dst)
+        if journal is not None:
+            journal.clear()
+            dst.delete(RECORD)  # finished: the destination is a plain Zarr store
         return report
 
     def _remove_partial_files(self, dst: StoreHandle) -> None:
@@ -1151,6 +1545,21 @@ class _Conversion:
         return {V3_DOC: _json_bytes(doc)}
 
 
+def _compressor_option(compressors: tuple[dict[str, Any], ...], zarr_format: int) -> str | None:
+    """``--compressor`` for these codecs: None for the default, "?" when none says them."""
+    if compressors == _compressor_json(DEFAULT_COMPRESSORS, zarr_format):
+        return None
+    if not compressors:
+        return "none"
+    if len(compressors) == 1:
+        codec = compressors[0]
+        name = codec.get("name", codec.get("id"))
+        level = (codec.get("configuration") or codec).get("level")
+        if name in ("zstd", "gzip") and isinstance(level, int):
+            return f"{name}:{level}"
+    return "?"
+
+
 # -- verify -------------------------------------------------------------------
 
 
@@ -1168,8 +1577,12 @@ def _verify(
     plans = {job.path: job.source for job in conversion.jobs}
     for path in paths:
         plan = plans.get(path)  # None for a copied array
-        a = zarr.open_array(store=src.store, path=path, mode="r")
-        b = zarr.open_array(store=dst.store, path=path, mode="r")
+        try:
+            a = zarr.open_array(store=src.store, path=path, mode="r")
+            b = zarr.open_array(store=dst.store, path=path, mode="r")
+        except Exception as exc:  # noqa: BLE001 - zarr's reason, as a difference found
+            report.mismatches.append(f"{path or '/'}: cannot be opened: {_one_line(exc)}")
+            continue
         if a.shape != b.shape:
             report.mismatches.append(f"{path or '/'}: shape {a.shape} became {b.shape}")
             continue
@@ -1178,7 +1591,13 @@ def _verify(
             region = tuple(
                 slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, step, a.shape)
             )
-            x, y = np.asarray(a[region]), np.asarray(b[region])
+            try:
+                x, y = np.asarray(a[region]), np.asarray(b[region])
+            except Exception as exc:  # noqa: BLE001 - a chunk zarr cannot read is a difference
+                report.mismatches.append(
+                    f"{path or '/'}: elements {_show(region)} cannot be read: {_one_line(exc)}"
+                )
+                continue
             mask = _skipped_mask(plan, skipped.get(path, ()), region, x.shape)
             if not _equal(x, y, mask, "" if plan is None else plan.fill):
                 report.mismatches.append(f"{path or '/'}: elements differ in {_show(region)}")
@@ -1217,6 +1636,11 @@ def _equal(
             return bool(x[~mask].tolist() == y[~mask].tolist())
         return bool(x.tolist() == y.tolist())  # tolist: Python objects (a scalar when 0-d)
     return np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
+
+
+def _one_line(exc: Exception) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _show(region: tuple[slice, ...]) -> str:

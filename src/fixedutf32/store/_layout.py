@@ -12,40 +12,43 @@ store holds: one chunk, or one shard of several chunks.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import ByteView
-from ..errors import MetadataError
+from .._checks import ByteView, as_bytes
+from .._source import (
+    ChunkDecoder,
+    ChunkGrid,
+    CodecChain,
+    CodecSpec,
+    Scratch,
+    ShardDecoder,
+    ShardLayout,
+    open_chunk_file,
+    parse_codec,
+    thread_scratch,
+)
+from ..errors import CorruptChunkError, FixedUTF32Error, MetadataError
 from ..metadata import ArrayMetadata, FixedLengthUTF32, parse_array_metadata
-from ._stores import StoreHandle
+from ._stores import StoreError, StoreHandle
 
 V3_DOC, V2_ARRAY, V2_GROUP, V2_ATTRS = "zarr.json", ".zarray", ".zgroup", ".zattrs"
 METADATA_NAMES = frozenset({V3_DOC, V2_ARRAY, V2_GROUP, V2_ATTRS, ".zmetadata"})
 FIXED, STRING = "fixed_length_utf32", "string"
 
-_BLOSC_SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
-_EMPTY = 2**64 - 1  # an inner chunk that a shard does not hold
-
 # A chunk's (or a key's) index in its grid.
 Index: TypeAlias = tuple[int, ...]
-# One chunk read from a key: (index, bytes with the codecs undone, None) or
-# (index, None, why it could not be decoded).
-ChunkPart: TypeAlias = tuple[Index, "ByteView | None", str | None]
-
-
-class Codec(Protocol):
-    """A bytes-to-bytes codec as numcodecs runs it (numcodecs ships no type information)."""
-
-    def encode(self, buf: ByteView) -> ByteView: ...
-
-    def decode(self, buf: ByteView) -> ByteView: ...
+# One chunk read from a key, as :meth:`ArrayPlan.read_parts` collects it:
+# (index, its bytes with the codecs undone, None) or (index, None, the error).
+ChunkPart: TypeAlias = tuple[Index, "npt.NDArray[np.uint8] | None", "FixedUTF32Error | None"]
 
 
 @dataclass
@@ -99,14 +102,48 @@ def _load_json(data: bytes, where: str) -> dict[str, Any]:
     return value
 
 
+# The largest metadata document read (a V3 zarr.json may hold consolidated metadata).
+_MAX_DOCUMENT = 64 << 20
+
+
+def _document(handle: StoreHandle, root: str | None, key: str) -> bytes | None:
+    """A metadata document's bytes, or None; local ones read as chunk files are.
+
+    Raises
+    ------
+    MetadataError
+        For a local document that is a FIFO, a device or larger than
+        :data:`_MAX_DOCUMENT` (nothing is read from it).
+    """
+    if root is None:
+        data = handle.get(key)
+        return None if data is None else bytes(data)
+    try:
+        file = open_chunk_file(os.path.join(root, key), key=key, max_nbytes=_MAX_DOCUMENT)
+    except CorruptChunkError as exc:
+        raise MetadataError(f"{key}: {exc.reason}") from None
+    if file is None:
+        return None
+    with file:
+        return bytes(file.read_into(bytearray(file.size)))
+
+
 def read_node(handle: StoreHandle, path: str) -> Node | None:
     """The :class:`Node` at ``path``, or None when no metadata document is there."""
     prefix = _prefix(path)
+    root = local_root(handle)
     documents = {}
+    unreadable = None
     for name in (V3_DOC, V2_ARRAY, V2_GROUP, V2_ATTRS):
-        data = handle.get(prefix + name)
+        try:
+            data = _document(handle, root, prefix + name)
+        except MetadataError as exc:
+            unreadable = unreadable or str(exc)
+            continue
         if data is not None:
-            documents[name] = bytes(data)
+            documents[name] = data
+    if unreadable is not None:
+        return Node(path, "group", documents=documents, error=unreadable)
     if not documents or set(documents) == {V2_ATTRS}:
         return None
     node = Node(path, "group", documents=documents)
@@ -135,8 +172,19 @@ def read_node(handle: StoreHandle, path: str) -> Node | None:
     return node
 
 
-def walk(handle: StoreHandle, path: str = "") -> list[Node]:
+def walk(handle: StoreHandle, path: str = "", max_depth: int | None = None) -> list[Node]:
     """Every node at and below ``path``, parents before children.
+
+    Iterative (a stack, not recursion): a hierarchy of any depth is walked
+    in memory proportional to its nodes.
+
+    Parameters
+    ----------
+    handle : StoreHandle
+    path : str
+    max_depth : int, optional
+        Refuse a hierarchy with nodes more than this many levels below
+        ``path`` (for a caller whose own work recurses per level).
 
     Returns
     -------
@@ -144,22 +192,41 @@ def walk(handle: StoreHandle, path: str = "") -> list[Node]:
         Directories under a group that hold keys but no metadata document
         are included as ``"incomplete"`` nodes; plain keys are not nodes.
         Empty when there is nothing at ``path``.
+
+    Raises
+    ------
+    StoreError
+        When a node lies deeper than ``max_depth``.
     """
-    node = read_node(handle, path)
-    if node is None:
+    root = read_node(handle, path)
+    if root is None:
         return []
-    nodes = [node]
-    if node.kind != "group" or node.error:
-        return nodes
-    for name in handle.list_dir(path):
-        if name in METADATA_NAMES:
+    nodes: list[Node] = []
+    # Depth first, children in name order: the order a recursive walk gives.
+    stack: list[Node] = [root]
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        if node.kind != "group" or node.error:
             continue
-        child = join(path, name)
-        below = walk(handle, child)
-        if below:
-            nodes.extend(below)
-        elif handle.list_dir(child):
-            nodes.append(Node(child, "incomplete"))
+        depth = node.path.count("/") + 1 - (path.count("/") + 1 if path else 0)
+        if max_depth is not None and depth >= max_depth and handle.list_dir(node.path):
+            where = f"{path!r}" if path else "the root"
+            raise StoreError(
+                f"the hierarchy goes deeper than {max_depth} levels below {where} (the group "
+                f"{node.path[:40]!r}... has children); expected at most {max_depth}"
+            )
+        children: list[Node] = []
+        for name in handle.list_dir(node.path):
+            if name in METADATA_NAMES:
+                continue
+            child = join(node.path, name)
+            found = read_node(handle, child)
+            if found is not None:
+                children.append(found)
+            elif handle.list_dir(child):
+                children.append(Node(child, "incomplete"))
+        stack.extend(reversed(children))
     return nodes
 
 
@@ -178,50 +245,47 @@ def data_type_of(node: Node) -> str:
 
 # -- codecs --------------------------------------------------------------------
 
+# The most bytes a destination chunk read back (resume) or a vlen-utf8 source
+# chunk may inflate to: their decoded size is not fixed by the metadata, so
+# frames are checked against this bound (a blosc frame's size against the
+# bytes held, always).
+_UNSIZED_BOUND = 1 << 32
+
+
+class Codec:
+    """One bytes-to-bytes codec of a destination, as :mod:`fixedutf32._source` runs it.
+
+    ``encode`` gives blosc the element size of the data as its typesize
+    (the metadata's ``typesize``, else a UTF-32 code unit); ``decode``
+    checks the frame before it is inflated.
+    """
+
+    __slots__ = ("chain", "spec")
+
+    def __init__(self, spec: CodecSpec) -> None:
+        self.spec = spec
+        self.chain = CodecChain((spec,), _UNSIZED_BOUND, exact=False)
+
+    def encode(self, data: ByteView) -> ByteView:
+        return self.chain.encode(data)
+
+    def decode(self, data: ByteView) -> ByteView:
+        return self.chain.decode(data, key="(destination chunk)")
+
 
 def make_codec(codec: Any, zarr_format: int, where: str = "codecs") -> Codec:
-    """A numcodecs object that undoes (and redoes) one bytes-to-bytes codec.
+    """One bytes-to-bytes codec from its JSON (V3 object or V2 numcodecs configuration).
 
-    V3 ``gzip``, ``zstd``, ``blosc`` and ``crc32c`` map to the numcodecs
-    classes zarr-python itself runs them with; ``numcodecs.<id>`` and every V2
-    compressor or filter go through ``numcodecs.get_codec``.
+    Read with :func:`fixedutf32._source.parse_codec` (its one table of
+    defaults) and built by numcodecs now, so that a codec numcodecs cannot
+    build fails here.
+
+    Raises
+    ------
+    MetadataError
+        For a codec that cannot be read or built.
     """
-    import numcodecs
-
-    built: Codec | None = None
-    try:
-        if zarr_format == 2:
-            built = numcodecs.get_codec(dict(codec))
-        else:
-            if isinstance(codec, str):
-                codec = {"name": codec}
-            name = codec["name"]
-            config = dict(codec.get("configuration") or {})
-            if name == "gzip":
-                built = numcodecs.GZip(level=config.get("level", 1))
-            elif name == "zstd":
-                built = numcodecs.Zstd(
-                    level=config.get("level", 0), checksum=config.get("checksum", False)
-                )
-            elif name == "blosc":
-                built = numcodecs.Blosc(
-                    cname=config.get("cname", "zstd"),
-                    clevel=config.get("clevel", 5),
-                    shuffle=_BLOSC_SHUFFLE[config.get("shuffle", "noshuffle")],
-                    blocksize=config.get("blocksize", 0),
-                )
-            elif name == "crc32c":
-                built = numcodecs.CRC32C(location="end")
-            elif name.startswith("numcodecs."):
-                built = numcodecs.get_codec({"id": name[len("numcodecs.") :], **config})
-    except (KeyError, TypeError, ValueError) as exc:
-        raise MetadataError(f"{where}: cannot build the codec {codec!r}: {exc}") from None
-    if built is None:
-        raise MetadataError(
-            f"{where}: expected a codec this tool can run (gzip, zstd, blosc, crc32c, "
-            f"numcodecs.*), got {name!r}"
-        )
-    return built
+    return Codec(parse_codec(codec, zarr_format, where))
 
 
 def undo(codecs: Sequence[Codec], data: ByteView) -> ByteView:
@@ -238,6 +302,40 @@ def redo(codecs: Sequence[Codec], data: ByteView) -> ByteView:
     return data
 
 
+def local_root(handle: StoreHandle) -> str | None:
+    """The directory of a local store, whose chunk files are read directly; else None."""
+    from zarr.storage import LocalStore
+
+    store = handle.store
+    return os.fspath(store.root) if isinstance(store, LocalStore) else None
+
+
+def _local_keys(root: str, path: str) -> list[str]:
+    """Every key under ``path`` of a local store: each entry that is not a directory.
+
+    Unlike ``LocalStore.list_prefix``, which lists regular files only, FIFOs,
+    devices and symlinks to them are listed too, so that reading them
+    reports them rather than calling the chunk missing.  Iterative; like
+    ``LocalStore`` (``Path.rglob``), symlinked directories are not followed,
+    so a link to ``/`` lists nothing.
+    """
+    keys: list[str] = []
+    stack = [path]
+    while stack:
+        where = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(root, where) if where else root))
+        except OSError:
+            continue  # gone, or not a directory: nothing under it
+        for entry in entries:
+            key = join(where, entry.name)
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(key)
+            else:
+                keys.append(key)
+    return keys
+
+
 # -- array plans --------------------------------------------------------------
 
 
@@ -246,22 +344,19 @@ def memory_order(meta: ArrayMetadata) -> Literal["C", "F"]:
     return "F" if meta.order == "F" else "C"
 
 
-@dataclass(frozen=True)
-class Shard:
-    """How the chunks of a ``sharding_indexed`` array sit in one shard key."""
+def _grid(meta: ArrayMetadata) -> ChunkGrid:
+    encoding: Literal["default", "v2"] = "v2" if meta.chunk_key_encoding == "v2" else "default"
+    separator: Literal["/", "."] = "." if meta.separator == "." else "/"
+    return ChunkGrid(meta.shape, meta.chunk_shape, encoding, separator, memory_order(meta))
 
-    per_shard: Index  # chunks along each axis of a shard
-    index_endian: str
-    index_crc: bool
-    index_at_start: bool
 
-    @property
-    def count(self) -> int:
-        return math.prod(self.per_shard)
-
-    @property
-    def index_nbytes(self) -> int:
-        return 16 * self.count + (4 if self.index_crc else 0)
+# Called after each chunk of a key is read: (chunk index, its bytes with the
+# codecs undone, None) or (chunk index, None, why it cannot be read).  The
+# bytes are a reused buffer: valid during the call only.
+ChunkVisit: TypeAlias = Callable[[Index, "memoryview | None", "FixedUTF32Error | None"], None]
+# Called on the parts of a chunk as they are read (while in cache): the
+# chunk's index, a block of its decoded bytes and where the block starts.
+BlockVisit: TypeAlias = Callable[[Index, memoryview, int], None]
 
 
 @dataclass(frozen=True)
@@ -282,11 +377,14 @@ class ArrayPlan:
         shape, chunks and fill value are meaningful.
     key_meta : ArrayMetadata
         Names the store keys (``chunk_key``) on the key grid (shards).
-    codecs : tuple
-        numcodecs objects to undo for each chunk, in the order applied.
-    key_codecs : tuple
-        numcodecs objects applied to a whole shard after sharding.
-    shard : Shard or None
+    chain : CodecChain
+        The bytes-to-bytes codecs of one chunk, as the chunk-source layer
+        runs them (every frame checked before it is inflated).
+    decoder : ChunkDecoder or None
+        The chunks' decoder (``fixed_length_utf32`` arrays); None for
+        ``string`` arrays, whose chunks have no fixed size.
+    shard : ShardDecoder or None
+        How the inner chunks sit in a shard (sharded arrays).
     fill : str
         The fill value (missing chunks read as it).
     """
@@ -296,119 +394,277 @@ class ArrayPlan:
     zarr_format: int
     meta: ArrayMetadata
     key_meta: ArrayMetadata
-    codecs: tuple[Codec, ...] = ()
-    key_codecs: tuple[Codec, ...] = ()
-    shard: Shard | None = None
+    chain: CodecChain
+    decoder: ChunkDecoder | None = None
+    shard: ShardDecoder | None = None
     fill: str = ""
+    grid: ChunkGrid = field(init=False, repr=False, compare=False)
+    key_grid: ChunkGrid = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "grid", _grid(self.meta))
+        object.__setattr__(self, "key_grid", _grid(self.key_meta))
 
     @property
     def grid_shape(self) -> Index:
-        return self.meta.grid_shape
+        return self.grid.grid_shape
 
     @property
     def chunk_count(self) -> int:
-        return math.prod(self.grid_shape)
+        return self.grid.chunk_count
 
     @property
-    def key_indices(self) -> list[Index]:
-        return list(self.key_meta.chunk_indices())
+    def key_indices(self) -> Iterator[Index]:
+        """Every key's grid index, lazily (the whole grid: prefer :meth:`stored_keys`)."""
+        return self.key_grid.indices()
+
+    @property
+    def per_shard(self) -> Index | None:
+        """Chunks along each axis of a shard (None when not sharded)."""
+        return None if self.shard is None else self.shard.layout.chunks_per_shard
 
     def chunk_nbytes(self) -> int:
         """Bytes of one decoded chunk (the elements times ``length_bytes``)."""
-        return math.prod(self.meta.chunk_shape) * self.meta.data_type.length_bytes
+        return self.grid.chunk_elements * self.meta.data_type.length_bytes
 
     def key(self, key_index: Sequence[int]) -> str:
         """The store key (from the store's root) of the key at grid ``key_index``."""
-        return join(self.path, self.key_meta.chunk_key(key_index))
+        return join(self.path, self.key_grid.key(key_index))
+
+    def stored_keys(self, handle: StoreHandle) -> list[Index]:
+        """The grid indices of the keys the store holds, listed once, in C order.
+
+        Costs what is stored, not the size of the grid: a grid of 10**12
+        chunks with nothing stored lists nothing.  Keys that are not chunk
+        keys of the grid (stray files, partial writes) are left out.
+        """
+        prefix = _prefix(self.path)
+        parse = self.key_grid.parse_key
+        root = local_root(handle)
+        keys = handle.list_prefix(prefix) if root is None else _local_keys(root, self.path)
+        found = []
+        for key in keys:
+            index = parse(key[len(prefix) :])
+            if index is not None:
+                found.append(index)
+        found.sort()
+        return found
+
+    def chunks_in_key(self, key_index: Sequence[int]) -> int:
+        """How many chunks of the grid the key at ``key_index`` holds (edge shards: fewer)."""
+        per_shard = self.per_shard
+        if per_shard is None:
+            return 1
+        return math.prod(
+            max(0, min(n, g - k * n)) for k, n, g in zip(key_index, per_shard, self.grid_shape)
+        )
 
     def chunks_of_key(self, key_index: Sequence[int]) -> list[Index]:
         """Grid indices of the chunks stored under the key at ``key_index``."""
-        if self.shard is None:
+        per_shard = self.per_shard
+        if per_shard is None:
             return [tuple(key_index)]
-        base = [k * n for k, n in zip(key_index, self.shard.per_shard)]
+        base = [k * n for k, n in zip(key_index, per_shard)]
         return [
             tuple(b + i for b, i in zip(base, local))
-            for local in np.ndindex(*self.shard.per_shard)
+            for local in np.ndindex(*per_shard)
             if all(b + i < g for b, i, g in zip(base, local, self.grid_shape))
         ]
 
     def coordinates(self, chunk_index: Sequence[int], element: int) -> Index:
         """Array coordinates of flat ``element`` (in the chunk's order) of a chunk."""
-        shape = self.meta.chunk_shape
-        local = np.unravel_index(element, shape, order=memory_order(self.meta)) if shape else ()
-        return tuple(int(i * c + j) for i, c, j in zip(chunk_index, shape, local))
+        return self.grid.coordinates(chunk_index, element)
+
+    def _stored(
+        self,
+        handle: StoreHandle,
+        root: str | None,
+        key: str,
+        max_nbytes: int,
+        scratch: Scratch,
+    ) -> memoryview | None:
+        """A key's bytes as stored (a reused buffer for local files), checked against its bound."""
+        if root is not None:
+            file = open_chunk_file(os.path.join(root, key), key=key, max_nbytes=max_nbytes)
+            if file is None:
+                return None
+            with file:
+                return file.read_into(scratch.bytes("stored", file.size))
+        raw = handle.get(key)
+        if raw is None:
+            return None
+        if raw.nbytes > max_nbytes:
+            raise CorruptChunkError(
+                key, f"it holds {raw.nbytes} bytes; a chunk here holds at most {max_nbytes}"
+            )
+        return as_bytes(raw)
 
     def read_key(
+        self,
+        handle: StoreHandle,
+        key_index: Sequence[int],
+        visit: ChunkVisit,
+        *,
+        on_block: BlockVisit | None = None,
+        scratch: Scratch | None = None,
+    ) -> int | None:
+        """Read one key through the chunk-source layer and hand each chunk to ``visit``.
+
+        Local files are opened as :func:`fixedutf32._source.open_chunk_file`
+        opens them (regular files no larger than a chunk can be); every
+        frame is checked before it is inflated; every size is checked
+        against the metadata.  Chunks a shard does not hold are left out.
+
+        Parameters
+        ----------
+        handle : StoreHandle
+        key_index : sequence of int
+            The key's index in the key grid.
+        visit : callable
+            ``visit(chunk_index, data, error)`` for each chunk read:
+            ``data`` its bytes with every codec undone (exactly
+            :meth:`chunk_nbytes` for ``fixed_length_utf32`` arrays; a reused
+            buffer, valid during the call), or ``error`` why not.
+        on_block : callable, optional
+            ``on_block(chunk_index, block, offset)`` on the decoded bytes of
+            a chunk before ``visit``: block by block as a raw local chunk
+            file is read (while in cache), else once on the whole chunk.
+        scratch : Scratch, optional
+            The buffers to reuse; default this thread's.  Pass a new one
+            when the bytes given to ``visit`` must outlive the next read.
+
+        Returns
+        -------
+        int or None
+            The bytes read; None when the key is missing.
+        """
+        scratch = thread_scratch() if scratch is None else scratch
+        root = local_root(handle)
+        key = self.key(key_index)
+        index = tuple(key_index)
+        if self.shard is None:
+            return self._read_chunk(handle, root, key, index, visit, on_block, scratch)
+        try:
+            stored = self._stored(handle, root, key, self.shard.max_stored_nbytes, scratch)
+            if stored is None:
+                return None
+            nread = stored.nbytes
+            chunks = list(self.shard.chunks(stored, key=key))
+        except _READ_ERRORS as exc:
+            visit(index, None, _as_error(key, exc))
+            return 0
+        layout = self.shard.layout
+        grid = self.grid_shape
+        for local, data in chunks:
+            chunk = layout.chunk_index(index, local)
+            if any(i >= g for i, g in zip(chunk, grid)):
+                continue  # an entry past the array's edge: nothing reads it
+            self._decode(key, chunk, data, visit, on_block, scratch)
+        return nread
+
+    def read_parts(
         self, handle: StoreHandle, key_index: Sequence[int]
     ) -> tuple[int, list[ChunkPart]] | None:
-        """Read one key and split it into chunks.
+        """:meth:`read_key`, collected: the bytes read and each chunk's own copy, or its error.
 
         Returns
         -------
         (int, list) or None
-            None when the key is missing; else the bytes read and a list of
-            ``(chunk_index, data, error)``: ``data`` the chunk's bytes with
-            every codec undone (not yet checked for size), or ``error`` a
-            message saying why it could not be decoded.  Chunks a shard does
-            not hold are left out.
+            None when the key is missing; else the bytes read and
+            ``(chunk_index, data, error)`` per chunk: ``data`` a new array of
+            the chunk's bytes, or ``error`` the exception saying why not.
         """
-        raw = handle.get(self.key(key_index))
-        if raw is None:
-            return None
-        if self.shard is None:
-            return raw.nbytes, [_decoded(tuple(key_index), self.codecs, raw)]
-        try:
-            data = np.frombuffer(undo(self.key_codecs, raw), np.uint8)
-            entries = _shard_index(self.shard, data)
-        except Exception as exc:  # noqa: BLE001 - a codec's error is data, reported
-            return raw.nbytes, [(tuple(key_index), None, f"shard index unreadable: {_reason(exc)}")]
-        grid = self.grid_shape
-        base = [k * n for k, n in zip(key_index, self.shard.per_shard)]
-        out: list[ChunkPart] = []
-        for local, (offset, nbytes) in zip(np.ndindex(*self.shard.per_shard), entries.tolist()):
-            index = tuple(b + i for b, i in zip(base, local))
-            if offset == _EMPTY and nbytes == _EMPTY:
-                continue
-            if any(i >= g for i, g in zip(index, grid)):
-                continue
-            if offset + nbytes > data.nbytes:
-                out.append(
-                    (
-                        index,
-                        None,
-                        f"shard index points at bytes {offset}..{offset + nbytes} "
-                        f"of a shard of {data.nbytes} bytes",
+        parts: list[ChunkPart] = []
+
+        def visit(index: Index, data: memoryview | None, error: FixedUTF32Error | None) -> None:
+            parts.append((index, None if data is None else np.array(data, np.uint8), error))
+
+        nread = self.read_key(handle, key_index, visit)
+        return None if nread is None else (nread, parts)
+
+    def _read_chunk(
+        self,
+        handle: StoreHandle,
+        root: str | None,
+        key: str,
+        index: Index,
+        visit: ChunkVisit,
+        on_block: BlockVisit | None,
+        scratch: Scratch,
+    ) -> int | None:
+        decoder = self.decoder
+        if root is not None and decoder is not None and self.chain.raw:
+            # A raw local chunk: read into the chunk buffer block by block,
+            # each block handed on while it is in cache.
+            try:
+                file = decoder.open_file(os.path.join(root, key), key=key)
+            except _READ_ERRORS as exc:
+                visit(index, None, _as_error(key, exc))
+                return 0
+            if file is None:
+                return None
+            blocks = None if on_block is None else functools.partial(on_block, index)
+            with file:
+                try:
+                    data = file.read_into(
+                        scratch.bytes("chunk", decoder.nbytes),
+                        block_bytes=decoder.elements.block_bytes(_READ_BLOCK),
+                        on_block=blocks,
                     )
-                )
-                continue
-            out.append(_decoded(index, self.codecs, data[offset : offset + nbytes]))
-        return raw.nbytes, out
+                except _READ_ERRORS as exc:
+                    visit(index, None, _as_error(key, exc))
+                    return file.size
+            visit(index, data, None)
+            return file.size
+        try:
+            stored = self._stored(handle, root, key, self.chain.max_stored_nbytes, scratch)
+        except _READ_ERRORS as exc:
+            visit(index, None, _as_error(key, exc))
+            return 0
+        if stored is None:
+            return None
+        self._decode(key, index, stored, visit, on_block, scratch)
+        return stored.nbytes
+
+    def _decode(
+        self,
+        key: str,
+        index: Index,
+        stored: memoryview,
+        visit: ChunkVisit,
+        on_block: BlockVisit | None,
+        scratch: Scratch,
+    ) -> None:
+        decoder = self.decoder
+        try:
+            if decoder is None:
+                data = self.chain.decode(stored, key=key)
+            else:
+                out = None if decoder.chain.raw else scratch.bytes("chunk", decoder.nbytes)
+                data = decoder.decode(stored, key=key, out=out)
+        except _READ_ERRORS as exc:
+            visit(index, None, _as_error(key, exc))
+            return
+        if on_block is not None:
+            on_block(index, data, 0)
+        visit(index, data, None)
 
 
-def _reason(exc: Exception) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+# Bytes of a raw local chunk read before ``on_block`` sees them: a chunk of
+# up to 4 MiB in one read, larger ones in 4 MiB blocks.  Such a block is still
+# in the last-level cache when it is validated, and fewer, larger blocks mean
+# fewer hand-offs of the GIL between worker threads (256 KiB blocks made two
+# threads slower than one).
+_READ_BLOCK = 4 << 20
+
+# What reading a chunk may raise on hostile bytes: reported, never a traceback.
+_READ_ERRORS = (FixedUTF32Error, OSError, ValueError)
 
 
-def _decoded(index: Index, codecs: Sequence[Codec], raw: ByteView) -> ChunkPart:
-    try:
-        return index, undo(codecs, raw), None
-    except Exception as exc:  # noqa: BLE001 - a codec's error is data, reported
-        return index, None, f"codec error: {_reason(exc)}"
-
-
-def _shard_index(shard: Shard, data: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
-    """The ``(offset, nbytes)`` pairs of a shard, as a (n, 2) uint64 array."""
-    size = shard.index_nbytes
-    if data.nbytes < size:
-        raise ValueError(f"a shard of {data.nbytes} bytes cannot hold its {size}-byte index")
-    index = data[:size] if shard.index_at_start else data[data.nbytes - size :]
-    if shard.index_crc:
-        import numcodecs
-
-        index = numcodecs.CRC32C(location="end").decode(index)
-    dtype = np.dtype("<u8" if shard.index_endian == "little" else ">u8")
-    return np.frombuffer(index, dtype, count=2 * shard.count).reshape(-1, 2)
+def _as_error(key: str, exc: Exception) -> FixedUTF32Error:
+    if isinstance(exc, FixedUTF32Error):
+        return exc
+    return CorruptChunkError(key, f"{type(exc).__name__}: {exc}")
 
 
 def _regular(doc: dict[str, Any], chunk_shape: Any) -> dict[str, Any]:
@@ -441,13 +697,42 @@ def plan_array(node: Node) -> ArrayPlan | None:
     return None
 
 
+def _chunk_decoder(meta: ArrayMetadata, specs: Sequence[CodecSpec]) -> ChunkDecoder:
+    length_bytes = meta.data_type.length_bytes
+    endian: Literal["little", "big"] = "big" if meta.endian == "big" else "little"
+    return ChunkDecoder.build(length_bytes, endian, math.prod(meta.chunk_shape), specs)
+
+
+def _fixed_plan(
+    node: Node,
+    meta: ArrayMetadata,
+    specs: Sequence[CodecSpec],
+    key_meta: ArrayMetadata | None = None,
+    shard: ShardLayout | None = None,
+    shard_specs: Sequence[CodecSpec] = (),
+) -> ArrayPlan:
+    decoder = _chunk_decoder(meta, specs)
+    sharded = None if shard is None else ShardDecoder(shard, decoder, tuple(shard_specs))
+    return ArrayPlan(
+        node.path,
+        FIXED,
+        meta.zarr_format,
+        meta,
+        meta if key_meta is None else key_meta,
+        decoder.chain,
+        decoder,
+        sharded,
+        str(meta.fill_value),
+    )
+
+
 def _plan_fixed(node: Node) -> ArrayPlan:
     doc = node.doc
     if node.zarr_format == 2:
         meta = parse_array_metadata(doc)
-        v2_codecs = tuple(make_codec(c, 2, "filters") for c in meta.filters)
-        v2_codecs += tuple(make_codec(c, 2, "compressor") for c in meta.codecs)
-        return ArrayPlan(node.path, FIXED, 2, meta, meta, v2_codecs, fill=str(meta.fill_value))
+        specs = tuple(parse_codec(c, 2, "filters") for c in meta.filters)
+        specs += tuple(parse_codec(c, 2, "compressor") for c in meta.codecs)
+        return _fixed_plan(node, meta, specs)
     listed = doc.get("codecs")
     codecs: list[Any] = listed if isinstance(listed, list) else []
     sharded = [
@@ -457,9 +742,7 @@ def _plan_fixed(node: Node) -> ArrayPlan:
     ]
     if not sharded:
         meta = parse_array_metadata(doc)
-        return ArrayPlan(
-            node.path, FIXED, 3, meta, meta, _v3_codecs(meta.codecs), fill=str(meta.fill_value)
-        )
+        return _fixed_plan(node, meta, _v3_specs(meta.codecs))
     where = sharded[0]
     if where != 0 or len(sharded) > 1:
         raise MetadataError(
@@ -491,21 +774,11 @@ def _plan_fixed(node: Node) -> ArrayPlan:
     if location not in ("start", "end"):
         raise MetadataError(f'{key}.index_location: expected "start" or "end", got {location!r}')
     index_endian, index_crc = _index_codecs(config.get("index_codecs"), f"{key}.index_codecs")
-    shard = Shard(tuple(per_shard), index_endian, index_crc, location == "start")
-    return ArrayPlan(
-        node.path,
-        FIXED,
-        3,
-        inner,
-        outer,
-        _v3_codecs(inner.codecs),
-        _v3_codecs(outer.codecs),
-        shard,
-        str(inner.fill_value),
-    )
+    layout = ShardLayout(tuple(per_shard), index_endian, index_crc, location)
+    return _fixed_plan(node, inner, _v3_specs(inner.codecs), outer, layout, _v3_specs(outer.codecs))
 
 
-def _index_codecs(codecs: Any, key: str) -> tuple[str, bool]:
+def _index_codecs(codecs: Any, key: str) -> tuple[Literal["little", "big"], bool]:
     names = [c.get("name") if isinstance(c, dict) else c for c in codecs or []]
     if names not in (["bytes"], ["bytes", "crc32c"]):
         raise MetadataError(
@@ -521,8 +794,8 @@ def _index_codecs(codecs: Any, key: str) -> tuple[str, bool]:
     return endian, len(names) == 2
 
 
-def _v3_codecs(codecs: Sequence[Any]) -> tuple[Codec, ...]:
-    return tuple(make_codec(c, 3, f"codecs[{i}]") for i, c in enumerate(codecs, start=1))
+def _v3_specs(codecs: Sequence[Any]) -> tuple[CodecSpec, ...]:
+    return tuple(parse_codec(c, 3, f"codecs[{i}]") for i, c in enumerate(codecs, start=1))
 
 
 def _plan_string(node: Node) -> ArrayPlan:
@@ -548,4 +821,6 @@ def _plan_string(node: Node) -> ArrayPlan:
         chunk_key_encoding=encoding.get("name", "default"),
         separator=separator,
     )
-    return ArrayPlan(node.path, STRING, 3, meta, meta, _v3_codecs(codecs[1:]), fill=str(fill))
+    # A vlen-utf8 chunk has no fixed size: its frames are checked against a bound.
+    chain = CodecChain(_v3_specs(codecs[1:]), _UNSIZED_BOUND, exact=False)
+    return ArrayPlan(node.path, STRING, 3, meta, meta, chain, fill=str(fill))

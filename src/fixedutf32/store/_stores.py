@@ -121,7 +121,8 @@ class StoreHandle:
         return None if buffer is None else buffer.as_numpy_array()
 
     def set(self, key: str, data: ByteView) -> None:
-        """Write ``data`` (any buffer) at ``key``."""
+        """Write ``data`` (any buffer) at ``key``; StoreError for an unsafe key."""
+        self._check_key(key)
         buffer = self._buffer.from_bytes(as_bytes(data))
         if self._sync is not None:
             self._sync.set_sync(key, buffer)
@@ -132,7 +133,17 @@ class StoreHandle:
         return _run(self.store.exists(key))
 
     def delete(self, key: str) -> None:
+        """Delete ``key``; StoreError for an unsafe key."""
+        self._check_key(key)
         _run(self.store.delete(key))
+
+    def _check_key(self, key: str) -> None:
+        # The last guard before a write: a key with '..' or an absolute path
+        # would land outside a directory store. convert checks the source's
+        # keys before it starts; this holds for every other caller.
+        from ._dest import check_safe_key
+
+        check_safe_key(key, f"a write to {self.name!r}")
 
     def list_dir(self, prefix: str) -> list[str]:
         """Names of the keys and "directories" directly under ``prefix``."""

@@ -280,14 +280,16 @@ class BatchRead:
         stored = buffer.as_numpy_array()
         await asyncio.to_thread(self.unpack_shard, job, stored)
 
-    def unpack_shard(self, job: ChunkJob, stored: Any) -> None:
-        """Decode, check and place the inner chunks of one shard's stored bytes."""
+    def _shard_of(self, job: ChunkJob) -> tuple[ShardPlan, str, ChunkLayout, ShardLayout]:
+        """The plan, key (for messages), inner chunk layout and shard layout of a shard's job."""
         plan = self.plan
         assert isinstance(plan, ShardPlan)
         key = job.key or "(a shard inside a shard)"
-        inner = plan.inner_layout(job.spec)
-        shard_shape = job.layout.shape
-        layout = plan.shard_layout(shard_shape)
+        return plan, key, plan.inner_layout(job.spec), plan.shard_layout(job.layout.shape)
+
+    def unpack_shard(self, job: ChunkJob, stored: Any) -> None:
+        """Decode, check and place the inner chunks of one shard's stored bytes."""
+        plan, key, inner, layout = self._shard_of(job)
         assert inner.decoder is not None
         index = layout.read_index(stored, key=key, max_chunk_nbytes=inner.decoder.max_stored_nbytes)
         view = memoryview(stored).cast("B")
@@ -366,12 +368,8 @@ class BatchRead:
         needed: Iterable[int],
     ) -> None:
         """Decode the ``needed`` inner chunks of a shard into one array; place the selection."""
-        plan = self.plan
-        assert isinstance(plan, ShardPlan)
-        key = job.key or "(a shard inside a shard)"
-        inner = plan.inner_layout(job.spec)
+        _, key, inner, layout = self._shard_of(job)
         shard_shape = job.layout.shape
-        layout = plan.shard_layout(shard_shape)
         assert inner.decoder is not None
         decoder = inner.decoder
         fill = fill_value(job.spec)
