@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import numpy as np
 import pytest
@@ -83,10 +84,21 @@ def lying_blosc(tmp_path, claims):
 # -- finding 3: blosc headers that overstate the chunk ------------------------
 
 
+def as_zip(path):
+    """The store at ``path`` as a .zip file beside it (read through zarr's ZipStore)."""
+    target = path.with_suffix(".zip")
+    with zipfile.ZipFile(target, "w") as archive:
+        for file in sorted(path.rglob("*")):
+            if file.is_file():
+                archive.write(file, file.relative_to(path).as_posix())
+    return target
+
+
+@pytest.mark.parametrize("kind", ["dir", "zip"])
 @pytest.mark.parametrize("claims", [64, 16 * MiB])
-def test_check_refuses_a_lying_blosc_header_before_decompressing(tmp_path, claims):
+def test_check_refuses_a_lying_blosc_header_before_decompressing(tmp_path, claims, kind):
     path = lying_blosc(tmp_path, claims)
-    done = run_cli("check", path)
+    done = run_cli("check", path if kind == "dir" else as_zip(path))
     no_traceback(done)  # it was SIGSEGV at 16 MiB through convert; heap "code points" in check
     assert done.returncode == 1, done.stdout + done.stderr
     assert "the blosc header says the frame holds" in done.stdout
@@ -217,6 +229,19 @@ def test_a_fifo_chunk_is_reported_at_once(tmp_path, command):
     assert "chunk c/0 is corrupt: expected a regular file, got a FIFO" in done.stdout + done.stderr
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_a_fifo_metadata_document_is_reported_at_once(tmp_path):
+    root = tmp_path / "g"
+    group = zarr.open_group(root, mode="w", zarr_format=3)
+    group.create_group("sub")
+    os.remove(root / "sub" / "zarr.json")
+    os.mkfifo(root / "sub" / "zarr.json")
+    done = run_cli("check", root, seconds=20)  # zarr's LocalStore.get blocks on it
+    no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "sub: metadata: sub/zarr.json: expected a regular file, got a FIFO" in done.stdout
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
 def test_a_chunk_linked_to_dev_zero_is_reported_at_once(tmp_path):
     path = raw_array(tmp_path)
@@ -328,7 +353,7 @@ def test_check_walks_1000_nested_groups(deep_store):
     done = run_cli("check", deep_store, seconds=60)
     no_traceback(done)  # RecursionError, exit 1, before
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "clean: 1 arrays checked" in done.stdout
+    assert "clean: 1 array checked" in done.stdout
 
 
 def test_convert_refuses_1000_nested_groups_in_one_line(deep_store, tmp_path):

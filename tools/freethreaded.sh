@@ -72,7 +72,8 @@ if [ ! -x "$VENV/bin/pip" ]; then
     fi
 fi
 log "installing fixedutf32 and the test tools into $VENV"
-"$VENV/bin/python" -m pip install --quiet "setuptools>=77" "Cython>=3.1" numpy pytest hypothesis
+# --prefer-binary: the newest hypothesis may come as an sdist with a Rust part.
+"$VENV/bin/python" -m pip install --quiet --prefer-binary "setuptools>=77" "Cython>=3.1" numpy pytest hypothesis
 (cd "$ROOT" && "$VENV/bin/python" -m pip install --quiet --no-build-isolation . > "$WORK/install.log" 2>&1) \
     || { tail -30 "$WORK/install.log"; exit 1; }
 

@@ -422,6 +422,45 @@ def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
     return status_tuple(status)
 
 
+# Elements per call of str_lengths in longest(): their lengths fit on the stack.
+cdef enum:
+    _LENGTHS_BLOCK = 256
+
+
+def longest(source, Py_ssize_t width, int flags):
+    """The longest string of whole elements in code points, and a status: ``(status, longest)``.
+
+    str_lengths block by block into a buffer on the stack, keeping only the
+    maximum: no array of lengths is written (what ``check`` needs of a chunk).
+    On error ``longest`` is that of the elements before the failing block.
+    """
+    check_units(width, "width")
+    cdef Py_buffer src
+    cdef const fu32_kernels *k = fu32_active_table()
+    cdef fu32_status status
+    cdef Py_ssize_t n_elems, start = 0, count, i, best = 0
+    cdef Py_ssize_t block[_LENGTHS_BLOCK]
+    acquire(source, &src, False)
+    try:
+        n_elems = src.len // (4 * width)
+        status.kind = FU32_OK
+        with nogil:
+            while start < n_elems:
+                count = min(<Py_ssize_t>_LENGTHS_BLOCK, n_elems - start)
+                status = k.str_lengths(<const uint8_t *>src.buf + start * 4 * width, count,
+                                       width, block, flags)
+                if status.kind != FU32_OK:
+                    status.element += start
+                    break
+                for i in range(count):
+                    if block[i] > best:
+                        best = block[i]
+                start += count
+    finally:
+        PyBuffer_Release(&src)
+    return status_tuple(status), best
+
+
 def overlap(first, second):
     """How two buffers overlap: 0 disjoint, 1 the same bytes, 2 partly."""
     cdef Py_buffer a, b

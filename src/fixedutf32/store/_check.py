@@ -20,6 +20,7 @@ from ..errors import (
     MetadataError,
     StringTooLongError,
 )
+from ._dest import RECORD
 from ._layout import FIXED, ArrayPlan, Index, Node, data_type_of, memory_order, plan_array, walk
 from ._run import StoreRef, Task, dask_client, default_threads, resolve, run_with_progress
 from ._stores import StoreError, StoreHandle, open_handle, spec_of
@@ -80,12 +81,19 @@ class Problem:
         )
 
     def __str__(self) -> str:
+        """One line in one style: the array, the chunk key (and index), then what is wrong.
+
+        ``names, chunk names/0.0: invalid code point U+D800 ...``;
+        ``names: metadata: fill_value: expected ...``; ``/: incomplete: ...``.
+        """
         where = f"{self.array or '/'}"
         if self.key is not None:
-            where += f" chunk {self.key}"
+            where += f", chunk {self.key}"
             if self.chunk is not None and self.coordinates is None:
                 where += f" (chunk index {list(self.chunk)})"
-        return f"{self.kind}: {where}: {self.message}"
+        if self.kind in ("metadata", "incomplete"):
+            return f"{where}: {self.kind}: {self.message}"
+        return f"{where}: {self.message}"
 
 
 @dataclass
@@ -217,9 +225,11 @@ class CheckReport:
         verdict = "clean" if self.ok else f"{count} problem{'s' if count > 1 else ''}"
         if len(self.problems) >= self.max_errors:
             verdict += f" (stopped at --max-errors {self.max_errors})"
+        arrays, chunks = len(self.arrays), self.chunks_unchecked
         lines.append(
-            f"{verdict}: {len(self.arrays)} arrays checked, {len(self.skipped)} skipped, "
-            f"{self.chunks_unchecked} chunks left unchecked"
+            f"{verdict}: {arrays} array{'' if arrays == 1 else 's'} checked, "
+            f"{len(self.skipped)} skipped, "
+            f"{chunks} chunk{'' if chunks == 1 else 's'} left unchecked"
         )
         return "\n".join(lines)
 
@@ -366,6 +376,15 @@ class _ChunkCheck:
         self.bad = False
 
     def block(self, index: Index, block: memoryview, offset: int) -> None:
+        if not self.bad and not self.plan.grid.is_edge(index):
+            # Only the longest string is kept: no lengths are written.
+            try:
+                self.longest = max(self.longest, self.elements.longest_string(block))
+                return
+            except InvalidCodePointError:
+                self.bad = True
+        # An edge chunk's padding is left out of its longest string: each
+        # length is kept (and a bad block's, counted without checking).
         start = offset // self.length_bytes
         lengths = self.lengths[start : start + block.nbytes // self.length_bytes]
         try:
@@ -442,15 +461,25 @@ def check_key(ref: StoreRef, plan: ArrayPlan, key_index: Index, max_errors: int)
 
 
 def _source_nodes(
-    handle: StoreHandle, path: str, strings_only: bool = True, max_depth: int | None = None
+    handle: StoreHandle,
+    path: str,
+    strings_only: bool = True,
+    max_depth: int | None = None,
+    incomplete: bool = False,
 ) -> list[Node]:
     """The hierarchy at ``path``; StoreError when nothing usable is there.
 
     With ``strings_only``, ``path`` may not be an array of another data type;
-    ``max_depth`` as for :func:`~fixedutf32.store._layout.walk`.
+    ``max_depth`` as for :func:`~fixedutf32.store._layout.walk`; with
+    ``incomplete``, keys at ``path`` without a metadata document are one
+    ``"incomplete"`` node rather than an error.
     """
     nodes = walk(handle, path, max_depth)
     where = f"at path {path!r} in {handle.name}" if path else f"in {handle.name}"
+    if not nodes and incomplete and handle.list_dir(path):
+        # Keys but no metadata at the top: an interrupted write, reported as
+        # such (check), not as a store that is not there.
+        return [Node(path, "incomplete")]
     if not nodes:
         raise StoreError(f"no Zarr group or array {where} (no zarr.json, .zarray or .zgroup)")
     root = nodes[0]
@@ -555,7 +584,7 @@ def check(
     try:
         handle = open_handle(store, "r")
         report = CheckReport(handle.name, path, max_errors=max_errors)
-        plans = _plan(report, _source_nodes(handle, path))
+        plans = _plan(report, _source_nodes(handle, path, incomplete=True), _finish(handle))
         ref = spec_of(handle, "source") if client is not None else handle
         _run_check(report, plans, handle, ref, threads, client, progress)
         report.problems.sort(key=Problem.sort_key)
@@ -566,16 +595,31 @@ def check(
         close_scheduler(client, cluster)
 
 
-def _plan(report: CheckReport, nodes: Sequence[Node]) -> list[ArrayPlan]:
+def _finish(handle: StoreHandle) -> str | None:
+    """The command that finishes the interrupted conversion into this store, if it is one."""
+    try:
+        raw = handle.get(RECORD)
+        finish = None if raw is None else json.loads(bytes(raw)).get("finish")
+    except (OSError, ValueError, AttributeError, StoreError):
+        return None  # no record, or not one this package wrote: nothing to suggest
+    return finish if isinstance(finish, str) else None
+
+
+def _plan(report: CheckReport, nodes: Sequence[Node], finish: str | None = None) -> list[ArrayPlan]:
     plans = []
     for node in nodes:
         if node.kind == "incomplete":
+            why = (
+                "an interrupted conversion; finish it with: " + finish
+                if finish is not None
+                else "an array or group whose metadata was never written (an interrupted "
+                "write or conversion?)"
+            )
             report.problems.append(
                 Problem(
                     "incomplete",
                     node.path,
-                    "keys but no zarr.json, .zarray or .zgroup: an array or group whose metadata "
-                    "was never written (an interrupted write or conversion?)",
+                    "chunks without metadata (keys but no zarr.json, .zarray or .zgroup): " + why,
                 )
             )
         elif node.kind == "group":

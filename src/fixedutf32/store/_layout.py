@@ -102,14 +102,48 @@ def _load_json(data: bytes, where: str) -> dict[str, Any]:
     return value
 
 
+# The largest metadata document read (a V3 zarr.json may hold consolidated metadata).
+_MAX_DOCUMENT = 64 << 20
+
+
+def _document(handle: StoreHandle, root: str | None, key: str) -> bytes | None:
+    """A metadata document's bytes, or None; local ones read as chunk files are.
+
+    Raises
+    ------
+    MetadataError
+        For a local document that is a FIFO, a device or larger than
+        :data:`_MAX_DOCUMENT` (nothing is read from it).
+    """
+    if root is None:
+        data = handle.get(key)
+        return None if data is None else bytes(data)
+    try:
+        file = open_chunk_file(os.path.join(root, key), key=key, max_nbytes=_MAX_DOCUMENT)
+    except CorruptChunkError as exc:
+        raise MetadataError(f"{key}: {exc.reason}") from None
+    if file is None:
+        return None
+    with file:
+        return bytes(file.read_into(bytearray(file.size)))
+
+
 def read_node(handle: StoreHandle, path: str) -> Node | None:
     """The :class:`Node` at ``path``, or None when no metadata document is there."""
     prefix = _prefix(path)
+    root = local_root(handle)
     documents = {}
+    unreadable = None
     for name in (V3_DOC, V2_ARRAY, V2_GROUP, V2_ATTRS):
-        data = handle.get(prefix + name)
+        try:
+            data = _document(handle, root, prefix + name)
+        except MetadataError as exc:
+            unreadable = unreadable or str(exc)
+            continue
         if data is not None:
-            documents[name] = bytes(data)
+            documents[name] = data
+    if unreadable is not None:
+        return Node(path, "group", documents=documents, error=unreadable)
     if not documents or set(documents) == {V2_ATTRS}:
         return None
     node = Node(path, "group", documents=documents)
