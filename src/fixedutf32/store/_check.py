@@ -22,7 +22,14 @@ from ..errors import (
 )
 from ._dest import RECORD
 from ._layout import FIXED, ArrayPlan, Index, Node, data_type_of, memory_order, plan_array, walk
-from ._run import StoreRef, Task, dask_client, default_threads, resolve, run_with_progress
+from ._run import (
+    StoreRef,
+    Task,
+    close_scheduler,
+    open_scheduler,
+    resolve,
+    run_with_progress,
+)
 from ._stores import StoreError, StoreHandle, open_handle, spec_of
 
 if TYPE_CHECKING:
@@ -492,30 +499,6 @@ def _check_max_errors(max_errors: object) -> int:
     if type(max_errors) is not int or max_errors < 1:
         raise ValueError(f"max_errors must be a positive int, got {max_errors!r}")
     return max_errors
-
-
-def open_scheduler(
-    scheduler: str | None, threads: int | None
-) -> tuple[int, distributed.Client | None, distributed.LocalCluster | None]:
-    """(threads, client, cluster) for ``scheduler`` None/"threads", "local" or an address."""
-    threads = default_threads(threads)
-    if scheduler in (None, "threads"):
-        return threads, None, None
-    if not isinstance(scheduler, str):
-        raise ValueError(
-            f"scheduler must be None, 'threads', 'local' or a Dask address, got {scheduler!r}"
-        )
-    client, cluster = dask_client(scheduler)
-    return threads, client, cluster
-
-
-def close_scheduler(
-    client: distributed.Client | None, cluster: distributed.LocalCluster | None
-) -> None:
-    if client is not None:
-        client.close()
-    if cluster is not None:
-        cluster.close()
 
 
 def check(

@@ -26,8 +26,6 @@ from ._check import (
     _plan,
     _source_nodes,
     check_key,
-    close_scheduler,
-    open_scheduler,
 )
 from ._dest import (
     RECORD,
@@ -60,7 +58,7 @@ from ._options import (
 )
 from ._regrid import convert_region, region_keys
 from ._resume import Journal
-from ._run import StoreRef, Task, run_with_progress
+from ._run import StoreRef, Task, close_scheduler, open_scheduler, run_with_progress
 from ._stores import StoreError, StoreHandle, dask_spec, open_handle, spec_of
 from ._transform import KeyConversion, convert_key, copy_key, journaled, longest_key
 from ._verify import compare_stores

@@ -5,6 +5,7 @@ that Dask can send it by reference) and picklable arguments; the store
 arguments are a :class:`~fixedutf32.store._stores.StoreHandle` on threads and
 the store's spec on Dask, resolved with :func:`resolve` in the task.  Results
 come back in completion order to ``consume``, which returns False to stop.
+:func:`open_scheduler` gives both commands their threads or Dask client.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ from ._stores import StoreError, StoreHandle, handle_for
 if TYPE_CHECKING:
     import distributed
 
-__all__ = ["Progress", "resolve", "run_tasks", "run_with_progress", "dask_client"]
+__all__ = [
+    "Progress",
+    "close_scheduler",
+    "dask_client",
+    "open_scheduler",
+    "resolve",
+    "run_tasks",
+    "run_with_progress",
+]
 
 _R = TypeVar("_R")
 
@@ -142,6 +151,30 @@ def dask_client(scheduler: str) -> tuple[distributed.Client, distributed.LocalCl
         return Client(scheduler, timeout="10s"), None
     except (OSError, TimeoutError, ValueError) as exc:
         raise StoreError(f"cannot connect to the Dask scheduler {scheduler!r}: {exc}") from None
+
+
+def open_scheduler(
+    scheduler: str | None, threads: int | None
+) -> tuple[int, distributed.Client | None, distributed.LocalCluster | None]:
+    """(threads, client, cluster) for ``scheduler`` None/"threads", "local" or an address."""
+    threads = default_threads(threads)
+    if scheduler in (None, "threads"):
+        return threads, None, None
+    if not isinstance(scheduler, str):
+        raise ValueError(
+            f"scheduler must be None, 'threads', 'local' or a Dask address, got {scheduler!r}"
+        )
+    client, cluster = dask_client(scheduler)
+    return threads, client, cluster
+
+
+def close_scheduler(
+    client: distributed.Client | None, cluster: distributed.LocalCluster | None
+) -> None:
+    if client is not None:
+        client.close()
+    if cluster is not None:
+        cluster.close()
 
 
 def _batch(batch: list[tuple[Callable[..., _R], tuple[Any, ...]]]) -> list[_R]:
