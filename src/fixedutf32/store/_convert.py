@@ -19,14 +19,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._checks import check_endian, check_length_bytes
 from ..errors import FixedUTF32Error
-from ._check import (
-    CheckReport,
-    KeyLongest,
-    Problem,
-    _plan,
-    _source_nodes,
-    check_key,
-)
+from ._check import KeyLongest, check_key
 from ._dest import (
     RECORD,
     check_safe_key,
@@ -46,7 +39,6 @@ from ._layout import (
     Node,
     data_type_of,
     join,
-    plan_array,
 )
 from ._options import (
     DEFAULT_COMPRESSORS,
@@ -56,6 +48,7 @@ from ._options import (
     compressor_json,
     compressor_option,
 )
+from ._plans import Problem, SourcePlans, count, plan_nodes, source_nodes
 from ._regrid import convert_region, region_keys
 from ._resume import Journal
 from ._run import StoreRef, Task, close_scheduler, open_scheduler, run_with_progress
@@ -192,7 +185,7 @@ class ConvertReport:
             deleted = a.get("chunks_deleted", 0)
             lines.append(
                 f"array {a['path'] or '/'}: {a['from']} -> {a['to']} ({changes}): "
-                f"{_count(a['chunks_written'], 'chunk')} written, {a['chunks_kept']} kept, "
+                f"{count(a['chunks_written'], 'chunk')} written, {a['chunks_kept']} kept, "
                 f"{a['chunks_missing']} missing (fill value)"
                 + (f", {deleted} deleted (stale)" if deleted else "")
             )
@@ -201,27 +194,22 @@ class ConvertReport:
         lines.extend(f"verify: {m}" for m in self.mismatches)
         skipped = self.skipped_chunks
         parts = [
-            f"{_count(len(self.arrays), 'array')} converted",
-            f"{_count(len(self.copied), 'array')} copied unchanged "
-            f"({_count(self.keys_copied, 'chunk key')})",
-            f"{_count(len(self.groups), 'group')} written",
+            f"{count(len(self.arrays), 'array')} converted",
+            f"{count(len(self.copied), 'array')} copied unchanged "
+            f"({count(self.keys_copied, 'chunk key')})",
+            f"{count(len(self.groups), 'group')} written",
         ]
         summary = ", ".join(parts) + f": {self.bytes_read} bytes read, {self.bytes_written} written"
         if skipped:
-            summary += f"; {_count(skipped, 'invalid chunk')} skipped (they read as the fill value)"
+            summary += f"; {count(skipped, 'invalid chunk')} skipped (they read as the fill value)"
         if self.verified is True:
             summary += "; verified element by element" + (
-                f", except {_count(skipped, 'skipped chunk')}" if skipped else ""
+                f", except {count(skipped, 'skipped chunk')}" if skipped else ""
             )
         elif self.verified is False:
             summary += "; VERIFY FOUND DIFFERENCES"
         lines.append(summary)
         return "\n".join(lines)
-
-
-def _count(n: int, noun: str) -> str:
-    """``n`` and ``noun``, plural unless n is 1 ("1 array", "2 arrays")."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 # -- the whole conversion -----------------------------------------------------
@@ -349,7 +337,7 @@ def convert(
     dst: StoreHandle | None = None
     try:
         src = open_handle(source, "r")
-        nodes = _source_nodes(src, "", strings_only=False, max_depth=MAX_DEPTH)
+        nodes = source_nodes(src, "", strings_only=False, max_depth=MAX_DEPTH)
         converter = _Conversion(src, nodes, options, threads, client, progress)
         converter.plan()  # every refusal before the destination is touched
         if client is not None:
@@ -402,15 +390,15 @@ class _Conversion:
 
     # planning
 
-    def _problems(self) -> list[ArrayPlan]:
-        scratch = CheckReport(self.src.name, "")
-        plans = _plan(scratch, self.nodes)
-        if scratch.problems:
+    def _planned(self) -> SourcePlans:
+        """The source's nodes planned; StoreError when any has a metadata problem."""
+        planned = plan_nodes(self.nodes)
+        if planned.problems:
             raise StoreError(
-                f"the source has metadata problems, the first: {scratch.problems[0]}; "
+                f"the source has metadata problems, the first: {planned.problems[0]}; "
                 f"run 'fixedutf32 check' on it"
             )
-        return plans
+        return planned
 
     def _longest(self, plans: list[ArrayPlan]) -> dict[str, int]:
         """The longest string of each array (a first pass over the data, for widths)."""
@@ -443,13 +431,10 @@ class _Conversion:
         zarr_format = opts.zarr_format
         if zarr_format == 2 and any(n.zarr_format == 3 for n in self.nodes):
             raise StoreError("zarr_format=2 needs a Zarr V2 source; this one holds V3 nodes")
-        self._problems()
+        planned = self._planned()
+        self.groups.extend(planned.groups)
         converting: list[tuple[Node, ArrayPlan]] = []
-        for node in self.nodes:
-            if node.kind == "group":
-                self.groups.append(node)
-                continue
-            plan = plan_array(node)
+        for node, plan in planned.arrays:
             if plan is not None and (plan.kind == FIXED or opts.to == FIXED):
                 converting.append((node, plan))
             else:

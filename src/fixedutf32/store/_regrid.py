@@ -14,9 +14,10 @@ from .._checks import ByteView
 from ..chunk import decode_chunk, encode_chunk
 from ..errors import StringTooLongError
 from ..transcode import encode_vlen_utf8
-from ._check import Problem, _check_chunk, chunk_problem
+from ._check import _check_chunk
 from ._jobs import Job
 from ._layout import FIXED, STRING, Index, memory_order
+from ._plans import Problem, chunk_problem
 from ._run import StoreRef, resolve
 from ._stores import StoreHandle
 from ._transform import KeyConversion, drop_chunk, new_result, string_chunk, write_chunk

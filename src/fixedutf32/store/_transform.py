@@ -24,9 +24,10 @@ from .._checks import ByteView, as_bytes
 from ..chunk import byteswap, decode_chunk, repad
 from ..errors import FixedUTF32Error, StringTooLongError
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8
-from ._check import KeyLongest, Problem, _check_chunk, chunk_problem
+from ._check import KeyLongest, _check_chunk
 from ._jobs import Job
 from ._layout import STRING, ArrayPlan, Index, redo, undo
+from ._plans import Problem, chunk_problem
 from ._resume import fingerprint
 from ._run import StoreRef, resolve
 from ._stores import StoreHandle

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._check import Problem
 from ._jobs import Job
 from ._layout import ArrayPlan, Index, Node
+from ._plans import Problem
 from ._stores import StoreHandle
 
 __all__ = ["compare_stores"]

@@ -1,0 +1,242 @@
+"""What ``check`` and ``convert`` share: the source planned, and the words of the reports.
+
+Both walk a hierarchy with :func:`source_nodes` and plan it with
+:func:`plan_nodes` (each array's :class:`~fixedutf32.store._layout.ArrayPlan`,
+the groups, and every metadata problem, worded once); both report what is
+wrong as a :class:`Problem`, a kernel's error becoming one (with array
+coordinates) in :func:`chunk_problem` only; and both count in English with
+:func:`count`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..errors import InvalidCodePointError, InvalidUTF8Error, MetadataError, StringTooLongError
+from ._layout import FIXED, ArrayPlan, Index, Node, data_type_of, plan_array, walk
+from ._stores import StoreError, StoreHandle
+
+__all__ = ["Problem", "SourcePlans", "chunk_problem", "count", "plan_nodes", "source_nodes"]
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, plural unless n is 1 ("1 array", "2 arrays", "2 entries").
+
+    ``plural`` is the noun's plural when it is not ``noun + "s"``.
+    """
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
+@dataclass
+class Problem:
+    """One thing wrong in a store.
+
+    Attributes
+    ----------
+    kind : {"metadata", "incomplete", "chunk", "code_point"}
+        ``metadata``: a document breaks the spec or cannot be read;
+        ``incomplete``: keys under a path with no metadata document (an
+        interrupted write); ``chunk``: a chunk that does not decode (codec
+        error, wrong size); ``code_point``: a code unit that is not a
+        Unicode scalar value.
+    array : str
+        Path of the array (or node) in the store.
+    message : str
+    key : str or None
+        The store key of the chunk (the shard, for sharded arrays).
+    chunk : tuple of int or None
+        The chunk's index in the chunk grid (inner chunks for sharded arrays).
+    coordinates : tuple of int or None
+        The element's coordinates in the array (``code_point`` problems).
+        An element of an edge chunk's padding has coordinates at or past
+        the array's shape.
+    position : int or None
+        Code point position inside the element.
+    code_point : int or None
+        The offending value.
+    """
+
+    kind: str
+    array: str
+    message: str
+    key: str | None = None
+    chunk: tuple[int, ...] | None = None
+    coordinates: tuple[int, ...] | None = None
+    position: int | None = None
+    code_point: int | None = None
+
+    def sort_key(self) -> tuple[str, int, tuple[int, ...], tuple[int, ...], int, str]:
+        order = {"metadata": 0, "incomplete": 0, "chunk": 1, "code_point": 1}[self.kind]
+        return (
+            self.array,
+            order,
+            self.chunk or (),
+            self.coordinates or (),
+            self.position or 0,
+            self.message,
+        )
+
+    def __str__(self) -> str:
+        """One line in one style: the array, the chunk key (and index), then what is wrong.
+
+        ``names, chunk names/0.0: invalid code point U+D800 ...``;
+        ``names: metadata: fill_value: expected ...``; ``/: incomplete: ...``.
+        """
+        where = f"{self.array or '/'}"
+        if self.key is not None:
+            where += f", chunk {self.key}"
+            if self.chunk is not None and self.coordinates is None:
+                where += f" (chunk index {list(self.chunk)})"
+        if self.kind in ("metadata", "incomplete"):
+            return f"{where}: {self.kind}: {self.message}"
+        return f"{where}: {self.message}"
+
+
+def chunk_problem(plan: ArrayPlan, key: str, index: Index, exc: Exception) -> Problem:
+    """The report's Problem for an error met reading or decoding one chunk.
+
+    The one place where the kernels' errors, whose indices count elements
+    from the start of the chunk, become array coordinates.
+
+    Parameters
+    ----------
+    plan : ArrayPlan
+    key : str
+        The chunk's store key (the shard's, for sharded arrays).
+    index : tuple of int
+        The chunk's grid index.
+    exc : Exception
+        :class:`~fixedutf32.errors.InvalidCodePointError`,
+        :class:`~fixedutf32.errors.InvalidUTF8Error` or
+        :class:`~fixedutf32.errors.StringTooLongError` from a kernel; any
+        other error (a corrupt chunk, a wrong size) is a ``chunk`` problem
+        with its message.
+
+    Returns
+    -------
+    Problem
+    """
+    if isinstance(exc, InvalidCodePointError):
+        coordinates = plan.coordinates(index, exc.index)
+        value = exc.code_point
+        kind = "surrogate" if 0xD800 <= value <= 0xDFFF else "above U+10FFFF"
+        outside = any(c >= s for c, s in zip(coordinates, plan.meta.shape))
+        padding = " (edge chunk padding, outside the array)" if outside else ""
+        return Problem(
+            "code_point",
+            plan.path,
+            f"invalid code point U+{value:04X} ({kind}) at element {list(coordinates)}, "
+            f"position {exc.position}{padding}; expected a Unicode scalar value",
+            key,
+            index,
+            coordinates,
+            exc.position,
+            value,
+        )
+    if isinstance(exc, InvalidUTF8Error):
+        coordinates = plan.coordinates(index, exc.index)
+        return Problem(
+            "code_point",
+            plan.path,
+            f"invalid UTF-8 at element {list(coordinates)}, byte {exc.byte_offset}: {exc.reason}",
+            key,
+            index,
+            coordinates,
+        )
+    if isinstance(exc, StringTooLongError):
+        coordinates = plan.coordinates(index, exc.index)
+        return Problem(
+            "chunk",
+            plan.path,
+            f"string at element {list(coordinates)} has {exc.length} code points; "
+            f"expected at most {exc.capacity} (length_bytes {4 * exc.capacity})",
+            key,
+            index,
+            coordinates,
+        )
+    return Problem("chunk", plan.path, str(exc), key, index)
+
+
+def source_nodes(
+    handle: StoreHandle,
+    path: str,
+    strings_only: bool = True,
+    max_depth: int | None = None,
+    incomplete: bool = False,
+) -> list[Node]:
+    """The hierarchy at ``path``; StoreError when nothing usable is there.
+
+    With ``strings_only``, ``path`` may not be an array of another data type;
+    ``max_depth`` as for :func:`~fixedutf32.store._layout.walk`; with
+    ``incomplete``, keys at ``path`` without a metadata document are one
+    ``"incomplete"`` node rather than an error.
+    """
+    nodes = walk(handle, path, max_depth)
+    where = f"at path {path!r} in {handle.name}" if path else f"in {handle.name}"
+    if not nodes and incomplete and handle.list_dir(path):
+        # Keys but no metadata at the top: an interrupted write, reported as
+        # such (check), not as a store that is not there.
+        return [Node(path, "incomplete")]
+    if not nodes:
+        raise StoreError(f"no Zarr group or array {where} (no zarr.json, .zarray or .zgroup)")
+    root = nodes[0]
+    if strings_only and root.kind == "array" and root.error is None and data_type_of(root) != FIXED:
+        raise StoreError(f"the array {where} holds {data_type_of(root)}, not fixed_length_utf32")
+    return nodes
+
+
+@dataclass
+class SourcePlans:
+    """A source hierarchy planned node by node, in hierarchy order.
+
+    Attributes
+    ----------
+    arrays : list of (Node, ArrayPlan or None)
+        Every array whose metadata is valid, with its plan; None for a data
+        type the tools do not read (copied by ``convert``, skipped by
+        ``check``).
+    groups : list of Node
+    problems : list of Problem
+        ``metadata`` and ``incomplete`` problems, in hierarchy order.
+    """
+
+    arrays: list[tuple[Node, ArrayPlan | None]] = field(default_factory=list)
+    groups: list[Node] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def plan_nodes(nodes: Sequence[Node], finish: str | None = None) -> SourcePlans:
+    """Plan each node: its array's plan, or the metadata problem that stops it.
+
+    ``finish`` is the command that finishes an interrupted conversion into
+    this store, named by its ``incomplete`` problems.
+    """
+    planned = SourcePlans()
+    for node in nodes:
+        if node.kind == "incomplete":
+            why = (
+                "an interrupted conversion; finish it with: " + finish
+                if finish is not None
+                else "an array or group whose metadata was never written (an interrupted "
+                "write or conversion?)"
+            )
+            planned.problems.append(
+                Problem(
+                    "incomplete",
+                    node.path,
+                    "chunks without metadata (keys but no zarr.json, .zarray or .zgroup): " + why,
+                )
+            )
+        elif node.kind == "group":
+            planned.groups.append(node)
+            if node.error:
+                planned.problems.append(Problem("metadata", node.path, node.error))
+        else:
+            try:
+                plan = plan_array(node)
+            except MetadataError as exc:
+                planned.problems.append(Problem("metadata", node.path, str(exc)))
+                continue
+            planned.arrays.append((node, plan))
+    return planned
