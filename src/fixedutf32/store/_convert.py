@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._checks import check_endian, check_length_bytes
 from ..errors import FixedUTF32Error
-from ._check import KeyLongest, check_key
 from ._dest import (
     RECORD,
     check_safe_key,
@@ -43,7 +42,7 @@ from ._layout import (
 from ._options import (
     DEFAULT_COMPRESSORS,
     ConvertOptions,
-    check_chunks,
+    check_chunk_shape,
     check_to,
     compressor_json,
     compressor_option,
@@ -54,6 +53,7 @@ from ._resume import Journal
 from ._run import StoreRef, Task, close_scheduler, open_scheduler, run_with_progress
 from ._stores import StoreError, StoreHandle, dask_spec, open_handle, spec_of
 from ._transform import KeyConversion, convert_key, copy_key, journaled, longest_key
+from ._validate import KeyLongest, check_key
 from ._verify import compare_stores
 
 if TYPE_CHECKING:
@@ -328,7 +328,7 @@ def convert(
     if length_bytes is not None and length_bytes != "auto":
         length_bytes = check_length_bytes(length_bytes)
     codecs_json = compressor_json(compressors, zarr_format)
-    chunks = check_chunks(chunks)
+    chunks = check_chunk_shape(chunks)
     options = ConvertOptions(
         to, zarr_format, endian, length_bytes, codecs_json, chunks, resume, skip_invalid
     )

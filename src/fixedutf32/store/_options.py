@@ -16,7 +16,7 @@ from ._layout import FIXED, STRING, Index, make_codec
 __all__ = [
     "DEFAULT_COMPRESSORS",
     "ConvertOptions",
-    "check_chunks",
+    "check_chunk_shape",
     "check_to",
     "compressor_json",
     "compressor_option",
@@ -79,7 +79,7 @@ def compressor_json(compressors: Any, zarr_format: int) -> tuple[dict[str, Any],
     return tuple(out)
 
 
-def check_chunks(chunks: Sequence[int] | None) -> Index | None:
+def check_chunk_shape(chunks: Sequence[int] | None) -> Index | None:
     if chunks is None:
         return None
     try:

@@ -14,13 +14,13 @@ from .._checks import ByteView
 from ..chunk import decode_chunk, encode_chunk
 from ..errors import StringTooLongError
 from ..transcode import encode_vlen_utf8
-from ._check import _check_chunk
 from ._jobs import Job
 from ._layout import FIXED, STRING, Index, memory_order
 from ._plans import Problem, chunk_problem
 from ._run import StoreRef, resolve
 from ._stores import StoreHandle
 from ._transform import KeyConversion, drop_chunk, new_result, string_chunk, write_chunk
+from ._validate import check_chunk
 
 __all__ = ["convert_region", "region_keys"]
 
@@ -101,7 +101,7 @@ def _region_chunk(
     if plan.kind == STRING:
         strings = string_chunk(plan, key, chunk, data, job.meta.data_type.length_bytes, "little")
         return strings if isinstance(strings, Problem) else strings.reshape(plan.meta.chunk_shape)
-    problems, _ = _check_chunk(plan, key, chunk, data, 1)
+    problems, _ = check_chunk(plan, key, chunk, data, 1)
     if problems:
         return problems[0]
     src = plan.meta

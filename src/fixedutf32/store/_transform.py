@@ -24,13 +24,13 @@ from .._checks import ByteView, as_bytes
 from ..chunk import byteswap, decode_chunk, repad
 from ..errors import FixedUTF32Error, StringTooLongError
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8
-from ._check import KeyLongest, _check_chunk
 from ._jobs import Job
 from ._layout import STRING, ArrayPlan, Index, redo, undo
 from ._plans import Problem, chunk_problem
 from ._resume import fingerprint
 from ._run import StoreRef, resolve
 from ._stores import StoreHandle
+from ._validate import KeyLongest, check_chunk
 
 __all__ = [
     "KeyConversion",
@@ -96,7 +96,7 @@ def _source_strings(job: Job, key: str, index: Index, data: ByteView) -> ByteVie
         meta = job.meta
         strings = string_chunk(plan, key, index, data, meta.data_type.length_bytes, meta.endian)
         return strings if isinstance(strings, Problem) else strings.view(np.uint8).reshape(-1)
-    problems, _ = _check_chunk(plan, key, index, data, 1)
+    problems, _ = check_chunk(plan, key, index, data, 1)
     if problems:
         return problems[0]
     try:
