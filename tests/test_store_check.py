@@ -204,3 +204,13 @@ def test_report_json_round_trips(tmp_path):
         tuple(p.coordinates) for p in report.problems
     ]
     assert "4 problems" in report.to_text()
+
+
+def test_report_text_counts_in_english():
+    from fixedutf32.store import CheckReport, Problem
+
+    one = CheckReport("memory://x", "", chunks_unchecked=1)
+    one.problems.append(Problem("metadata", "a", "bad"))
+    assert one.to_text().endswith("1 problem: 0 arrays checked, 0 skipped, 1 chunk left unchecked")
+    two = CheckReport("memory://x", "", chunks_unchecked=2)
+    assert two.to_text().endswith("clean: 0 arrays checked, 0 skipped, 2 chunks left unchecked")

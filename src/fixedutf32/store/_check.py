@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._dest import RECORD
 from ._layout import FIXED, ArrayPlan, Node, data_type_of
-from ._plans import Problem, plan_nodes, source_nodes
+from ._plans import Problem, count, plan_nodes, source_nodes
 from ._run import StoreRef, Task, close_scheduler, open_scheduler, run_with_progress
 from ._stores import StoreError, StoreHandle, open_handle, spec_of
 from ._validate import KeyCheck, check_keys
@@ -146,15 +146,12 @@ class CheckReport:
         for s in self.skipped:
             lines.append(f"skipped {s['path'] or '/'}: {s['data_type']}, not fixed_length_utf32")
         lines.extend(str(p) for p in self.problems)
-        count = len(self.problems)
-        verdict = "clean" if self.ok else f"{count} problem{'s' if count > 1 else ''}"
+        verdict = "clean" if self.ok else count(len(self.problems), "problem")
         if len(self.problems) >= self.max_errors:
             verdict += f" (stopped at --max-errors {self.max_errors})"
-        arrays, chunks = len(self.arrays), self.chunks_unchecked
         lines.append(
-            f"{verdict}: {arrays} array{'' if arrays == 1 else 's'} checked, "
-            f"{len(self.skipped)} skipped, "
-            f"{chunks} chunk{'' if chunks == 1 else 's'} left unchecked"
+            f"{verdict}: {count(len(self.arrays), 'array')} checked, {len(self.skipped)} skipped, "
+            f"{count(self.chunks_unchecked, 'chunk')} left unchecked"
         )
         return "\n".join(lines)
 

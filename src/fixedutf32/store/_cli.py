@@ -214,6 +214,7 @@ def _compressors(choice: _Choice, zarr_format: int) -> str | list[dict[str, Any]
 def convert_main(argv: Sequence[str]) -> int:
     """``fixedutf32 convert SRC DST ...``; returns the exit status."""
     from . import InvalidChunkError, StoreError, convert
+    from ._plans import count
 
     parser = _Parser(
         prog="fixedutf32 convert",
@@ -316,7 +317,7 @@ def convert_main(argv: Sequence[str]) -> int:
         # Said on stderr too, so that a --json run or a script sees it.
         n = report.skipped_chunks
         print(
-            f"{parser.prog}: {n} invalid chunk{'' if n == 1 else 's'} skipped (--skip-invalid); "
+            f"{parser.prog}: {count(n, 'invalid chunk')} skipped (--skip-invalid); "
             f"they read as the fill value, and the report lists them",
             file=sys.stderr,
         )

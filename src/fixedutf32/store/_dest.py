@@ -21,6 +21,7 @@ import zipfile
 from typing import TYPE_CHECKING
 
 from ._layout import METADATA_NAMES
+from ._plans import count
 from ._stores import StoreError, open_handle
 
 if TYPE_CHECKING:
@@ -116,10 +117,6 @@ def check_safe_key(key: str, where: str) -> None:
         )
 
 
-def _entries(n: int) -> str:
-    return f"{n} entry" if n == 1 else f"{n} entries"
-
-
 def _zip_top(path: pathlib.Path) -> str | None:
     """Why the zip file at ``path`` is not a Zarr store, or None when it is one."""
     if not zipfile.is_zipfile(path):
@@ -130,9 +127,8 @@ def _zip_top(path: pathlib.Path) -> str | None:
     except (OSError, zipfile.BadZipFile) as exc:
         return f"an unreadable zip file ({exc})"
     if names and not names & set(_TOP_DOCUMENTS):
-        return (
-            f"a zip file of {_entries(len(names))} without {', '.join(_TOP_DOCUMENTS)} at its top"
-        )
+        entries = count(len(names), "entry", "entries")
+        return f"a zip file of {entries} without {', '.join(_TOP_DOCUMENTS)} at its top"
     return None
 
 
@@ -143,7 +139,7 @@ def _directory_top(path: pathlib.Path) -> str | None:
         return None
     shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     return (
-        f"a directory holding {_entries(len(names))} ({shown}) without "
+        f"a directory holding {count(len(names), 'entry', 'entries')} ({shown}) without "
         f"{', '.join(_TOP_DOCUMENTS)} at its top"
     )
 
