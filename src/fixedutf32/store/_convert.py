@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -45,11 +44,10 @@ from ._options import (
     check_chunk_shape,
     check_to,
     compressor_json,
-    compressor_option,
 )
 from ._plans import Problem, SourcePlans, count, plan_nodes, source_nodes
 from ._regrid import convert_region, region_keys
-from ._resume import Journal
+from ._resume import Journal, check_record, documents_written, finish_command, record
 from ._run import StoreRef, Task, close_scheduler, open_scheduler, run_with_progress
 from ._stores import StoreError, StoreHandle, dask_spec, open_handle, spec_of
 from ._transform import KeyConversion, convert_key, copy_key, journaled, longest_key
@@ -567,103 +565,6 @@ class _Conversion:
                 )
         return tasks
 
-    def _record(self, dst: StoreHandle) -> bytes:
-        """What this conversion was started with: the record a resume compares.
-
-        ``finish`` is the command that resumes it, for a person who finds
-        the destination incomplete.
-        """
-        opts = self.options
-        options = {
-            "to": opts.to,
-            "zarr_format": opts.zarr_format,
-            "endian": opts.endian,
-            "length_bytes": opts.length_bytes,
-            "compressors": list(opts.compressors),
-            "chunks": None if opts.chunks is None else list(opts.chunks),
-        }
-        return json_bytes(
-            {
-                "fixedutf32_convert": 1,
-                "source": self.src.name,
-                "options": options,
-                "finish": self._finish_command(dst),
-            }
-        )
-
-    def _finish_command(self, dst: StoreHandle) -> str:
-        """The command (or call) that resumes this conversion, skipping invalid chunks."""
-        if self.src.spec is None or dst.spec is None:
-            return "convert(source, dest, ..., resume=True, skip_invalid=True), same options"
-        opts = self.options
-        words = ["fixedutf32", "convert", self.src.spec, dst.spec, "--resume", "--skip-invalid"]
-        if opts.to != FIXED:
-            words += ["--to", opts.to]
-        if opts.zarr_format != 3:
-            words += ["--zarr-format", str(opts.zarr_format)]
-        if opts.endian != "little":
-            words += ["--endian", opts.endian]
-        if opts.length_bytes is not None:
-            words += ["--length-bytes", str(opts.length_bytes)]
-        if opts.chunks is not None:
-            words += ["--chunks", ",".join(map(str, opts.chunks))]
-        compressor = compressor_option(opts.compressors, opts.zarr_format)
-        if compressor not in (None, "?"):
-            words += ["--compressor", compressor]
-        command = " ".join(shlex.quote(str(w)) for w in words)
-        return command + (" (with the same compressors)" if compressor == "?" else "")
-
-    def _check_record(self, dst: StoreHandle) -> bool:
-        """With resume: StoreError unless the destination was started with these options.
-
-        Returns whether the destination holds a record (an interrupted
-        conversion) rather than none (a finished one, or an empty store).
-        """
-        raw = dst.get(RECORD)
-        if raw is None:
-            return False
-        try:
-            started = json.loads(bytes(raw))["options"]
-        except (ValueError, KeyError, TypeError):
-            started = None
-        if not isinstance(started, dict):
-            raise StoreError(
-                f"resume: {RECORD} in {dst.name!r} is not a record of a conversion; "
-                f"convert again with overwrite=True (--overwrite)"
-            ) from None
-        wanted = json.loads(self._record(dst))["options"]
-        differ = [
-            f"{name} {started.get(name)!r} (now {value!r})"
-            for name, value in wanted.items()
-            if started.get(name) != value
-        ]
-        if differ:
-            raise StoreError(
-                f"resume: {dst.name!r} was started with other options: {', '.join(differ)}; "
-                f"resume with the options it was started with, or convert again with "
-                f"overwrite=True (--overwrite)"
-            )
-        return True
-
-    def _documents_written(self, job: Job, dst: StoreHandle, recorded: bool) -> bool:
-        """With resume: whether the array's documents are already written as planned.
-
-        Documents that differ are rewritten when the record says this
-        conversion wrote them (the source changed); without a record they
-        were written by another conversion, which is refused.
-        """
-        written = [dst.get(join(job.path, name)) for name, _ in job.doc_names]
-        if all(v is None for v in written):
-            return False
-        if all(v is not None and bytes(v) == doc for (_, doc), v in zip(job.doc_names, written)):
-            return True
-        if recorded:
-            return False
-        raise StoreError(
-            f"resume: the destination's metadata of {job.path!r} differs from this "
-            f"conversion's; it was written with other options (use overwrite)"
-        )
-
     def _remove_unplanned(self, dst: StoreHandle, entries: dict[str, ConvertedArray]) -> None:
         """With resume: delete the chunk keys under each array that this plan does not write.
 
@@ -718,8 +619,8 @@ class _Conversion:
         complete: set[str] = set()
         recorded = False
         if self.options.resume:
-            recorded = self._check_record(dst)  # refusals before any write
-            complete = {j.path for j in self.jobs if self._documents_written(j, dst, recorded)}
+            recorded = check_record(self.options, self.src, dst)  # refusals before any write
+            complete = {j.path for j in self.jobs if documents_written(j, dst, recorded)}
         journal = None if isinstance(dst.store, ZipStore) else Journal(dst)
         trusted: dict[str, list[Any]] = {}
         if journal is not None:
@@ -727,7 +628,7 @@ class _Conversion:
                 trusted = journal.load()
             else:
                 journal.clear()  # without its record, a journal says nothing
-            dst.set(RECORD, self._record(dst))
+            dst.set(RECORD, record(self.options, self.src, dst))
         if self.options.resume:
             remove_partial_files(dst)
             self._remove_unplanned(dst, entries)
@@ -770,7 +671,7 @@ class _Conversion:
             if journal is not None:
                 journal.flush()  # what was done stays done, however this run ends
         if fatal:
-            raise InvalidChunkError(fatal[0], self._finish_command(dst))
+            raise InvalidChunkError(fatal[0], finish_command(self.options, self.src, dst))
         report.skipped.sort(key=Problem.sort_key)
         for path, entry in entries.items():
             entry["already_complete"] = (
