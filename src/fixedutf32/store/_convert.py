@@ -5,6 +5,14 @@ every chunk of every array first, then each array's metadata document, then
 the groups' documents, the root's last.  Until then ``check`` reports the
 arrays' directories as holding keys but no metadata, and zarr-python opens
 nothing at the root.
+
+This module holds the public :func:`convert`, its report and error, and
+:class:`_Conversion`, which plans and runs one conversion.  The parts it
+orchestrates: the arguments (``_options``), each array's plan (``_jobs``),
+the tasks on one key (``_transform``) or onto a new chunk grid
+(``_regrid``), the destination (``_dest``), a resume's record and journal
+(``_resume``) and ``verify`` (``_verify``); the source is planned and its
+chunks checked as ``check`` does (``_plans``, ``_validate``).
 """
 
 from __future__ import annotations
