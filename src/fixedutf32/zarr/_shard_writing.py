@@ -99,9 +99,9 @@ class ShardWrite:
             return True
         if not _plain(job.out_selection, value.ndim) or value.ndim != len(shape):
             return False
-        extents = tuple(s.stop - (s.start or 0) for s in job.chunk_selection)
         if any((s.start or 0) != 0 for s in job.chunk_selection):
             return False
+        extents = tuple(s.stop for s in job.chunk_selection)
         return bool(value[job.out_selection].shape == extents)
 
     # ---- one shard ----------------------------------------------------
@@ -125,7 +125,7 @@ class ShardWrite:
             shard = np.empty(data_nbytes + index_nbytes, _UINT8)
             data = shard[base : base + data_nbytes]
         else:
-            data = thread_scratch().bytes("shard", data_nbytes)
+            data = thread_scratch().bytes("shard to compress", data_nbytes)
         self._fill_slots(job, inner, grid, extents, data)
         keep = self._kept(job, inner, data, slots)
         kept = np.flatnonzero(keep)
@@ -179,12 +179,14 @@ class ShardWrite:
         chunk = inner.shape
         padded_shape = tuple(g * c for g, c in zip(grid, chunk))
         source = value if value.ndim == 0 else value[job.out_selection]
-        if padded_shape != extents or value.ndim == 0:
-            # an edge shard (the inner chunks' parts outside the array hold the
-            # fill value, as zarr pads them), or a scalar broadcast
+        if padded_shape != extents:
+            # an edge shard: the inner chunks' parts outside the array hold the
+            # fill value, as zarr pads them
             padded = np.full(padded_shape, fill_value(job.spec), native)
             padded[tuple(slice(0, e) for e in extents)] = source
             source = padded
+        elif value.ndim == 0:
+            source = np.full(padded_shape, value, native)  # a scalar, everywhere
         swap = _SWAP if inner.endian != NATIVE else 0
         units = inner.length_bytes // 4
         in_c_order = inner.order == "C" or len(chunk) == 1
@@ -289,9 +291,9 @@ def check_value(
         coordinates.
     """
     elements = ElementLayout(value.dtype.itemsize, NATIVE)
-    if value.flags.c_contiguous:
+    if value.flags.c_contiguous or value.flags.f_contiguous:
         try:
-            elements.validate(value.reshape(-1))
+            elements.validate(value.reshape(-1, order="A"))  # in memory order: a view
         except InvalidCodePointError:
             pass  # find the shard it goes to
         else:
