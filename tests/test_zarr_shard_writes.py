@@ -224,21 +224,22 @@ def test_a_lone_surrogate_leaves_every_shard_as_it_was(tmp_path, name, order, en
     arr = sharded(tmp_path / "a", name, order=order, endian="big")
     arr[...] = sample(shape)
     before = files(tmp_path / "a")
-    bad = tuple(n - 3 for n in shape)  # in the last shard, in an edge inner chunk
-    key = "c/" + "/".join(str(b // s) for b, s in zip(bad, shards))
-    in_shard = tuple(b % s for b, s in zip(bad, shards))
-    element = int(np.ravel_multi_index(tuple(i % c for i, c in zip(in_shard, chunks)), chunks,
-                                       order=order))  # fmt: skip
     everything = tuple(slice(0, n) for n in shape)
     beyond_first = (slice(1, shape[0]),) + everything[1:]  # the first shards in part: zarr's
-    for region in (everything, beyond_first):
+    last = tuple(n - 3 for n in shape)  # in the last shard, in an edge inner chunk
+    in_part = (1,) * len(shape)  # in the first shard, written in part
+    for region, bad in ((everything, last), (beyond_first, last), (beyond_first, in_part)):
+        key = "c/" + "/".join(str(b // s) for b, s in zip(bad, shards))
+        within = tuple(b % s % c for b, s, c in zip(bad, shards, chunks))
+        element = int(np.ravel_multi_index(within, chunks, order=order))
         value = sample(shape, seed=2)
         value[bad] = BAD
         value = value[region]
         with fz.enabled(), pytest.raises(fz.InvalidChunkCodePointError) as info:
             zarr.open_array(tmp_path / "a", mode="r+")[region] = value
         err = info.value
-        assert (err.chunk_key, err.array_index, err.index, err.position) == (key, bad, element, 1)
+        expected = (key, bad, element, 1)
+        assert (err.chunk_key, err.array_index, err.index, err.position) == expected, bad
         assert err.code_point == 0xD800
         assert files(tmp_path / "a") == before  # every shard as it was
     assert encoded == []
