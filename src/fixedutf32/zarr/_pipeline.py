@@ -58,6 +58,9 @@ __all__ = ["BATCHED_PATH", "FALLBACK_KEY", "CodecPipeline", "UncheckedChunksWarn
 #: does not handle (``ZARR_FIXEDUTF32__FALLBACK_PIPELINE`` in the environment).
 FALLBACK_KEY = "fixedutf32.fallback_pipeline"
 BATCHED_PATH = "zarr.core.codec_pipeline.BatchedCodecPipeline"
+# Values up to this size are checked on the event loop's thread (about a
+# millisecond): a thread hop costs as much.
+_INLINE_CHECK_BYTES = 4 * 1024 * 1024
 
 
 class UncheckedChunksWarning(UserWarning):
@@ -568,7 +571,11 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         Partial chunks are read, merged and written back; chunks that end up
         equal to the fill value are deleted unless the array's
-        ``write_empty_chunks`` is set, as zarr's pipeline does.
+        ``write_empty_chunks`` is set, as zarr's pipeline does.  Of a
+        sharded array, each shard the selection covers whole is encoded
+        into one buffer, index included, and stored with one write (inner
+        chunks of fill values left out, the same way); shards written in
+        part go to zarr's sharding codec.
 
         Parameters
         ----------
@@ -585,7 +592,8 @@ class CodecPipeline(_ZarrCodecPipeline):
         ------
         InvalidChunkCodePointError
             For a string holding a lone surrogate (or a stored partial chunk
-            holding an invalid code unit); nothing is written for that chunk.
+            holding an invalid code unit); nothing is written for that chunk
+            (of a sharded array with a shard written whole: for any shard).
 
         Examples
         --------
@@ -626,7 +634,10 @@ class CodecPipeline(_ZarrCodecPipeline):
         if not whole:
             await self._hand_on(self.fallback.write, batch_info, value, drop_axes)
             return
-        check_value(value_np, jobs, plan, self._names)
+        if value_np.nbytes <= _INLINE_CHECK_BYTES:
+            check_value(value_np, jobs, plan, self._names)
+        else:
+            await asyncio.to_thread(check_value, value_np, jobs, plan, self._names)
         taken = {job.position for job in whole}
         rest = [item for position, item in enumerate(batch_info) if position not in taken]
         if rest:
