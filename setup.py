@@ -22,6 +22,7 @@ CFLAGS is not detected: remove build/ first.
 import glob
 import os
 
+import Cython
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
@@ -44,6 +45,11 @@ directives = {
     "cdivision": True,
     "embedsignature": True,
 }
+# On free-threaded Python the module runs without the GIL: the table in use
+# is an atomic pointer (csrc/capi.h), the buffer pool has a lock, and the rest
+# of its state is set once at import.  Cython 3.1 is the first to know it.
+if tuple(int(part) for part in Cython.__version__.split(".")[:2]) >= (3, 1):
+    directives["freethreading_compatible"] = True
 
 
 def _compile_args():
@@ -73,7 +79,10 @@ extensions = [
         "fixedutf32._kernels",
         sources=["src/fixedutf32/_kernels.pyx"],
         include_dirs=["src/fixedutf32"],
-        depends=["src/fixedutf32/_transcode.pxi", "src/fixedutf32/_batch.pxi", *headers],
+        depends=[
+            *glob.glob("src/fixedutf32/*.pxi"),
+            *headers,
+        ],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )

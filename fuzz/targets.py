@@ -10,6 +10,7 @@ Add a target: write ``def my_target(data): ...`` here and list it in
 ``TARGETS``; ``fuzz/seeds/<name>/`` may hold starting inputs.
 """
 
+import contextlib
 import json
 import struct
 import sys
@@ -781,6 +782,101 @@ def metadata(data):
         assert np.array_equal(back, chunk)
 
 
+# -- stored chunks and stores, as check and convert read them ---------------------------------
+
+# Input of store_chunk: byte 0 picks the codec chain, byte 1 the chunk's
+# element count (1..64 elements of 16 bytes), the rest is the chunk as stored.
+_CHAINS = (
+    [{"name": "blosc", "configuration": {"typesize": 4}}],
+    [{"name": "zstd"}],
+    [{"name": "numcodecs.lz4"}],
+    [{"name": "gzip"}],
+    [],
+    [{"name": "crc32c"}, {"name": "zstd"}],
+)
+
+
+def store_chunk(data):
+    """A stored chunk (lying blosc/zstd/lz4 headers, bombs, short frames) through the
+    chunk-source layer as check, convert and the pipeline decode it, and the same bytes
+    as a shard: exactly the chunk's size, or ChunkSizeError / CorruptChunkError."""
+    from fixedutf32 import CorruptChunkError
+    from fixedutf32._source import ChunkDecoder, ShardDecoder, ShardLayout
+
+    if len(data) < 2:
+        return
+    chain = _CHAINS[data[0] % len(_CHAINS)]
+    count = 1 + data[1] % 64
+    stored = data[2:]
+    decoder = ChunkDecoder.build(16, "little", count, chain)
+    try:
+        out = decoder.decode(stored, key="c/0")
+    except (ChunkSizeError, CorruptChunkError):
+        pass
+    else:
+        assert out.nbytes == decoder.nbytes, (out.nbytes, decoder.nbytes)
+    shard = ShardDecoder(ShardLayout((2,), index_checksum=bool(data[0] & 0x80)), decoder)
+    refused = (ChunkSizeError, CorruptChunkError)
+    with contextlib.suppress(*refused):
+        for _, inner in shard.chunks(stored, key="c/0"):
+            with contextlib.suppress(*refused):
+                assert decoder.decode(inner, key="c/0").nbytes == decoder.nbytes
+
+
+def _store_from(data):
+    """A zarr MemoryStore from store_check's input (see there), and the depth of its groups."""
+    from zarr.core.buffer import cpu
+    from zarr.storage import MemoryStore
+
+    # mostly shallow (fast runs); 250..255 give 1000..1020 levels
+    depth = (4 * data[0] if data[0] >= 250 else data[0] % 16) if data else 0
+    group = json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}}).encode()
+    array = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [8],
+        "data_type": {"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}},
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": "",
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "attributes": {},
+    }
+    where = ""
+    keys = {}
+    for _ in range(depth):
+        keys[f"{where}zarr.json"] = group
+        where += "g/"
+    keys[f"{where}zarr.json"] = json.dumps(array).encode()
+    for line in bytes(data[1:]).split(b"\n"):
+        key, _, value = line.partition(b"=")
+        keys[where + key.decode("utf-8", "replace")] = value
+    return MemoryStore({k: cpu.Buffer.from_bytes(v) for k, v in keys.items()}), depth
+
+
+def store_check(data):
+    """check and convert of a store from the input: a report, or a StoreError.
+
+    Byte 0 picks the nested groups (250 and up: four times as many, 1000
+    levels and more), then lines ``key=value`` are stored under the array at
+    the bottom (``..`` and empty segments, lying chunks).  Any other error is
+    a finding.
+    """
+    from zarr.storage import MemoryStore
+
+    from fixedutf32.store import InvalidChunkError, StoreError, check, convert
+
+    store, _ = _store_from(data)
+    try:
+        report = check(store, threads=1, max_errors=8)
+    except StoreError:
+        return
+    if report.ok:
+        # too deep, or a chunk check reported: refused in one line
+        with contextlib.suppress(StoreError, InvalidChunkError):
+            convert(store, MemoryStore(), threads=1)
+
+
 TARGETS = {
     "decode": decode,
     "encode": encode,
@@ -790,4 +886,6 @@ TARGETS = {
     "vlen": vlen,
     "hostile": hostile,
     "metadata": metadata,
+    "store_chunk": store_chunk,
+    "store_check": store_check,
 }

@@ -175,3 +175,17 @@ def test_threads_share_chunks():
 
     with ThreadPoolExecutor(4) as pool:
         assert all(result == expected for result in pool.map(work, range(32)))
+
+
+def test_kernel_writes_one_destination_back_to_back():
+    # convert_many's third mode (one buffer for all): what each chunk decodes to, in turn.
+    from fixedutf32 import _kernels
+
+    chunks = _chunks("big")
+    whole = bytearray(sum(len(c) for c in chunks))
+    flags = _kernels.VALIDATE | _kernels.SRC_SWAPPED | _kernels.SWAP
+    assert _kernels.convert_many(chunks, whole, WIDTH, flags, True) == (-1, _kernels.OK_STATUS)
+    expected = b"".join(a.tobytes() for a in fixedutf32.decode_chunks(chunks, 16, endian="big"))
+    assert bytes(whole) == expected
+    index, status = _kernels.convert_many(chunks, bytearray(len(whole) + 4), WIDTH, flags, True)
+    assert (index, status[0]) == (-1, _kernels.BATCH_BAD_OUT_SIZE)

@@ -80,6 +80,11 @@ def test_ratios_carry_the_targets_of_the_issue(report):
     for name, (bound, target, value) in expected.items():
         ratio = ratios[name]
         assert (ratio["bound"], ratio["target"]) == (bound, target), name
+        if any(warning.startswith(name) for warning in report["warnings"]):
+            # a speed-up the cores cannot give (a busy machine): withheld, not shown
+            assert "threads / 1 thread" in name and value > report["threads"]
+            assert ratio["value"] is None and ratio["met"] is None
+            continue
         assert ratio["value"] == pytest.approx(value), name
         assert ratio["met"] is (value >= target if bound == ">=" else value <= target), name
 

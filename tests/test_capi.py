@@ -68,6 +68,8 @@ def _build(folder, kind, source, module_name):
     reason = _compiler_missing()
     if reason:
         pytest.skip(reason)
+    if importlib.util.find_spec("setuptools") is None:
+        pytest.skip("setuptools is not installed: the test callers cannot be built")
     if kind == "cython" and importlib.util.find_spec("Cython") is None:
         pytest.skip("Cython is not installed: the Cython API's caller cannot be built")
     folder.mkdir()

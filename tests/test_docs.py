@@ -16,6 +16,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).parents[1]
 MODULES = [
+    "fixedutf32._arrow",
     "fixedutf32.batch",
     "fixedutf32.capi",
     "fixedutf32.chunk",
@@ -104,8 +105,8 @@ def test_public_functions_are_documented():
     for name in fixedutf32.__all__:
         obj = getattr(fixedutf32, name)
         assert obj.__doc__ and len(obj.__doc__) > 40, f"{name} has no docstring"
-    # The chunk and transcoding functions document every section.
-    for name in fixedutf32.chunk.__all__ + fixedutf32.transcode.__all__:
+    # The chunk, batch and transcoding functions document every section.
+    for name in fixedutf32.chunk.__all__ + fixedutf32.batch.__all__ + fixedutf32.transcode.__all__:
         doc = getattr(fixedutf32, name).__doc__
         for section in ("Parameters", "Returns", "Raises", "Examples"):
             assert section in doc, f"{name} lacks a {section} section"
@@ -193,6 +194,16 @@ def test_guide_examples_run():
         exec(compile(source, f"docs/guide.md block {number}", "exec"), {})
 
 
+def test_capi_guide_examples_run():
+    """The Python code of docs/capi.md (batches, Arrow) runs as written (```py blocks,
+    a setup.py, are not run)."""
+    text = (ROOT / "docs" / "capi.md").read_text(encoding="utf-8")
+    blocks = python_blocks(text)
+    assert len(blocks) >= 2
+    for number, source in enumerate(blocks):
+        exec(compile(source, f"docs/capi.md block {number}", "exec"), {})
+
+
 def test_zarr_guide_examples_run_twice(tmp_path, monkeypatch):
     """The code of docs/zarr.md runs as written, twice in a row, from any folder."""
     zarr = pytest.importorskip("zarr", reason="docs/zarr.md is about zarr-python")
@@ -211,6 +222,19 @@ def test_zarr_guide_examples_run_twice(tmp_path, monkeypatch):
     finally:
         fixedutf32.zarr.disable()
     assert zarr.open_array(tmp_path / "zarr-guide.zarr")[:].tolist() == ["a", "bb", "ccc", "dddd"]
+
+
+def test_store_guide_example_runs_twice(tmp_path, monkeypatch):
+    """The code of docs/store.md runs as written, twice in a row, from any folder."""
+    pytest.importorskip("zarr", reason="docs/store.md's tools need zarr-python")
+    pytest.importorskip("numcodecs", reason="the store tools need numcodecs")
+    (source,) = python_blocks((ROOT / "docs" / "store.md").read_text(encoding="utf-8"))
+    monkeypatch.chdir(tmp_path)
+    for run in range(2):
+        namespace = {}
+        exec(compile(source, f"docs/store.md, run {run}", "exec"), namespace)
+        assert namespace["report"].ok
+    assert (tmp_path / "archive-v3.zarr" / "names" / "zarr.json").is_file()
 
 
 def test_markdown_links_point_at_files():
@@ -273,6 +297,8 @@ def test_public_classes_name_their_public_module(module_name):
         for name in getattr(module, "__all__", dir(module))
         if isinstance(value := getattr(module, name), type)
         and value.__module__.startswith("fixedutf32")
+        # the top level re-exports the errors and its own result types
+        and (module_name != "fixedutf32" or issubclass(value, BaseException))
     ]
     assert classes
     for cls in classes:

@@ -409,3 +409,28 @@ def test_convert_into_leaves_dst_as_it_was_on_error():
     with pytest.raises(InvalidCodePointError):
         layout.convert_into(bad, bad, "little")  # in place
     assert bytes(bad) == copy
+
+
+@pytest.mark.parametrize("endian", ["little", "big"])
+@pytest.mark.parametrize("count", [0, 1, 255, 256, 257, 1000])
+def test_longest_string_matches_the_lengths_and_finds_the_bad_unit(endian, count):
+    """ElementLayout.longest_string walks blocks of 256 elements: the block edges hold."""
+    from fixedutf32._source import ElementLayout
+
+    rng = np.random.default_rng(count)
+    words = [
+        "".join(chr(0x61 + int(c)) for c in rng.integers(0, 26, int(n)))
+        for n in rng.integers(0, 9, count)
+    ]
+    data = np.array(words, f"{'<' if endian == 'little' else '>'}U8")
+    layout = ElementLayout(32, endian)
+    expected = max((len(w) for w in words), default=0)
+    assert layout.longest_string(data) == expected
+    if count == 0:
+        return
+    bad = data.view(np.uint32 if endian == "little" else ">u4").copy()
+    element = count * 2 // 3
+    bad[element * 8 + 3] = 0xDFFF
+    with pytest.raises(InvalidCodePointError) as info:
+        layout.longest_string(bad)
+    assert (info.value.index, info.value.position, info.value.code_point) == (element, 3, 0xDFFF)

@@ -33,11 +33,11 @@ def test_check_exit_status_and_output(stores, capsys):
     status, out, err = run(capsys, "check", str(stores / "clean"), "--no-progress")
     assert (status, err) == (0, "")
     assert "array people/names: V2 shape [7, 5]" in out and "skipped ages: <i4" in out
-    assert out.rstrip().endswith("clean: 1 arrays checked, 2 skipped, 0 chunks left unchecked")
+    assert out.rstrip().endswith("clean: 1 array checked, 2 skipped, 0 chunks left unchecked")
 
     status, out, err = run(capsys, "check", str(stores / "bad"), "--threads", "2")
     assert (status, err) == (1, "")
-    assert out.count("code_point: /") == len(PLANTED)
+    assert out.count("/, chunk c/") == len(PLANTED)  # array, chunk key, then what is wrong
     assert "invalid code point U+D800 (surrogate) at element [0, 1], position 1" in out
 
     status, out, err = run(capsys, "check", str(stores / "bad"), "--json", "--max-errors", "2")
@@ -205,3 +205,38 @@ def test_compressor_settings_come_from_the_one_defaults_table():
     (blosc,) = _compressors(_compressor("blosc"), 3)
     assert blosc["configuration"]["typesize"] == 4  # shuffled by UTF-32 code unit
     assert blosc["configuration"]["clevel"] == DEFAULTS["blosc"]["clevel"]
+
+
+def test_an_interrupted_conversion_reads_as_incomplete_at_the_root(tmp_path, capsys):
+    """convert and check say the same of a stopped conversion: incomplete, and how to finish."""
+    source, dest = tmp_path / "one", tmp_path / "out"
+    with quiet():
+        array = zarr.create_array(source, shape=(8,), chunks=(2,), dtype="<U4", compressors=None)
+        array[:] = "ab"
+    chunk = source / "c" / "3"
+    stored = bytearray(chunk.read_bytes())
+    stored[4:8] = (0xD800).to_bytes(4, "little")  # a lone surrogate stops the conversion
+    chunk.write_bytes(bytes(stored))
+    status, _, err = run(capsys, "convert", str(source), str(dest), "--threads", "1")
+    finish = f"fixedutf32 convert {source} {dest} --resume --skip-invalid"
+    assert status == 1 and "incomplete (chunks without metadata)" in err and finish in err
+    assert not (dest / "zarr.json").exists()
+    status, out, _ = run(capsys, "check", str(dest))
+    assert status == 1  # problems found, not "no store here" (2)
+    assert out.splitlines()[0] == (
+        "/: incomplete: chunks without metadata (keys but no zarr.json, .zarray or .zgroup): "
+        f"an interrupted conversion; finish it with: {finish}"
+    )
+    status, out, _ = run(capsys, *finish.split()[1:])
+    assert status == 0
+    assert run(capsys, "check", str(dest))[0] == 0
+
+
+def test_keys_without_metadata_at_the_root_read_as_incomplete(tmp_path, capsys):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "0").write_bytes(bytes(16))
+    status, out, _ = run(capsys, "check", str(tmp_path))
+    assert status == 1
+    assert out.startswith("/: incomplete: chunks without metadata")
+    assert "1 problem: 0 arrays checked" in out
+    assert run(capsys, "check", str(tmp_path / "nothing-here"))[0] == 2

@@ -143,8 +143,10 @@ def test_invalid_chunk_stops_then_skip_invalid_resumes(tmp_path):
     problem = info.value.problem
     assert (problem.key, problem.coordinates, problem.code_point) == ("0.0", (0, 1), 0xD800)
     assert "--skip-invalid" in str(info.value)
-    with pytest.raises(StoreError, match=r"no such directory|no Zarr group or array"):
-        check(dest)  # visibly incomplete: no metadata written
+    stopped = check(dest)  # visibly incomplete: no metadata written, and how to finish it
+    assert not stopped.ok and [p.kind for p in stopped.problems] == ["incomplete"]
+    assert "finish it with: " in stopped.problems[0].message
+    assert "--resume --skip-invalid" in stopped.problems[0].message
 
     report = convert(source, dest, resume=True, skip_invalid=True, verify=True, threads=2)
     assert report.verified is True
@@ -203,8 +205,9 @@ def test_killed_conversion_resumed_equals_an_uninterrupted_one(tmp_path):
     assert (
         not (dest / "zarr.json").exists() and not (dest / "people" / "names" / "zarr.json").exists()
     )
-    with pytest.raises(StoreError):
-        check(str(dest))
+    stopped = check(str(dest))  # the root reads as incomplete, with the command that finishes it
+    assert not stopped.ok and [p.kind for p in stopped.problems] == ["incomplete"]
+    assert "--resume" in stopped.problems[0].message
 
     report = convert(source, str(dest), resume=True, threads=2, verify=True)
     assert report.verified is True and report.arrays[0]["chunks_kept"] >= 2

@@ -1,6 +1,8 @@
 """``fixedutf32 convert`` on hostile sources and destinations (issue 16): keys
 that climb out of the destination, ``--overwrite`` aimed at user files,
-``--resume`` after the source or the options changed.
+``--resume`` after the source or the options changed; and what a newcomer
+met: a too narrow ``--length-bytes``, silent ``--skip-invalid``, a missing
+``zarr`` extra, a bad ``FIXEDUTF32_SIMD``, the report's wording (issue 18).
 
 Each repro runs in a new process, as a user runs it, with a time bound and
 an address-space bound, and the tests assert what is on disk afterwards.
@@ -222,9 +224,13 @@ def test_overwrite_replaces_a_store_or_an_empty_directory(tmp_path, small_source
 # -- finding 5: --resume trusts nothing it finds ------------------------------
 
 
-def start_killable(*argv, delay="0.25"):
+def start_killable(*argv, delay="0.4"):
     """``fixedutf32 convert ARGV`` in a new process that pauses after each chunk it writes."""
-    env = {**os.environ, "FIXEDUTF32_TEST_WRITE_DELAY": delay}
+    env = {
+        **os.environ,
+        "FIXEDUTF32_TEST_WRITE_DELAY": delay,
+        "FIXEDUTF32_TEST_JOURNAL_SECONDS": "0",
+    }
     return subprocess.Popen(
         [sys.executable, "-m", "fixedutf32", "convert", *map(str, argv), "--threads", "1"],
         env=env,
@@ -273,10 +279,42 @@ def test_resume_with_another_grid_is_refused_not_broken(tmp_path):
     assert zarr.open_array(str(dest), mode="r")[:].tolist() == data.tolist()
 
 
+EIGHT = np.array(["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op"])
+
+
+def test_resume_skips_what_the_journal_says_is_done_from_this_source(tmp_path):
+    import json
+
+    source, dest = tmp_path / "src", tmp_path / "dst"
+    strings(str(source), EIGHT, (2,))
+    kill_after(start_killable(source, dest), dest / "c", 3)  # c/0 and c/1 journaled by then
+    result = run_cli("convert", source, dest, "--resume", "--verify", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["verified"] is True and report["arrays"][0]["chunks_kept"] >= 1
+    every = sum(p.stat().st_size for p in (source / "c").iterdir())
+    assert report["bytes_read"] < every  # journaled chunks were not read again
+    assert not any(name.startswith(".fixedutf32") for name in tree(dest))
+
+
+def test_resume_does_again_the_journaled_chunks_whose_source_changed(tmp_path):
+    source, dest = tmp_path / "src", tmp_path / "dst"
+    strings(str(source), EIGHT, (2,))
+    kill_after(start_killable(source, dest), dest / "c", 3)
+    (source / "c" / "0").unlink()  # journaled before the kill; reads as the fill value now
+    with quiet():
+        zarr.open_array(str(source), mode="r+")[2] = "XY"  # c/1: a new file
+    result = run_cli("convert", source, dest, "--resume", "--verify")
+    assert result.returncode == 0 and "verified" in result.stdout, result.stderr
+    assert sorted(tree(dest)) == ["c/1", "c/2", "c/3", "zarr.json"]
+    with quiet():
+        back = zarr.open_array(str(dest), mode="r")[:].tolist()
+    assert back == ["", "", "XY", "gh", "ij", "kl", "mn", "op"]
+
+
 def test_resume_follows_source_chunks_changed_or_deleted_after_the_kill(tmp_path):
     source, dest = tmp_path / "src", tmp_path / "dst"
-    data = np.array(["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op"])
-    strings(str(source), data, (2,))
+    strings(str(source), EIGHT, (2,))
     kill_after(start_killable(source, dest), dest / "c", 3)  # c/0, c/1, c/2 written
 
     (source / "c" / "0").unlink()  # reads as the fill value now
@@ -383,3 +421,51 @@ def test_the_report_shows_every_change_in_counted_english(tmp_path):
     assert lines[-1].startswith(
         "1 array converted, 2 arrays copied unchanged (5 chunk keys), 2 groups written: "
     )
+
+
+def test_resume_refuses_a_record_it_cannot_read(tmp_path, small_source):
+    dest = tmp_path / "dst"
+    dest.mkdir()
+    for record in ("not json", '{"options": [1, 2]}'):
+        (dest / ".fixedutf32-convert.json").write_text(record)
+        before = tree(dest)
+        result = run_cli("convert", small_source, dest, "--resume")
+        assert_refused(result, "is not a record of a conversion")
+        assert tree(dest) == before
+
+
+def test_resume_into_a_url_store_refuses_other_options_and_finishes(tmp_path):
+    code = """
+        import sys
+        sys.path.insert(0, sys.argv[2])
+        from store_data import planted, write_array
+        import fixedutf32.store as s
+        from fixedutf32.store._stores import open_handle
+
+        write_array(sys.argv[1], planted(), "v3_raw")
+        dest = "memory://hostile-write/out"
+        try:
+            s.convert(sys.argv[1], dest, chunks=(4, 4))
+        except s.InvalidChunkError as exc:
+            assert exc.finish.endswith("--resume --skip-invalid --chunks 4,4"), exc.finish
+        else:
+            raise SystemExit("the planted chunks did not stop the conversion")
+        handle = open_handle(dest, "w")
+        assert handle.get(".fixedutf32-convert.json") is not None
+        handle.set("c/9/9", b"left by another grid")
+        try:
+            s.convert(sys.argv[1], dest, resume=True, skip_invalid=True)
+        except s.StoreError as exc:
+            assert "chunks [4, 4] (now None)" in str(exc), exc
+        else:
+            raise SystemExit("a resume with other chunks was accepted")
+        report = s.convert(sys.argv[1], dest, chunks=(4, 4), resume=True, skip_invalid=True,
+                           verify=True)
+        assert report.verified is True and report.skipped_chunks > 0, report.to_text()
+        keys = open_handle(dest).list_prefix("")
+        assert "c/9/9" not in keys and not any(k.startswith(".fixedutf32") for k in keys), keys
+        print("ok")
+    """
+    tests = os.path.dirname(os.path.abspath(__file__))
+    result = run_python(code, tmp_path / "src", tests)
+    assert result.returncode == 0 and result.stdout == "ok\n", result.stderr

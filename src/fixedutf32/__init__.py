@@ -7,6 +7,7 @@ Unicode scalar value, with the GIL released.
 """
 
 from . import batch, capi, chunk, errors, transcode
+from ._arrow import ArrowStrings
 from ._kernels import _C_API as _C_API
 from ._kernels import (
     available_simd_levels,
@@ -33,6 +34,7 @@ from .metadata import (
 from .transcode import *  # noqa: F403
 
 __all__ = [
+    "ArrowStrings",
     "FixedLengthUTF32",
     "ArrayMetadata",
     "check_codecs",

@@ -15,6 +15,7 @@ into an exception.  The wrappers check only what keeps memory safe.
 """
 
 import os
+import threading
 
 from cpython.buffer cimport (
     PyBUF_SIMPLE,
@@ -421,6 +422,45 @@ def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
     return status_tuple(status)
 
 
+# Elements per call of str_lengths in longest(): their lengths fit on the stack.
+cdef enum:
+    _LENGTHS_BLOCK = 256
+
+
+def longest(source, Py_ssize_t width, int flags):
+    """The longest string of whole elements in code points, and a status: ``(status, longest)``.
+
+    str_lengths block by block into a buffer on the stack, keeping only the
+    maximum: no array of lengths is written (what ``check`` needs of a chunk).
+    On error ``longest`` is that of the elements before the failing block.
+    """
+    check_units(width, "width")
+    cdef Py_buffer src
+    cdef const fu32_kernels *k = fu32_active_table()
+    cdef fu32_status status
+    cdef Py_ssize_t n_elems, start = 0, count, i, best = 0
+    cdef Py_ssize_t block[_LENGTHS_BLOCK]
+    acquire(source, &src, False)
+    try:
+        n_elems = src.len // (4 * width)
+        status.kind = FU32_OK
+        with nogil:
+            while start < n_elems:
+                count = min(<Py_ssize_t>_LENGTHS_BLOCK, n_elems - start)
+                status = k.str_lengths(<const uint8_t *>src.buf + start * 4 * width, count,
+                                       width, block, flags)
+                if status.kind != FU32_OK:
+                    status.element += start
+                    break
+                for i in range(count):
+                    if block[i] > best:
+                        best = block[i]
+                start += count
+    finally:
+        PyBuffer_Release(&src)
+    return status_tuple(status), best
+
+
 def overlap(first, second):
     """How two buffers overlap: 0 disjoint, 1 the same bytes, 2 partly."""
     cdef Py_buffer a, b
@@ -465,6 +505,10 @@ cdef dict _pool = {}              # capacity -> [address, ...], most recent last
 cdef Py_ssize_t _pool_bytes = 0
 cdef Py_ssize_t _pool_count = 0
 cdef Py_ssize_t _pool_limit = 512 << 20
+# Held by every change to the pool: on free-threaded Python buffers are freed
+# and taken on several threads at once.  Reentrant, because a collection run
+# inside a change may free a buffer on the same thread.
+cdef object _pool_lock = threading.RLock()
 
 
 cdef class PooledBuffer:
@@ -484,20 +528,28 @@ cdef class PooledBuffer:
 
     def __dealloc__(self):
         global _pool_bytes, _pool_count
+        cdef bint kept = False
         if self.data == NULL:
             return
-        if (_pool is not None and _pool_bytes + self.capacity <= _pool_limit
-                and _pool_count < POOL_MAX_BUFFERS):
-            _pool.setdefault(self.capacity, []).append(<uintptr_t>self.data)
-            _pool_bytes += self.capacity
-            _pool_count += 1
-        else:
+        lock = _pool_lock
+        if lock is not None and _pool is not None:  # None once the module is torn down
+            with lock:
+                if (_pool_bytes + self.capacity <= _pool_limit
+                        and _pool_count < POOL_MAX_BUFFERS):
+                    _pool.setdefault(self.capacity, []).append(<uintptr_t>self.data)
+                    _pool_bytes += self.capacity
+                    _pool_count += 1
+                    kept = True
+        if not kept:
             fu32_buffer_free(self.data)
         self.data = NULL
 
 
 cdef Py_ssize_t _pool_take(Py_ssize_t nbytes) except -2:
-    """Capacity of a pooled buffer for ``nbytes`` (taken out of the pool), or -1."""
+    """Capacity of a pooled buffer for ``nbytes`` (taken out of the pool), or -1.
+
+    The caller holds ``_pool_lock`` and pops the address from ``_pool[capacity]``.
+    """
     global _pool_bytes, _pool_count
     cdef Py_ssize_t capacity = nbytes, best = -1
     if not _pool_count:
@@ -524,9 +576,15 @@ cdef PooledBuffer _new_buffer(Py_ssize_t nbytes):
     if nbytes < 0:
         raise ValueError("nbytes must not be negative")
     cdef PooledBuffer buffer = PooledBuffer.__new__(PooledBuffer)
-    cdef Py_ssize_t capacity = _pool_take(nbytes)
+    cdef Py_ssize_t capacity = -1
+    cdef uintptr_t address = 0
+    if _pool_count:
+        with _pool_lock:
+            capacity = _pool_take(nbytes)
+            if capacity >= 0:
+                address = _pool[capacity].pop()
     if capacity >= 0:
-        buffer.data = <uint8_t *><uintptr_t>_pool[capacity].pop()
+        buffer.data = <uint8_t *>address
         buffer.capacity = capacity
     else:
         buffer.data = <uint8_t *>fu32_buffer_alloc(<size_t>nbytes)
@@ -545,14 +603,15 @@ def set_buffer_pool_limit(Py_ssize_t nbytes):
     global _pool_limit, _pool_bytes, _pool_count
     if nbytes < 0:
         raise ValueError(f"bad pool limit {nbytes}")
-    previous = _pool_limit
-    _pool_limit = nbytes
-    for capacity in sorted(_pool, reverse=True):
-        addresses = _pool[capacity]
-        while addresses and _pool_bytes > _pool_limit:
-            fu32_buffer_free(<void *><uintptr_t>addresses.pop())
-            _pool_bytes -= capacity
-            _pool_count -= 1
+    with _pool_lock:
+        previous = _pool_limit
+        _pool_limit = nbytes
+        for capacity in sorted(_pool, reverse=True):
+            addresses = _pool[capacity]
+            while addresses and _pool_bytes > _pool_limit:
+                fu32_buffer_free(<void *><uintptr_t>addresses.pop())
+                _pool_bytes -= capacity
+                _pool_count -= 1
     return previous
 
 
@@ -601,3 +660,4 @@ def buffer_pool_bytes():
 
 include "_transcode.pxi"
 include "_batch.pxi"
+include "_arrow.pxi"

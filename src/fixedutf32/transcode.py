@@ -24,6 +24,7 @@ allocates the outputs and turns kernel statuses into exceptions.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
+from ._arrow import ArrowStrings, import_strings
 from ._checks import (
     _SWAPPED,
     NATIVE_ENDIAN,
@@ -49,7 +51,7 @@ from ._checks import (
 )
 from ._pool import new_array
 from ._status import status_error
-from .errors import ChunkSizeError, FixedUTF32Error
+from .errors import ChunkSizeError, FixedUTF32Error, InvalidUTF8Error, StringTooLongError
 
 if TYPE_CHECKING:
     from ._checks import ByteView
@@ -60,6 +62,7 @@ __all__ = [
     "to_utf8",
     "from_utf8",
     "to_arrow",
+    "to_arrow_strings",
     "from_arrow",
     "to_string_dtype",
     "encode_vlen_utf8",
@@ -290,6 +293,66 @@ def to_arrow(
     return pa.StringArray.from_buffers(
         count, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(values)
     )
+
+
+def to_arrow_strings(
+    data: Buffer,
+    length_bytes: int | None = None,
+    *,
+    endian: str | None = None,
+    validate: bool = True,
+    large: bool = False,
+) -> ArrowStrings:
+    """Transcode a chunk to Arrow strings that any Arrow consumer takes, without pyarrow.
+
+    The result implements the Arrow PyCapsule interface
+    (``__arrow_c_array__``): ``pyarrow.array(result)``,
+    ``polars.Series(result)``, ``nanoarrow.c_array(result)`` or DuckDB
+    read it in place, sharing the buffers :func:`to_utf8` returns.
+
+    Parameters
+    ----------
+    data, length_bytes, endian, validate
+        As for :func:`to_utf8`; the array is flat, in C order.
+    large : bool, default False
+        Export a ``large_string`` array (64-bit offsets, shared as they
+        are) instead of a ``string`` array (32-bit offsets, converted).
+
+    Returns
+    -------
+    ArrowStrings
+        One string per element, trailing U+0000 padding removed, no nulls;
+        its ``offsets`` and ``values`` are new arrays (the consumer shares
+        them, no copy).
+
+    Raises
+    ------
+    InvalidCodePointError, ChunkSizeError
+        As for :func:`to_utf8`.
+    ValueError
+        If the UTF-8 bytes exceed 2**31 - 1 and ``large`` is False.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fixedutf32 import to_arrow_strings
+    >>> strings = to_arrow_strings(np.array(["Hi", "🎉"]))
+    >>> strings
+    <ArrowStrings: 2 string values, 6 bytes of UTF-8>
+    >>> schema_capsule, array_capsule = strings.__arrow_c_array__()
+    >>> strings.to_pylist()
+    ['Hi', '🎉']
+    """
+    large = check_bool(large, "large")
+    offsets, values = to_utf8(data, length_bytes, endian=endian, validate=validate)
+    if large:
+        return ArrowStrings(offsets, values, True)
+    if values.size > _INT32_MAX:
+        raise ValueError(
+            f"the strings take {values.size} bytes of UTF-8, more than a string array's "
+            f"32-bit offsets can address ({_INT32_MAX}); pass large=True"
+        )
+    return ArrowStrings(offsets.astype(np.int32), values, False)
 
 
 def to_string_dtype(
@@ -538,16 +601,20 @@ def _from_offsets(
 def from_arrow(
     array: Any, length_bytes: int, *, endian: str = "little", out: StrOutT | None = None
 ) -> StrOutT:
-    """Encode a ``pyarrow`` string array as a fixed_length_utf32 chunk.
+    """Encode an Arrow string array as a fixed_length_utf32 chunk.
 
     Reads the Arrow buffers in place (no copy of the UTF-8 bytes; the 32-bit
-    offsets of a ``StringArray`` are widened).  Needs pyarrow.
+    offsets of a ``string`` array are widened).  Any object that exports
+    the Arrow PyCapsule interface is taken (``__arrow_c_array__`` or
+    ``__arrow_c_stream__``: polars, nanoarrow, DuckDB results...), without
+    pyarrow.
 
     Parameters
     ----------
-    array : pyarrow.Array or pyarrow.ChunkedArray
-        Of type ``string``, ``large_string`` or ``string_view`` (the last is
-        cast to ``large_string`` first), without nulls.
+    array : pyarrow.Array, pyarrow.ChunkedArray or Arrow PyCapsule exporter
+        Of type ``string`` or ``large_string``, without nulls; a stream's
+        arrays are encoded one after the other.  ``string_view`` is taken
+        from pyarrow objects (cast to ``large_string`` first).
     length_bytes, endian, out
         As for :func:`from_utf8`.
 
@@ -558,23 +625,26 @@ def from_arrow(
 
     Raises
     ------
-    ImportError
-        If pyarrow is not installed.
     TypeError
         If ``array`` is not an Arrow string array.
     ValueError
-        If ``array`` has nulls.
+        If ``array`` has nulls or is malformed.
     InvalidUTF8Error, StringTooLongError, ChunkSizeError
-        As for :func:`from_utf8`.
+        As for :func:`from_utf8` (a stream's elements counted from its first).
 
     Examples
     --------
-    >>> import pyarrow as pa
+    >>> import numpy as np, pyarrow as pa
     >>> from fixedutf32.transcode import from_arrow
     >>> from_arrow(pa.array(["Hi", "🎉"]), 8)
     array(['Hi', '🎉'], dtype='<U2')
+    >>> from fixedutf32 import to_arrow_strings  # any PyCapsule exporter, pyarrow or not
+    >>> from_arrow(to_arrow_strings(np.array(["a", "bc"])), 8)
+    array(['a', 'bc'], dtype='<U2')
     """
-    pa = _import_pyarrow("from_arrow")
+    pa = sys.modules.get("pyarrow")
+    if pa is None or not isinstance(array, (pa.Array, pa.ChunkedArray)):
+        return _from_capsules(array, length_bytes, endian, out)
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
     if not isinstance(array, pa.Array):
@@ -607,6 +677,41 @@ def from_arrow(
     positions = np.ascontiguousarray(offsets, dtype=np.int64)
     view, _ = byte_view(values, "values")
     return _from_offsets(positions, view, length_bytes, endian, swap, out)
+
+
+def _from_capsules(array: Any, length_bytes: int, endian: str, out: StrOutT | None) -> StrOutT:
+    """:func:`from_arrow` of an object exporting the Arrow PyCapsule interface."""
+    length_bytes = check_length_bytes(length_bytes)
+    swap = check_endian(endian)
+    parts = list(import_strings(array))
+    if len(parts) == 1:
+        positions, values, _ = parts[0]
+        view, _ = byte_view(values, "values")
+        return _from_offsets(positions, view, length_bytes, endian, swap, out)
+    # A stream of several arrays: each into its part of one new array (an
+    # out is written only once all of them are encoded).
+    result = new_array(
+        sum(count for _, _, count in parts), unicode_dtype(length_bytes // 4, endian)
+    )
+    base = 0
+    for positions, values, count in parts:
+        view, _ = byte_view(values, "values")
+        try:
+            _from_offsets(positions, view, length_bytes, endian, swap, result[base : base + count])
+        except InvalidUTF8Error as error:
+            raise InvalidUTF8Error(error.index + base, error.byte_offset, error.reason) from None
+        except StringTooLongError as error:
+            raise StringTooLongError(error.index + base, error.length, error.capacity) from None
+        base += count
+    if out is None:
+        return result  # type: ignore[return-value]
+    dst, out_nbytes = writable_byte_view(out, "out")
+    check_out_endian(out, endian)
+    check_out_size(
+        out_nbytes, result.nbytes, f"{result.size} elements of length_bytes {length_bytes}"
+    )
+    np.copyto(np.frombuffer(dst, np.uint8), result.view(np.uint8))
+    return out
 
 
 def decode_vlen_utf8(
@@ -687,7 +792,8 @@ def _import_pyarrow(what: str) -> Any:
         import pyarrow
     except ImportError:
         raise ImportError(
-            f"{what} needs pyarrow; install it with: pip install 'fixedutf32[arrow]'"
+            f"{what} needs pyarrow; install it with: pip install 'fixedutf32[arrow]' (or use "
+            "to_arrow_strings, which any Arrow consumer reads without pyarrow)"
         ) from None
     return pyarrow
 

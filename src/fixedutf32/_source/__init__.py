@@ -34,7 +34,7 @@ from .elements import ElementLayout
 from .files import BLOCK_BYTES, ChunkFile, open_chunk_file
 from .frames import check_frame, zstd_content_size
 from .grid import ChunkGrid, Index
-from .scratch import Scratch, thread_scratch
+from .scratch import Scratch, borrowed_scratch, thread_scratch
 from .shard import ShardIndex, ShardLayout
 from .sizes import DecodedSize, chunk_size_error, compress_bound, shard_index_size_error
 
@@ -53,6 +53,7 @@ __all__ = [
     "ShardDecoder",
     "ShardIndex",
     "ShardLayout",
+    "borrowed_scratch",
     "check_frame",
     "chunk_size_error",
     "compress_bound",

@@ -125,6 +125,39 @@ class ElementLayout:
         if status[0]:
             raise status_error(status)
 
+    def longest_string(self, data: Buffer) -> int:
+        """Check every code unit of whole elements; the longest string's length.
+
+        As :meth:`longest`, without writing each element's length anywhere:
+        for a caller that keeps only the maximum.
+
+        Parameters
+        ----------
+        data : buffer
+            Whole elements (read only).
+
+        Returns
+        -------
+        int
+            Code points of the longest string (0 for no elements).
+
+        Raises
+        ------
+        InvalidCodePointError
+            At the first invalid unit; ``index`` counts from the start of ``data``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> ElementLayout(16, "little").longest_string(np.array(["ab", "", "xyz"], "<U4"))
+        3
+        """
+        flags = _VALIDATE | (_SRC_SWAPPED if self.swapped else 0)
+        status, longest = _kernels.longest(data, self.units, flags)
+        if status[0]:
+            raise status_error(status)
+        return longest
+
     def longest(self, data: Buffer, lengths: npt.NDArray[np.intp], *, validate: bool = True) -> int:
         """Check every code unit of whole elements and return the longest string's length.
 

@@ -7,12 +7,14 @@ elements); allocating them per chunk costs page faults on every chunk.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Scratch", "thread_scratch"]
+__all__ = ["Scratch", "borrowed_scratch", "thread_scratch"]
 
 
 class Scratch:
@@ -84,3 +86,39 @@ def thread_scratch() -> Scratch:
     if scratch is None:
         scratch = _local.scratch = Scratch()
     return scratch
+
+
+_free: list[Scratch] = []
+_free_lock = threading.Lock()
+# Scratch sets kept for the next borrower: one per worker thread is enough.
+_KEEP = 8
+
+
+@contextlib.contextmanager
+def borrowed_scratch() -> Iterator[Scratch]:
+    """A :class:`Scratch` for the block, taken from (and given back to) a shared pool.
+
+    For work that runs on threads made anew for each run (a thread pool per
+    call): its buffers outlive the threads, so a later run finds them
+    allocated and already faulted in, where :func:`thread_scratch` would
+    start empty in every new thread.
+
+    Yields
+    ------
+    Scratch
+        Used by this block alone until it ends.
+
+    Examples
+    --------
+    >>> with borrowed_scratch() as scratch:
+    ...     scratch.bytes("chunk", 8).nbytes
+    8
+    """
+    with _free_lock:
+        scratch = _free.pop() if _free else Scratch()
+    try:
+        yield scratch
+    finally:
+        with _free_lock:
+            if len(_free) < _KEEP:
+                _free.append(scratch)

@@ -19,18 +19,26 @@
 #define FIXEDUTF32_NO_IMPORT
 #include "../include/fixedutf32/fixedutf32.h"
 
-/* The public header names the same flags and kinds: they are one ABI. */
-typedef char fu32_capi_same_flags[(FIXEDUTF32_VALIDATE == FU32_VALIDATE && FIXEDUTF32_SRC_SWAPPED == FU32_SRC_SWAPPED
-                                   && FIXEDUTF32_SWAP == FU32_SWAP && FIXEDUTF32_STREAM == FU32_STREAM
-                                   && FIXEDUTF32_VLEN == FU32_VLEN && FIXEDUTF32_UTF8_SLACK == FU32_UTF8_SLACK)
-                                      ? 1 : -1];
-typedef char fu32_capi_same_kinds[(FIXEDUTF32_TOO_LARGE == FU32_TOO_LARGE && FIXEDUTF32_SURROGATE == FU32_SURROGATE
-                                   && FIXEDUTF32_STRING_TOO_LONG == FU32_STRING_TOO_LONG
-                                   && FIXEDUTF32_UTF8_SURROGATE == FU32_UTF8_SURROGATE
-                                   && FIXEDUTF32_BAD_OFFSETS == FU32_BAD_OFFSETS
-                                   && FIXEDUTF32_BAD_VLEN == FU32_BAD_VLEN && FIXEDUTF32_UTF8_HEADER_BITS == FU32_UTF8_HEADER_BITS
-                                   && FIXEDUTF32_UTF8_OVERLONG == FU32_UTF8_OVERLONG)
-                                      ? 1 : -1];
+/* The public header names the same flags and kinds: they are one ABI (int
+ * casts: the two sets are different enum types). */
+#define FU32_SAME(a, b) ((int)(a) == (int)(b))
+typedef char fu32_capi_same_flags[(FU32_SAME(FIXEDUTF32_VALIDATE, FU32_VALIDATE)
+                                   && FU32_SAME(FIXEDUTF32_SRC_SWAPPED, FU32_SRC_SWAPPED)
+                                   && FU32_SAME(FIXEDUTF32_SWAP, FU32_SWAP)
+                                   && FU32_SAME(FIXEDUTF32_STREAM, FU32_STREAM)
+                                   && FU32_SAME(FIXEDUTF32_VLEN, FU32_VLEN)
+                                   && FU32_SAME(FIXEDUTF32_UTF8_SLACK, FU32_UTF8_SLACK)) ? 1 : -1];
+typedef char fu32_capi_same_kinds[(FU32_SAME(FIXEDUTF32_TOO_LARGE, FU32_TOO_LARGE)
+                                   && FU32_SAME(FIXEDUTF32_SURROGATE, FU32_SURROGATE)
+                                   && FU32_SAME(FIXEDUTF32_STRING_TOO_LONG, FU32_STRING_TOO_LONG)
+                                   && FU32_SAME(FIXEDUTF32_UTF8_HEADER_BITS, FU32_UTF8_HEADER_BITS)
+                                   && FU32_SAME(FIXEDUTF32_UTF8_TOO_SHORT, FU32_UTF8_TOO_SHORT)
+                                   && FU32_SAME(FIXEDUTF32_UTF8_STRAY_CONTINUATION, FU32_UTF8_STRAY_CONTINUATION)
+                                   && FU32_SAME(FIXEDUTF32_UTF8_OVERLONG, FU32_UTF8_OVERLONG)
+                                   && FU32_SAME(FIXEDUTF32_UTF8_TOO_LARGE, FU32_UTF8_TOO_LARGE)
+                                   && FU32_SAME(FIXEDUTF32_UTF8_SURROGATE, FU32_UTF8_SURROGATE)
+                                   && FU32_SAME(FIXEDUTF32_BAD_OFFSETS, FU32_BAD_OFFSETS)
+                                   && FU32_SAME(FIXEDUTF32_BAD_VLEN, FU32_BAD_VLEN)) ? 1 : -1];
 typedef char fu32_capi_same_status[(sizeof(fixedutf32_status) == sizeof(fu32_status)
                                     && offsetof(fixedutf32_status, detail) == offsetof(fu32_status, detail))
                                        ? 1 : -1];

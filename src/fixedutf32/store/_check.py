@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._checks import ByteView
-from .._source import ElementLayout, thread_scratch
+from .._source import ElementLayout, Scratch, borrowed_scratch, thread_scratch
 from ..errors import (
     FixedUTF32Error,
     InvalidCodePointError,
@@ -20,6 +20,7 @@ from ..errors import (
     MetadataError,
     StringTooLongError,
 )
+from ._dest import RECORD
 from ._layout import FIXED, ArrayPlan, Index, Node, data_type_of, memory_order, plan_array, walk
 from ._run import StoreRef, Task, dask_client, default_threads, resolve, run_with_progress
 from ._stores import StoreError, StoreHandle, open_handle, spec_of
@@ -80,12 +81,19 @@ class Problem:
         )
 
     def __str__(self) -> str:
+        """One line in one style: the array, the chunk key (and index), then what is wrong.
+
+        ``names, chunk names/0.0: invalid code point U+D800 ...``;
+        ``names: metadata: fill_value: expected ...``; ``/: incomplete: ...``.
+        """
         where = f"{self.array or '/'}"
         if self.key is not None:
-            where += f" chunk {self.key}"
+            where += f", chunk {self.key}"
             if self.chunk is not None and self.coordinates is None:
                 where += f" (chunk index {list(self.chunk)})"
-        return f"{self.kind}: {where}: {self.message}"
+        if self.kind in ("metadata", "incomplete"):
+            return f"{where}: {self.kind}: {self.message}"
+        return f"{where}: {self.message}"
 
 
 @dataclass
@@ -217,9 +225,11 @@ class CheckReport:
         verdict = "clean" if self.ok else f"{count} problem{'s' if count > 1 else ''}"
         if len(self.problems) >= self.max_errors:
             verdict += f" (stopped at --max-errors {self.max_errors})"
+        arrays, chunks = len(self.arrays), self.chunks_unchecked
         lines.append(
-            f"{verdict}: {len(self.arrays)} arrays checked, {len(self.skipped)} skipped, "
-            f"{self.chunks_unchecked} chunks left unchecked"
+            f"{verdict}: {arrays} array{'' if arrays == 1 else 's'} checked, "
+            f"{len(self.skipped)} skipped, "
+            f"{chunks} chunk{'' if chunks == 1 else 's'} left unchecked"
         )
         return "\n".join(lines)
 
@@ -348,21 +358,33 @@ class KeyCheck(KeyLongest):
 class _ChunkCheck:
     """Checks the chunks of one key as they are read: each block validated while in cache.
 
-    The string lengths of a chunk's blocks go to this thread's scratch; a
+    The string lengths of a chunk's blocks go to ``scratch``; a
     block holding an invalid code unit is only marked, and its chunk is
     searched for every invalid unit (up to the budget) once it is whole.
     """
 
-    def __init__(self, plan: ArrayPlan, key: str, result: KeyCheck, max_errors: int) -> None:
-        self.plan, self.key, self.result, self.max_errors = plan, key, result, max_errors
+    def __init__(
+        self, plan: ArrayPlan, result: KeyCheck, max_errors: int, scratch: Scratch
+    ) -> None:
+        self.plan, self.result, self.max_errors = plan, result, max_errors
+        self.key = ""  # the key being read
         elements = _elements(plan)
         self.elements = elements
         self.length_bytes = elements.length_bytes
-        self.lengths = thread_scratch().intp("lengths", plan.grid.chunk_elements)
+        self.lengths = scratch.intp("lengths", plan.grid.chunk_elements)
         self.longest = 0
         self.bad = False
 
     def block(self, index: Index, block: memoryview, offset: int) -> None:
+        if not self.bad and not self.plan.grid.is_edge(index):
+            # Only the longest string is kept: no lengths are written.
+            try:
+                self.longest = max(self.longest, self.elements.longest_string(block))
+                return
+            except InvalidCodePointError:
+                self.bad = True
+        # An edge chunk's padding is left out of its longest string: each
+        # length is kept (and a bad block's, counted without checking).
         start = offset // self.length_bytes
         lengths = self.lengths[start : start + block.nbytes // self.length_bytes]
         try:
@@ -390,45 +412,74 @@ class _ChunkCheck:
         result["longest"] = max(result["longest"], longest)
 
 
-def check_key(ref: StoreRef, plan: ArrayPlan, key_index: Index, max_errors: int) -> KeyCheck:
-    """Check the chunks stored under one key (a task; runs on threads or Dask workers).
+def check_keys(
+    ref: StoreRef, plan: ArrayPlan, key_indices: Sequence[Index], max_errors: int
+) -> KeyCheck:
+    """Check the chunks stored under some keys of one array (a task; threads or Dask workers).
+
+    A task covers several keys so that its cost is the reading, not the
+    scheduling; it stops after the key at which ``max_errors`` problems are
+    found.
 
     Returns
     -------
     dict
-        ``path``, ``chunks`` (in the key), ``present``, ``missing``,
-        ``bytes_read``, ``longest`` and ``problems`` (at most ``max_errors``).
+        ``path``, ``chunks`` (in the keys checked), ``present``,
+        ``missing``, ``bytes_read``, ``longest`` and ``problems`` (at most
+        ``max_errors``).
     """
     handle = resolve(ref)
-    chunks = plan.chunks_in_key(key_index)
     result: KeyCheck = {
         "path": plan.path,
-        "chunks": chunks,
+        "chunks": 0,
         "present": 0,
-        "missing": chunks,
+        "missing": 0,
         "bytes_read": 0,
         "longest": 0,
         "problems": [],
     }
-    checker = _ChunkCheck(plan, plan.key(key_index), result, max_errors)
-    nread = plan.read_key(handle, key_index, checker.chunk, on_block=checker.block)
-    if nread is None:
-        return result
-    result["bytes_read"] = nread
-    result["missing"] = chunks - min(result["present"], chunks)
+    with borrowed_scratch() as scratch:
+        checker = _ChunkCheck(plan, result, max_errors, scratch)
+        for key_index in key_indices:
+            chunks = plan.chunks_in_key(key_index)
+            present = result["present"]
+            checker.key = plan.key(key_index)
+            nread = plan.read_key(
+                handle, key_index, checker.chunk, on_block=checker.block, scratch=scratch
+            )
+            result["chunks"] += chunks
+            result["bytes_read"] += nread or 0
+            result["missing"] += chunks - min(result["present"] - present, chunks)
+            if len(result["problems"]) >= max_errors:
+                break
     return result
 
 
+def check_key(ref: StoreRef, plan: ArrayPlan, key_index: Index, max_errors: int) -> KeyCheck:
+    """:func:`check_keys` of one key."""
+    return check_keys(ref, plan, (key_index,), max_errors)
+
+
 def _source_nodes(
-    handle: StoreHandle, path: str, strings_only: bool = True, max_depth: int | None = None
+    handle: StoreHandle,
+    path: str,
+    strings_only: bool = True,
+    max_depth: int | None = None,
+    incomplete: bool = False,
 ) -> list[Node]:
     """The hierarchy at ``path``; StoreError when nothing usable is there.
 
     With ``strings_only``, ``path`` may not be an array of another data type;
-    ``max_depth`` as for :func:`~fixedutf32.store._layout.walk`.
+    ``max_depth`` as for :func:`~fixedutf32.store._layout.walk`; with
+    ``incomplete``, keys at ``path`` without a metadata document are one
+    ``"incomplete"`` node rather than an error.
     """
     nodes = walk(handle, path, max_depth)
     where = f"at path {path!r} in {handle.name}" if path else f"in {handle.name}"
+    if not nodes and incomplete and handle.list_dir(path):
+        # Keys but no metadata at the top: an interrupted write, reported as
+        # such (check), not as a store that is not there.
+        return [Node(path, "incomplete")]
     if not nodes:
         raise StoreError(f"no Zarr group or array {where} (no zarr.json, .zarray or .zgroup)")
     root = nodes[0]
@@ -533,9 +584,9 @@ def check(
     try:
         handle = open_handle(store, "r")
         report = CheckReport(handle.name, path, max_errors=max_errors)
-        plans = _plan(report, _source_nodes(handle, path))
+        plans = _plan(report, _source_nodes(handle, path, incomplete=True), _finish(handle))
         ref = spec_of(handle, "source") if client is not None else handle
-        _run_check(report, plans, ref, threads, client, progress)
+        _run_check(report, plans, handle, ref, threads, client, progress)
         report.problems.sort(key=Problem.sort_key)
         return report
     finally:
@@ -544,16 +595,31 @@ def check(
         close_scheduler(client, cluster)
 
 
-def _plan(report: CheckReport, nodes: Sequence[Node]) -> list[ArrayPlan]:
+def _finish(handle: StoreHandle) -> str | None:
+    """The command that finishes the interrupted conversion into this store, if it is one."""
+    try:
+        raw = handle.get(RECORD)
+        finish = None if raw is None else json.loads(bytes(raw)).get("finish")
+    except (OSError, ValueError, AttributeError, StoreError):
+        return None  # no record, or not one this package wrote: nothing to suggest
+    return finish if isinstance(finish, str) else None
+
+
+def _plan(report: CheckReport, nodes: Sequence[Node], finish: str | None = None) -> list[ArrayPlan]:
     plans = []
     for node in nodes:
         if node.kind == "incomplete":
+            why = (
+                "an interrupted conversion; finish it with: " + finish
+                if finish is not None
+                else "an array or group whose metadata was never written (an interrupted "
+                "write or conversion?)"
+            )
             report.problems.append(
                 Problem(
                     "incomplete",
                     node.path,
-                    "keys but no zarr.json, .zarray or .zgroup: an array or group whose metadata "
-                    "was never written (an interrupted write or conversion?)",
+                    "chunks without metadata (keys but no zarr.json, .zarray or .zgroup): " + why,
                 )
             )
         elif node.kind == "group":
@@ -587,34 +653,45 @@ def _plan(report: CheckReport, nodes: Sequence[Node]) -> list[ArrayPlan]:
     return plans
 
 
+# Chunk bytes a task of check reads at least, unless that leaves threads idle.
+_TASK_BYTES = 16 << 20
+
+
+def _keys_per_task(keys: int, key_nbytes: int, threads: int) -> int:
+    """Keys per task: about :data:`_TASK_BYTES` of chunks, and four tasks per thread at least."""
+    by_size = max(1, _TASK_BYTES // max(key_nbytes, 1))
+    by_threads = max(1, -(-keys // (4 * threads)))
+    return max(1, min(by_size, by_threads, 1024))
+
+
 def _run_check(
     report: CheckReport,
     plans: list[ArrayPlan],
+    handle: StoreHandle,
     ref: StoreRef,
     threads: int,
     client: distributed.Client | None,
     progress: bool,
 ) -> None:
     by_path = {a.path: a for a in report.arrays}
-    handle = resolve(ref)
     tasks: list[Task[KeyCheck]] = []
     # Work from the keys the store holds (listed once per array): a chunk no
     # key holds is missing, counted without a task or a store lookup.
     for plan in plans:
-        array = by_path[plan.path]
-        in_keys = 0
-        for key_index in plan.stored_keys(handle):
-            chunks = plan.chunks_in_key(key_index)
-            in_keys += chunks
+        keys = plan.stored_keys(handle)
+        counts = [plan.chunks_in_key(k) for k in keys]
+        by_path[plan.path].chunks_missing += plan.chunk_count - sum(counts)
+        per_task = _keys_per_task(len(keys), plan.chunk_nbytes() * max(counts, default=1), threads)
+        for start in range(0, len(keys), per_task):
+            chunks = sum(counts[start : start + per_task])
             tasks.append(
                 (
-                    check_key,
-                    (ref, plan, key_index, report.max_errors),
+                    check_keys,
+                    (ref, plan, keys[start : start + per_task], report.max_errors),
                     chunks,
                     chunks * plan.chunk_nbytes(),
                 )
             )
-        array.chunks_missing += plan.chunk_count - in_keys
     total_chunks = sum(t[2] for t in tasks)
     checked = 0
 

@@ -9,6 +9,7 @@ nothing at the root.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -40,7 +41,13 @@ from ._check import (
     close_scheduler,
     open_scheduler,
 )
-from ._dest import RECORD, check_replaceable, check_replaceable_handle, check_safe_key
+from ._dest import (
+    RECORD,
+    check_replaceable,
+    check_replaceable_handle,
+    check_safe_key,
+    is_bookkeeping,
+)
 from ._layout import (
     FIXED,
     METADATA_NAMES,
@@ -60,6 +67,7 @@ from ._layout import (
     redo,
     undo,
 )
+from ._resume import Journal, fingerprint
 from ._run import StoreRef, Task, resolve, run_with_progress
 from ._stores import StoreError, StoreHandle, dask_spec, open_handle, spec_of
 
@@ -326,6 +334,7 @@ class Job:
     same_grid: bool
     skip_invalid: bool
     resume: bool
+    signature: str = ""  # the source's and destination's documents, for fingerprints
 
     @property
     def path(self) -> str:
@@ -347,10 +356,6 @@ def _dest_width(plan: ArrayPlan, length_bytes: int | str | None, longest: int) -
         return plan.meta.data_type.length_bytes
     # "auto", or a string source's width left to its longest string
     return 4 * max(longest, len(plan.fill), 1)
-
-
-def _codec_names(codecs: Sequence[Codec]) -> list[str]:
-    return [str(getattr(c, "codec_id", type(c).__name__)) for c in codecs]
 
 
 def _changes(job: Job) -> list[str]:
@@ -378,7 +383,7 @@ def _changes(job: Job) -> list[str]:
     before = [spec.id for spec in plan.chain.specs]
     if plan.shard is not None:  # the codecs applied to whole shards
         before += [spec.id for spec in plan.shard.specs]
-    after = _codec_names(job.codecs)
+    after = [codec.spec.id for codec in job.codecs]
     if before != after:
         out.append(f"codecs [{', '.join(before)}] -> [{', '.join(after)}]")
     return out
@@ -558,6 +563,7 @@ class KeyConversion(TypedDict):
     bytes_written: int
     problems: list[Problem]
     fatal: Problem | None  # the problem that stops the conversion
+    journal: tuple[str, str] | None  # (task, fingerprint) once done without problems
 
 
 def _new_result(path: str | None, chunks: int) -> KeyConversion:
@@ -573,6 +579,7 @@ def _new_result(path: str | None, chunks: int) -> KeyConversion:
         "bytes_written": 0,
         "problems": [],
         "fatal": None,
+        "journal": None,
     }
 
 
@@ -612,6 +619,25 @@ def convert_key(src_ref: StoreRef, dst_ref: StoreRef, job: Job, key_index: Index
     return result
 
 
+def _region_keys(job: Job, index: Index) -> dict[Index, set[Index]]:
+    """The source keys (grid indices) under destination chunk ``index``, and their chunks."""
+    plan, meta = job.source, job.meta
+    target, _ = meta.chunk_region(index)
+    first = [t.start // c for t, c in zip(target, plan.meta.chunk_shape)]
+    last = [(t.stop - 1) // c for t, c in zip(target, plan.meta.chunk_shape)]
+    wanted = set(np.ndindex(*[b - a + 1 for a, b in zip(first, last)]))
+    wanted = {tuple(a + i for a, i in zip(first, w)) for w in wanted}
+    keys: dict[Index, set[Index]] = {}
+    for chunk in wanted:
+        key_index = (
+            chunk
+            if plan.shard is None
+            else tuple(c // n for c, n in zip(chunk, plan.per_shard or ()))
+        )
+        keys.setdefault(key_index, set()).add(chunk)
+    return keys
+
+
 def _source_region_strings(
     job: Job, src: StoreHandle, index: Index, result: KeyConversion
 ) -> tuple[npt.NDArray[np.str_] | None, bool]:
@@ -625,19 +651,7 @@ def _source_region_strings(
     )
     out = np.full(meta.chunk_shape, plan.fill, dtype=f"U{width // 4}")
     present = False
-    first = [t.start // c for t, c in zip(target, plan.meta.chunk_shape)]
-    last = [(t.stop - 1) // c for t, c in zip(target, plan.meta.chunk_shape)]
-    wanted = set(np.ndindex(*[b - a + 1 for a, b in zip(first, last)]))
-    wanted = {tuple(a + i for a, i in zip(first, w)) for w in wanted}
-    keys: dict[Index, set[Index]] = {}
-    for chunk in wanted:
-        key_index = (
-            chunk
-            if plan.shard is None
-            else tuple(c // n for c, n in zip(chunk, plan.per_shard or ()))
-        )
-        keys.setdefault(key_index, set()).add(chunk)
-    for key_index, chunks in sorted(keys.items()):
+    for key_index, chunks in sorted(_region_keys(job, index).items()):
         read = plan.read_parts(src, key_index)
         if read is None:
             continue
@@ -737,6 +751,7 @@ def copy_key(src_ref: StoreRef, dst_ref: StoreRef, key: str, resume: bool) -> Ke
     data = src.get(key)
     result = _new_result(None, 1)
     if data is None:  # deleted since it was listed: so is an earlier copy
+        result["missing"] = 1
         if resume and dst.get(key) is not None:
             dst.delete(key)
         return result
@@ -749,6 +764,35 @@ def copy_key(src_ref: StoreRef, dst_ref: StoreRef, key: str, resume: bool) -> Ke
     dst.set(key, data)
     result["written"] = 1
     result["bytes_written"] = data.nbytes
+    return result
+
+
+def journaled(
+    task: str,
+    keys: list[str],
+    salt: str,
+    trusted: list[Any] | None,
+    function: Callable[..., KeyConversion],
+    *args: Any,
+) -> KeyConversion:
+    """Run one conversion task, or skip it when the journal says it was done from this source.
+
+    ``task`` names it in the journal; ``keys`` are the source keys it reads,
+    fingerprinted before they are read (a change while it runs is caught by
+    the next resume); ``trusted`` is the journal's ``[fingerprint,
+    missing]`` for it, or None.  A skipped task counts its chunks as kept.
+    """
+    print_ = fingerprint(resolve(args[0]), keys, salt)
+    if print_ is not None and trusted is not None and trusted[0] == print_:
+        path = args[2].path if isinstance(args[2], Job) else None
+        chunks = len(args[2].source.chunks_of_key(args[3])) if function is convert_key else 1
+        result = _new_result(path, chunks)
+        result["missing"] = int(trusted[1])
+        result["kept"] = chunks - result["missing"]
+        return result
+    result = function(*args)
+    if print_ is not None and not result["problems"] and result["fatal"] is None:
+        result["journal"] = (task, print_)
     return result
 
 
@@ -906,10 +950,12 @@ def convert(
         is.
     resume : bool
         Continue an interrupted conversion into ``dest``: refused when it
-        was started with other options (``skip_invalid`` aside); every
-        chunk is converted again and kept when the destination already
-        holds it, the rest written, and destination chunks the source no
-        longer holds, or the plan does not write, deleted.
+        was started with other options (``skip_invalid`` aside); chunks
+        the journal says were converted from the source as it still is
+        (same fingerprints) are skipped, every other chunk is converted
+        again and kept when the destination already holds it, the rest
+        written, and destination chunks the source no longer holds, or the
+        plan does not write, deleted.
     skip_invalid : bool
         Write the fill value where a source chunk is invalid (left out of
         the destination, listed in the report) instead of stopping.
@@ -1103,7 +1149,7 @@ class _Conversion:
             keys = []
             for key in self.src.list_prefix(prefix):
                 name = key[len(prefix) :]
-                if name in METADATA_NAMES or (not prefix and name == RECORD):
+                if name in METADATA_NAMES or (not prefix and is_bookkeeping(name)):
                     continue
                 check_safe_key(key, where)
                 keys.append(key)
@@ -1133,15 +1179,20 @@ class _Conversion:
         )
         docs = _dest_documents(node, plan, to, meta, opts.compressors)
         codecs = tuple(make_codec(c, opts.zarr_format, "compressors") for c in opts.compressors)
+        doc_names = tuple(sorted(docs.items()))
+        signature = hashlib.sha256(
+            repr((sorted(node.documents.items()), doc_names)).encode()
+        ).hexdigest()[:16]
         return Job(
             plan,
             to,
             meta,
             codecs,
-            tuple(sorted(docs.items())),
+            doc_names,
             same_grid,
             opts.skip_invalid,
             opts.resume,
+            signature,
         )
 
     def _migrate(self, node: Node, dst: StoreHandle | None) -> None:
@@ -1166,23 +1217,64 @@ class _Conversion:
 
     # running
 
-    def _tasks(self, dst_ref: StoreRef) -> list[Task[KeyConversion]]:
+    def _tasks(self, dst_ref: StoreRef, trusted: dict[str, list[Any]]) -> list[Task[KeyConversion]]:
+        """Every task, each wrapped by :func:`journaled` with what the journal says of it."""
         src_ref = self.src_ref
         tasks: list[Task[KeyConversion]] = []
+
+        def add(task: str, keys: list[str], salt: str, n: int, nbytes: int, *args: Any) -> None:
+            wrapped = (task, keys, salt, trusted.get(task), *args)
+            tasks.append((journaled, wrapped, n, nbytes))
+
         for job in self.jobs:
+            plan = job.source
             if job.same_grid:
-                plan = job.source
                 nbytes = plan.chunk_nbytes()
                 for key_index in plan.key_indices:
                     n = len(plan.chunks_of_key(key_index))
-                    tasks.append((convert_key, (src_ref, dst_ref, job, key_index), n, n * nbytes))
+                    key = plan.key(key_index)
+                    add(
+                        f"k:{key}",
+                        [key],
+                        job.signature,
+                        n,
+                        n * nbytes,
+                        convert_key,
+                        src_ref,
+                        dst_ref,
+                        job,
+                        key_index,
+                    )
             else:
-                nbytes = math.prod(job.meta.chunk_shape) * job.source.meta.data_type.length_bytes
+                nbytes = math.prod(job.meta.chunk_shape) * plan.meta.data_type.length_bytes
                 for index in job.meta.chunk_indices():
-                    tasks.append((convert_region, (src_ref, dst_ref, job, index), 1, nbytes))
+                    keys = [plan.key(k) for k in sorted(_region_keys(job, index))]
+                    add(
+                        f"r:{job.key(index)}",
+                        keys,
+                        job.signature,
+                        1,
+                        nbytes,
+                        convert_region,
+                        src_ref,
+                        dst_ref,
+                        job,
+                        index,
+                    )
         for node in self.copies:
             for key in self.copy_keys[node.path]:
-                tasks.append((copy_key, (src_ref, dst_ref, key, self.options.resume), 1, 0))
+                add(
+                    f"c:{key}",
+                    [key],
+                    "",
+                    1,
+                    0,
+                    copy_key,
+                    src_ref,
+                    dst_ref,
+                    key,
+                    self.options.resume,
+                )
         return tasks
 
     def _record(self, dst: StoreHandle) -> bytes:
@@ -1242,8 +1334,9 @@ class _Conversion:
             return False
         try:
             started = json.loads(bytes(raw))["options"]
-            assert isinstance(started, dict)
-        except (ValueError, KeyError, TypeError, AssertionError):
+        except (ValueError, KeyError, TypeError):
+            started = None
+        if not isinstance(started, dict):
             raise StoreError(
                 f"resume: {RECORD} in {dst.name!r} is not a record of a conversion; "
                 f"convert again with overwrite=True (--overwrite)"
@@ -1262,7 +1355,7 @@ class _Conversion:
             )
         return True
 
-    def _documents_state(self, job: Job, dst: StoreHandle, recorded: bool) -> bool:
+    def _documents_written(self, job: Job, dst: StoreHandle, recorded: bool) -> bool:
         """With resume: whether the array's documents are already written as planned.
 
         Documents that differ are rewritten when the record says this
@@ -1308,7 +1401,7 @@ class _Conversion:
             key
             for key in dst.list_prefix(prefix)
             if key[len(prefix) :] not in METADATA_NAMES
-            and key != RECORD
+            and not is_bookkeeping(key)
             and not _PARTIAL.search(key)
         ]
 
@@ -1332,10 +1425,12 @@ class _Conversion:
 
         Into a directory or URL, the record of this conversion's options is
         written first and deleted last, so that a resume can refuse other
-        options.  A resume trusts nothing it finds: every chunk is converted
-        again and compared with the destination's (kept when equal), chunks
-        the source no longer holds are deleted, and so are chunk keys the
-        plan does not write.
+        options, and a journal of the finished tasks (with fingerprints of
+        their source keys) beside it.  A resume skips the journaled tasks
+        whose source is unchanged; every other chunk is converted again and
+        compared with the destination's (kept when equal), chunks the source
+        no longer holds are deleted, and so are chunk keys the plan does not
+        write.
         """
         from zarr.storage import ZipStore
 
@@ -1343,15 +1438,22 @@ class _Conversion:
         dst_ref: StoreRef = dst if self.client is None else spec_of(dst, "destination")
         entries = {job.path: self._array_entry(job) for job in self.jobs}
         complete: set[str] = set()
+        recorded = False
         if self.options.resume:
             recorded = self._check_record(dst)  # refusals before any write
-            complete = {j.path for j in self.jobs if self._documents_state(j, dst, recorded)}
-        if not isinstance(dst.store, ZipStore):
+            complete = {j.path for j in self.jobs if self._documents_written(j, dst, recorded)}
+        journal = None if isinstance(dst.store, ZipStore) else Journal(dst)
+        trusted: dict[str, list[Any]] = {}
+        if journal is not None:
+            if recorded:
+                trusted = journal.load()
+            else:
+                journal.clear()  # without its record, a journal says nothing
             dst.set(RECORD, self._record(dst))
         if self.options.resume:
             self._remove_partial_files(dst)
             self._remove_unplanned(dst, entries)
-        tasks = self._tasks(dst_ref)
+        tasks = self._tasks(dst_ref, trusted)
         fatal: list[Problem] = []
         report = self.report
 
@@ -1361,21 +1463,34 @@ class _Conversion:
             path = result["path"]
             if path is None:  # a copied key
                 report.keys_copied += result["written"] + result["kept"]
+                if journal is not None and result["journal"] is not None:
+                    journal.add(*result["journal"], result["missing"])
                 return True
             entry = entries[path]
             entry["chunks_written"] += result["written"]
             entry["chunks_kept"] += result["kept"]
             entry["chunks_missing"] += result["missing"]
             entry["chunks_deleted"] += result["deleted"]
+            if journal is not None and result["journal"] is not None:
+                journal.add(*result["journal"], result["missing"])
             report.skipped.extend(result["problems"] if result["fatal"] is None else [])
             if result["fatal"] is not None:
                 fatal.append(result["fatal"])
                 return False
             return True
 
-        run_with_progress(
-            tasks, consume, "convert", threads=self.threads, client=self.client, show=self.progress
-        )
+        try:
+            run_with_progress(
+                tasks,
+                consume,
+                "convert",
+                threads=self.threads,
+                client=self.client,
+                show=self.progress,
+            )
+        finally:
+            if journal is not None:
+                journal.flush()  # what was done stays done, however this run ends
         if fatal:
             raise InvalidChunkError(fatal[0], self._finish_command(dst))
         report.skipped.sort(key=Problem.sort_key)
@@ -1385,7 +1500,8 @@ class _Conversion:
             )
         report.arrays.extend(sorted(entries.values(), key=lambda e: e["path"]))
         self._write_documents(dst)
-        if not isinstance(dst.store, ZipStore):
+        if journal is not None:
+            journal.clear()
             dst.delete(RECORD)  # finished: the destination is a plain Zarr store
         return report
 

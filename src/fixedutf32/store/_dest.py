@@ -21,10 +21,12 @@ if TYPE_CHECKING:
     from ._stores import StoreHandle
 
 __all__ = [
+    "JOURNAL",
     "RECORD",
     "check_replaceable",
     "check_replaceable_handle",
     "check_safe_key",
+    "is_bookkeeping",
     "key_problem",
 ]
 
@@ -32,12 +34,21 @@ __all__ = [
 # its options, so that a resume can refuse other ones.  While it is there, the
 # destination is an interrupted conversion.
 RECORD = ".fixedutf32-convert.json"
+# Pieces of its journal, ``.fixedutf32-convert.journal.<n>.json``: the source
+# chunks converted so far, each with its fingerprint, so that a resume need
+# not convert them again.  Deleted with the record.
+JOURNAL = ".fixedutf32-convert.journal."
 # What marks the top of a Zarr store (V3 and V2).
 _TOP_DOCUMENTS = ("zarr.json", ".zgroup", ".zarray")
 _RULE = (
     "expected segments separated by '/', none of them empty, '.' or '..', "
     "without backslashes or NUL characters"
 )
+
+
+def is_bookkeeping(key: str) -> bool:
+    """Whether ``key`` (at a store's root) is the record or journal of a conversion."""
+    return key == RECORD or key.startswith(JOURNAL)
 
 
 def key_problem(key: str) -> str | None:

@@ -16,7 +16,6 @@ import functools
 import json
 import math
 import os
-import pathlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -103,14 +102,48 @@ def _load_json(data: bytes, where: str) -> dict[str, Any]:
     return value
 
 
+# The largest metadata document read (a V3 zarr.json may hold consolidated metadata).
+_MAX_DOCUMENT = 64 << 20
+
+
+def _document(handle: StoreHandle, root: str | None, key: str) -> bytes | None:
+    """A metadata document's bytes, or None; local ones read as chunk files are.
+
+    Raises
+    ------
+    MetadataError
+        For a local document that is a FIFO, a device or larger than
+        :data:`_MAX_DOCUMENT` (nothing is read from it).
+    """
+    if root is None:
+        data = handle.get(key)
+        return None if data is None else bytes(data)
+    try:
+        file = open_chunk_file(os.path.join(root, key), key=key, max_nbytes=_MAX_DOCUMENT)
+    except CorruptChunkError as exc:
+        raise MetadataError(f"{key}: {exc.reason}") from None
+    if file is None:
+        return None
+    with file:
+        return bytes(file.read_into(bytearray(file.size)))
+
+
 def read_node(handle: StoreHandle, path: str) -> Node | None:
     """The :class:`Node` at ``path``, or None when no metadata document is there."""
     prefix = _prefix(path)
+    root = local_root(handle)
     documents = {}
+    unreadable = None
     for name in (V3_DOC, V2_ARRAY, V2_GROUP, V2_ATTRS):
-        data = handle.get(prefix + name)
+        try:
+            data = _document(handle, root, prefix + name)
+        except MetadataError as exc:
+            unreadable = unreadable or str(exc)
+            continue
         if data is not None:
-            documents[name] = bytes(data)
+            documents[name] = data
+    if unreadable is not None:
+        return Node(path, "group", documents=documents, error=unreadable)
     if not documents or set(documents) == {V2_ATTRS}:
         return None
     node = Node(path, "group", documents=documents)
@@ -269,28 +302,29 @@ def redo(codecs: Sequence[Codec], data: ByteView) -> ByteView:
     return data
 
 
-def local_root(handle: StoreHandle) -> pathlib.Path | None:
+def local_root(handle: StoreHandle) -> str | None:
     """The directory of a local store, whose chunk files are read directly; else None."""
     from zarr.storage import LocalStore
 
     store = handle.store
-    return pathlib.Path(store.root) if isinstance(store, LocalStore) else None
+    return os.fspath(store.root) if isinstance(store, LocalStore) else None
 
 
-def _local_keys(root: pathlib.Path, path: str) -> list[str]:
+def _local_keys(root: str, path: str) -> list[str]:
     """Every key under ``path`` of a local store: each entry that is not a directory.
 
     Unlike ``LocalStore.list_prefix``, which lists regular files only, FIFOs,
     devices and symlinks to them are listed too, so that reading them
-    reports them rather than calling the chunk missing.  Iterative, and
-    symlinked directories are not followed.
+    reports them rather than calling the chunk missing.  Iterative; like
+    ``LocalStore`` (``Path.rglob``), symlinked directories are not followed,
+    so a link to ``/`` lists nothing.
     """
     keys: list[str] = []
     stack = [path]
     while stack:
         where = stack.pop()
         try:
-            entries = list(os.scandir(root / where if where else root))
+            entries = list(os.scandir(os.path.join(root, where) if where else root))
         except OSError:
             continue  # gone, or not a directory: nothing under it
         for entry in entries:
@@ -444,14 +478,14 @@ class ArrayPlan:
     def _stored(
         self,
         handle: StoreHandle,
-        root: pathlib.Path | None,
+        root: str | None,
         key: str,
         max_nbytes: int,
         scratch: Scratch,
     ) -> memoryview | None:
         """A key's bytes as stored (a reused buffer for local files), checked against its bound."""
         if root is not None:
-            file = open_chunk_file(root / key, key=key, max_nbytes=max_nbytes)
+            file = open_chunk_file(os.path.join(root, key), key=key, max_nbytes=max_nbytes)
             if file is None:
                 return None
             with file:
@@ -551,7 +585,7 @@ class ArrayPlan:
     def _read_chunk(
         self,
         handle: StoreHandle,
-        root: pathlib.Path | None,
+        root: str | None,
         key: str,
         index: Index,
         visit: ChunkVisit,
@@ -563,7 +597,7 @@ class ArrayPlan:
             # A raw local chunk: read into the chunk buffer block by block,
             # each block handed on while it is in cache.
             try:
-                file = decoder.open_file(root / key, key=key)
+                file = decoder.open_file(os.path.join(root, key), key=key)
             except _READ_ERRORS as exc:
                 visit(index, None, _as_error(key, exc))
                 return 0
@@ -574,7 +608,7 @@ class ArrayPlan:
                 try:
                     data = file.read_into(
                         scratch.bytes("chunk", decoder.nbytes),
-                        block_bytes=decoder.elements.block_bytes(),
+                        block_bytes=decoder.elements.block_bytes(_READ_BLOCK),
                         on_block=blocks,
                     )
                 except _READ_ERRORS as exc:
@@ -615,6 +649,13 @@ class ArrayPlan:
             on_block(index, data, 0)
         visit(index, data, None)
 
+
+# Bytes of a raw local chunk read before ``on_block`` sees them: a chunk of
+# up to 4 MiB in one read, larger ones in 4 MiB blocks.  Such a block is still
+# in the last-level cache when it is validated, and fewer, larger blocks mean
+# fewer hand-offs of the GIL between worker threads (256 KiB blocks made two
+# threads slower than one).
+_READ_BLOCK = 4 << 20
 
 # What reading a chunk may raise on hostile bytes: reported, never a traceback.
 _READ_ERRORS = (FixedUTF32Error, OSError, ValueError)

@@ -71,16 +71,14 @@ def fill_value(spec: ArraySpec) -> Any:
     return spec.dtype.default_scalar() if spec.fill_value is None else spec.fill_value
 
 
-def _local_path(getter: object) -> str | None:
-    if type(getter) is StorePath and isinstance(getter.store, LocalStore):
-        return os.path.join(getter.store.root, getter.path)
-    return None
-
-
 def _plain_slices(selection: object) -> bool:
-    return type(selection) is tuple and all(
-        type(s) is slice and s.step in (None, 1) for s in selection
-    )
+    # A loop, not all() over a generator: this runs twice for every chunk read.
+    if type(selection) is not tuple:
+        return False
+    for part in selection:  # noqa: SIM110
+        if type(part) is not slice or part.step not in (None, 1):
+            return False
+    return True
 
 
 def direct_block(
@@ -133,6 +131,8 @@ def jobs_of(
     jobs = []
     last_spec: object = None
     layout: ChunkLayout | None = None
+    last_store: object = None
+    root: str | None = None  # the local directory of last_store, if it is one
     for position, (getter, spec, chunk_selection, out_selection, complete) in enumerate(batch):
         if spec is not last_spec:  # a regular grid: one spec for the whole batch
             layout, last_spec = plan.layout(spec), spec
@@ -140,12 +140,20 @@ def jobs_of(
         block = None
         if array is not None:
             block = direct_block(array, layout, chunk_selection, out_selection, complete, drop_axes)
+        path = getattr(getter, "path", None)
+        local = None
+        if type(getter) is StorePath:
+            if getter.store is not last_store:  # one store for the whole batch, as a rule
+                last_store = getter.store
+                root = os.fspath(last_store.root) if isinstance(last_store, LocalStore) else None
+            if root is not None:
+                local = os.path.join(root, getter.path)
         jobs.append(
             ChunkJob(
                 position,
                 getter,
-                getattr(getter, "path", None),
-                _local_path(getter),
+                path,
+                local,
                 spec,
                 layout,
                 chunk_selection,

@@ -186,11 +186,13 @@ static const fixedutf32_api *fixedutf32_API = NULL;
  * ImportError set when the package is missing or its ABI does not fit. */
 static inline const fixedutf32_api *fixedutf32_import(void)
 {
+    /* Variables, not the macros: a compiler warns of "unsigned < 0" while the minor is 0. */
+    const uint32_t built_major = FIXEDUTF32_ABI_MAJOR, built_minor = FIXEDUTF32_ABI_MINOR;
     const fixedutf32_api *api = (const fixedutf32_api *)PyCapsule_Import(FIXEDUTF32_CAPSULE_NAME, 0);
     if (api == NULL) {
         return NULL;
     }
-    if (api->abi_major != FIXEDUTF32_ABI_MAJOR || api->abi_minor < FIXEDUTF32_ABI_MINOR) {
+    if (api->abi_major != built_major || api->abi_minor < built_minor) {
         PyErr_Format(PyExc_ImportError,
                      "fixedutf32 C API version %u.%u is installed, but this extension was built "
                      "against version %u.%u: expected the same major version and at least its minor "
