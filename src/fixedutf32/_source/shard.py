@@ -263,3 +263,59 @@ class ShardLayout:
                 f"shard index entry {local} points at bytes {start}..{start + length}; {why}",
             )
         return ShardIndex(offsets, nbytes, present)
+
+    def encode_index(self, index: ShardIndex, out: Buffer) -> None:
+        """Write ``index`` as a shard stores it: :meth:`parse_index`'s counterpart.
+
+        Each inner chunk's ``(offset, nbytes)`` as two uint64 of
+        :attr:`index_endian`, ``(2**64 - 1, 2**64 - 1)`` for a chunk the
+        shard does not hold, in C order; then the crc32c of those bytes when
+        :attr:`index_checksum` (4 bytes, little endian, as zarr's ``crc32c``
+        codec appends it).
+
+        Parameters
+        ----------
+        index : ShardIndex
+            One entry per inner chunk (:attr:`count`); the offsets as they
+            are in the whole shard (past the index, when it is at the start).
+        out : writable buffer
+            Exactly :attr:`index_nbytes` bytes (the shard's own, at
+            :meth:`index_offset`).
+
+        Raises
+        ------
+        ValueError
+            If ``index`` has another number of entries than :attr:`count`, or
+            ``out`` another size than :attr:`index_nbytes`.
+
+        Examples
+        --------
+        >>> layout = ShardLayout((2,))
+        >>> index = ShardIndex(np.array([0, 0], np.uint64), np.array([4, 0], np.uint64),
+        ...                    np.array([True, False]))
+        >>> out = bytearray(layout.index_nbytes)
+        >>> layout.encode_index(index, out)
+        >>> np.frombuffer(out, "<u8").tolist() == [0, 4, 2**64 - 1, 2**64 - 1]
+        True
+        """
+        target = np.frombuffer(as_bytes(out), np.uint8)  # a view of out, which must be writable
+        if target.nbytes != self.index_nbytes:
+            raise ValueError(
+                f"out holds {target.nbytes} bytes; the index of {self.count} chunks "
+                f"holds {self.index_nbytes}"
+            )
+        if index.present.size != self.count:
+            raise ValueError(
+                f"index has {index.present.size} entries; a shard here has {self.count} chunks"
+            )
+        dtype = np.dtype("<u8" if self.index_endian == "little" else ">u8")
+        pairs = target[: _ENTRY_BYTES * self.count].view(dtype).reshape(-1, 2)
+        pairs[:, 0] = np.where(index.present, index.offsets, _EMPTY)
+        pairs[:, 1] = np.where(index.present, index.nbytes, _EMPTY)
+        if self.index_checksum:
+            from numcodecs import CRC32C
+
+            encoded = as_bytes(CRC32C(location="end").encode(target[: _ENTRY_BYTES * self.count]))
+            target[_ENTRY_BYTES * self.count :] = np.frombuffer(
+                encoded[-_CHECKSUM_BYTES:], np.uint8
+            )

@@ -27,6 +27,7 @@ __all__ = [
     "read_elements_floor",
     "read_floor_threads",
     "read_sharded_zstd_floor",
+    "stored_files",
     "thread_count",
     "write_floor",
 ]
@@ -144,8 +145,30 @@ def read_floor_threads(
     return out
 
 
+def stored_files(paths: Sequence[pathlib.Path]) -> tuple[npt.NDArray[np.uint8], int]:
+    """The bytes of ``paths`` one after another (a new array), and the size of the first.
+
+    Each but the last file must have the first's size (a shard of a regular
+    grid, the last cut by the array), as :class:`FileSlices` places them.
+    """
+    sizes = [path.stat().st_size for path in paths]
+    if len(set(sizes[:-1])) > 1 or (sizes and sizes[-1] > sizes[0]):
+        raise ValueError(f"expected files of one size but the last, got sizes {sizes}")
+    stored = np.empty(sum(sizes), np.uint8)
+    at = 0
+    for path, size in zip(paths, sizes):
+        with open(path, "rb", buffering=0) as file:
+            file.readinto(memoryview(stored[at : at + size]))  # type: ignore[arg-type,unused-ignore]
+        at += size
+    return stored, sizes[0] if sizes else 0
+
+
 def write_floor(
-    files: FileSlices, stored: npt.NDArray[np.str_], threads: int, *, zstd: bool = False
+    files: FileSlices,
+    stored: npt.NDArray[np.str_] | npt.NDArray[np.uint8],
+    threads: int,
+    *,
+    zstd: bool = False,
 ) -> pathlib.Path:
     """Write each chunk's bytes of ``stored`` (already in the stored byte order) to its file.
 

@@ -109,6 +109,7 @@ TARGETS: dict[tuple[Family, str, SizeClass | None], Target] = {
             "write raw little",
             "write raw big",
             "write zstd",
+            "write sharded raw",
         )
     },
     ("zarr", "pipeline / fastest zarr, read raw big", None): _least(1.2),
@@ -123,6 +124,7 @@ TARGETS: dict[tuple[Family, str, SizeClass | None], Target] = {
     ("zarr", "pipeline / floor, write raw little", None): _least(0.9),
     ("zarr", "pipeline / floor, write raw big", None): _least(0.9),
     ("zarr", "pipeline / floor, write zstd", None): _least(0.9),
+    ("zarr", "pipeline / floor, write sharded raw", None): _least(0.8),
     ("zarr", "pipeline / stock, read raw little", None): _least(1.8),
     ("zarr", "pipeline / stock, read raw big", None): _least(1.8),
     ("zarr", "pipeline / stock, read zstd, 1 thread", None): _least(1.0),

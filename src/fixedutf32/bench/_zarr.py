@@ -48,6 +48,7 @@ from ._floors import (
     read_elements_floor,
     read_floor_threads,
     read_sharded_zstd_floor,
+    stored_files,
     thread_count,
     write_floor,
 )
@@ -114,6 +115,7 @@ CASES = {
     "write raw little": ZarrCase("write", None, "little", False),
     "write raw big": ZarrCase("write", None, "big", False),
     "write zstd": ZarrCase("write", None, "little", True),
+    "write sharded raw": ZarrCase("write", None, "little", False, 64 * KiB, 8 * MiB),
     # through xarray (open_zarr(...)[v].values) and Dask (from_zarr(...).compute()),
     # when they are installed: their own costs are theirs (docs/performance.md)
     "xarray open_zarr": ZarrCase("read", None, "little", False, via="xarray"),
@@ -617,6 +619,8 @@ class _Bench:
     ) -> Timed:
         # The files of an array of the same layout, written plainly beside it:
         # whole chunks, the edge one padded with the fill value ("") as zarr pads it.
+        if case.shard_bytes is not None:
+            return self._write_shards_floor(path, case, threads)
         data = self.case_data(case)
         count = len(files.paths)
         stored = np.zeros(count * files.nbytes // ELEMENT_BYTES, data.dtype)
@@ -628,6 +632,16 @@ class _Bench:
             self.create(floor, case)  # its metadata, so that same_data can read the result
         target = FileSlices.of(floor, files.nbytes, count * files.nbytes)
         return lambda: write_floor(target, stored, threads, zstd=case.compressed)
+
+    def _write_shards_floor(self, path: pathlib.Path, case: ZarrCase, threads: int) -> Timed:
+        # The shard files stock zarr writes (inner chunks and index), written again
+        # plainly: their bytes are made once, before the timing, by zarr itself.
+        floor = path.with_name(path.name + "-floor")
+        with self.config("stock"):
+            self.create(floor, case)[...] = self.case_data(case)
+        stored, per_file = stored_files(self.files(floor, case).paths)
+        target = FileSlices.of(floor, per_file, stored.nbytes)
+        return lambda: write_floor(target, stored, threads)
 
     def same_data(self, result: object) -> bool:
         """Whether a call's result (an array read, or the path written) holds what it should:

@@ -103,8 +103,9 @@ except ImportError:  # pragma: no cover - zarr 3.1
 def sync_store_path(getter: object) -> bool:
     """Whether ``getter`` is a ``StorePath`` whose store does its IO synchronously.
 
-    zarr 3.4's ``StorePath.get_sync``, ``set_sync`` and ``delete_sync`` then
-    work (a store opts out with ``_supports_sync_io``); on zarr 3.1 none does.
+    ``StorePath.get_sync``, ``set_sync`` and ``delete_sync`` then work: on
+    zarr 3.1.6 ``LocalStore`` and ``MemoryStore`` have them, and from 3.4 a
+    store opts out with ``_supports_sync_io``.
     """
     from zarr.storage import StorePath
 

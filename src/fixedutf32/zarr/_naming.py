@@ -9,7 +9,7 @@ shard, from the coordinates zarr's shard reader gives the inner chunk).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from zarr.core.metadata import ArrayV3Metadata
@@ -93,6 +93,32 @@ class ChunkNames:
             error.code_point,
             job.key,
             self.array_index(job, error.index),
+        )
+
+    def in_inner_chunk(
+        self,
+        job: ChunkJob,
+        inner_shape: tuple[int, ...],
+        inner_order: Literal["C", "F"],
+        grid: tuple[int, ...],
+        error: InvalidCodePointError,
+    ) -> InvalidChunkCodePointError:
+        """``error`` (an element of the inner chunk at ``grid`` of the job's shard) named.
+
+        ``error.index`` counts elements of the inner chunk in its stored
+        order (``inner_order``); the error names the shard's key, that
+        element of the inner chunk and its array coordinates.
+        """
+        coords = self.grid_index(job.key, job.getter)
+        index = None
+        if coords is not None and len(coords) == len(inner_shape):
+            within = np.unravel_index(error.index, inner_shape, order=inner_order)
+            index = tuple(
+                int(c) * s + g * n + int(i)
+                for c, s, g, n, i in zip(coords, job.layout.shape, grid, inner_shape, within)
+            )
+        return InvalidChunkCodePointError(
+            error.index, error.position, error.code_point, job.key, index
         )
 
     def in_shard(

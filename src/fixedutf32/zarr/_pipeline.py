@@ -12,6 +12,7 @@ Everything this pipeline does not handle goes to the fallback pipeline
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Self, cast
@@ -33,6 +34,7 @@ from ._jobs import jobs_of
 from ._naming import ChunkNames
 from ._plan import ChunkPlan, Declined, ShardPlan, plan_for
 from ._read import BatchRead
+from ._shard_writing import ShardWrite, check_value
 from ._writing import BatchWrite
 
 if TYPE_CHECKING:
@@ -56,6 +58,9 @@ __all__ = ["BATCHED_PATH", "FALLBACK_KEY", "CodecPipeline", "UncheckedChunksWarn
 #: does not handle (``ZARR_FIXEDUTF32__FALLBACK_PIPELINE`` in the environment).
 FALLBACK_KEY = "fixedutf32.fallback_pipeline"
 BATCHED_PATH = "zarr.core.codec_pipeline.BatchedCodecPipeline"
+# Values up to this size are checked on the event loop's thread (about a
+# millisecond): a thread hop costs as much.
+_INLINE_CHECK_BYTES = 4 * 1024 * 1024
 
 
 class UncheckedChunksWarning(UserWarning):
@@ -104,9 +109,11 @@ class CodecPipeline(_ZarrCodecPipeline):
     axes) or no filters and any numcodecs compressor (V2), it reads chunks
     into the result and decodes them there with fixedutf32's kernels
     (validated, both byte orders), and encodes and validates chunks on
-    write.  Sharded arrays of this data type go to zarr's
-    ``BatchedCodecPipeline`` at the shard level (the chunks inside shards
-    come back here).
+    write.  Sharded arrays are read shard by shard, through each shard's
+    index; shards a write covers whole are encoded here into one buffer
+    each (index included) and stored with one write, while shards written
+    in part go to zarr's ``BatchedCodecPipeline``, which reads, merges and
+    rewrites them (the chunks inside shards come back here).
 
     Every array of another data type goes to the *fallback* pipeline, built
     as zarr would build it: the class named by zarr's configuration key
@@ -564,7 +571,11 @@ class CodecPipeline(_ZarrCodecPipeline):
 
         Partial chunks are read, merged and written back; chunks that end up
         equal to the fill value are deleted unless the array's
-        ``write_empty_chunks`` is set, as zarr's pipeline does.
+        ``write_empty_chunks`` is set, as zarr's pipeline does.  Of a
+        sharded array, each shard the selection covers whole is encoded
+        into one buffer, index included, and stored with one write (inner
+        chunks of fill values left out, the same way); shards written in
+        part go to zarr's sharding codec.
 
         Parameters
         ----------
@@ -581,7 +592,8 @@ class CodecPipeline(_ZarrCodecPipeline):
         ------
         InvalidChunkCodePointError
             For a string holding a lone surrogate (or a stored partial chunk
-            holding an invalid code unit); nothing is written for that chunk.
+            holding an invalid code unit); nothing is written for that chunk
+            (of a sharded array with a shard written whole: for any shard).
 
         Examples
         --------
@@ -597,12 +609,43 @@ class CodecPipeline(_ZarrCodecPipeline):
         """
         batch_info = list(batch_info)
         plan = self._plan_for(batch_info, value)
-        if not isinstance(plan, ChunkPlan):
+        if isinstance(plan, ShardPlan):
+            await self._write_shards(plan, batch_info, value, drop_axes)
+            return
+        if plan is None:
             await self._hand_on(self.fallback.write, batch_info, value, drop_axes)
             return
         value_np = cast("np.ndarray[Any, Any]", value.as_ndarray_like())  # _plan_for checked it
         jobs = jobs_of(batch_info, plan, None, drop_axes)
         await BatchWrite(plan, self._names, value_np, drop_axes).run(jobs)
+
+    async def _write_shards(
+        self, plan: ShardPlan, batch_info: list[Any], value: NDBuffer, drop_axes: tuple[int, ...]
+    ) -> None:
+        """Whole shards written here, the others merged by zarr's sharding codec.
+
+        Every element the batch writes is checked first (when it has a whole
+        shard), so that a bad one leaves every shard as it was.
+        """
+        value_np = cast("np.ndarray[Any, Any]", value.as_ndarray_like())  # _plan_for checked it
+        jobs = jobs_of(batch_info, plan, None, drop_axes)
+        writer = ShardWrite(plan, self._names, value_np)
+        whole = [job for job in jobs if writer.takes(job, drop_axes)]
+        if not whole:
+            await self._hand_on(self.fallback.write, batch_info, value, drop_axes)
+            return
+        if value_np.nbytes <= _INLINE_CHECK_BYTES:
+            check_value(value_np, jobs, plan, self._names)
+        else:
+            await asyncio.to_thread(check_value, value_np, jobs, plan, self._names)
+        taken = {job.position for job in whole}
+        rest = [item for position, item in enumerate(batch_info) if position not in taken]
+        if rest:
+            await asyncio.gather(
+                writer.run(whole), self._hand_on(self.fallback.write, rest, value, drop_axes)
+            )
+        else:
+            await writer.run(whole)
 
     # ---- shards handed to zarr -----------------------------------------
 

@@ -354,11 +354,8 @@ class BatchRead:
     ) -> InvalidChunkCodePointError:
         """An error at ``element`` of inner chunk ``local``, named by the shard."""
         grid = _unravel(local, layout.chunks_per_shard)
-        inner_job = _inner_job(job, inner, grid)
         in_chunk = InvalidCodePointError(element, error.position, error.code_point)
-        return self.names.in_shard(
-            job.key, job.getter, job.layout.shape, self.names.named(inner_job, in_chunk)
-        )
+        return self.names.in_inner_chunk(job, inner.shape, inner.order, grid, in_chunk)
 
     def _assemble(
         self,
@@ -611,12 +608,3 @@ def _unravel(local: int, extents: Sequence[int]) -> tuple[int, ...]:
         local, i = divmod(local, extent)
         position.append(i)
     return tuple(reversed(position))
-
-
-def _inner_job(job: ChunkJob, inner: ChunkLayout, grid: tuple[int, ...]) -> ChunkJob:
-    """A job standing for an inner chunk of ``job``'s shard, for naming its errors."""
-
-    class _Where:
-        chunk_coords = grid
-
-    return ChunkJob(job.position, _Where(), None, None, job.spec, inner, (), (), True, None)

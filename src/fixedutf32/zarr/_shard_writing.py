@@ -1,0 +1,336 @@
+"""Writing whole shards: inner chunks encoded from the value into one buffer, one store write.
+
+A shard the write covers whole (every inner chunk inside the selection; at
+the array's edge, the shard's part inside the array) needs nothing of what
+is stored: its inner chunks are encoded straight from the value into one
+buffer (raw ones in place, byte-swapped as stored; compressed ones through
+the chunk-source codec chain), the shard index is written beside them
+(:meth:`fixedutf32._source.ShardLayout.encode_index`), and the shard goes to
+the store with one ``set``.  As zarr's sharding codec does, inner chunks
+equal to the fill value are left out unless ``write_empty_chunks`` is set,
+inner chunks wholly outside the array are not stored, and a shard left with
+no inner chunk is deleted.  The inner chunks are stored in C order (zarr
+reads them by the index, in any order).
+
+Every element the batch writes is checked before anything is written
+(:func:`check_value`), so a value holding a lone surrogate leaves every
+shard as it was.  Shards written in part stay with zarr's sharding codec
+(it reads, merges and rewrites them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from zarr.core.common import concurrent_map
+from zarr.core.config import config
+
+from .. import _kernels
+from .._source import ElementLayout, ShardIndex, thread_scratch
+from .._status import status_error
+from ..errors import InvalidCodePointError
+from ._codec import InvalidChunkCodePointError
+from ._compat import sync_store_path
+from ._jobs import ChunkJob, fill_value
+from ._plan import NATIVE, ChunkLayout, ShardPlan
+
+if TYPE_CHECKING:
+    from zarr.core.buffer import Buffer
+
+    from ._naming import ChunkNames
+
+__all__ = ["ShardWrite", "check_value"]
+
+_VALIDATE = _kernels.VALIDATE
+_SWAP = _kernels.SWAP
+_OK = _kernels.OK_STATUS
+_UINT8 = np.dtype(np.uint8)
+# Shards up to this size are encoded on the event loop's thread: a thread hop
+# costs about as much.
+_INLINE_BYTES = 256 * 1024
+
+
+def _plain(selection: object, ndim: int) -> bool:
+    return (
+        type(selection) is tuple
+        and len(selection) == ndim
+        and all(type(s) is slice and s.step in (None, 1) for s in selection)
+    )
+
+
+class ShardWrite:
+    """The whole shards of one ``write()`` of a sharded array.
+
+    Parameters
+    ----------
+    plan : ShardPlan
+    names : ChunkNames
+        Names the inner chunk of an error.
+    value : numpy.ndarray
+        What zarr writes, already of the array's native data type; not changed.
+    """
+
+    __slots__ = ("names", "plan", "value")
+
+    def __init__(self, plan: ShardPlan, names: ChunkNames, value: np.ndarray[Any, Any]) -> None:
+        self.plan = plan
+        self.names = names
+        self.value = value
+
+    def takes(self, job: ChunkJob, drop_axes: tuple[int, ...]) -> bool:
+        """Whether ``job`` is a whole shard this class writes (else zarr merges it).
+
+        The selection must cover the shard's part inside the array (zarr's
+        ``is_complete_chunk``), by plain slices on both sides, from a value
+        of the array's own data type (zarr casts it so) or a scalar.
+        """
+        shape = job.layout.shape
+        value = self.value
+        if not (job.complete and not drop_axes and shape):
+            return False
+        if not _plain(job.chunk_selection, len(shape)):
+            return False
+        if value.dtype != job.spec.dtype.to_native_dtype():
+            return False
+        if value.ndim == 0:
+            return True
+        if not _plain(job.out_selection, value.ndim) or value.ndim != len(shape):
+            return False
+        if any((s.start or 0) != 0 for s in job.chunk_selection):
+            return False
+        extents = tuple(s.stop for s in job.chunk_selection)
+        return bool(value[job.out_selection].shape == extents)
+
+    # ---- one shard ----------------------------------------------------
+
+    def encoded(self, job: ChunkJob) -> Buffer | None:
+        """The shard's stored bytes (one buffer), or None when it holds no inner chunk."""
+        plan = self.plan
+        inner = plan.inner_layout(job.spec)
+        layout = plan.shard_layout(job.layout.shape)
+        decoder = inner.decoder
+        assert decoder is not None  # a ShardPlan's inner chunks have a chunk-source chain
+        extents = tuple(s.stop for s in job.chunk_selection)  # from 0 (takes checked)
+        grid = tuple(-(-e // c) for e, c in zip(extents, inner.shape))
+        slots = math.prod(grid)  # the inner chunks inside the array, C order
+        index_nbytes = layout.index_nbytes
+        at_start = layout.index_location == "start"
+        base = index_nbytes if at_start else 0
+        data_nbytes = slots * inner.nbytes
+        raw = decoder.chain.raw
+        if raw:
+            shard = np.empty(data_nbytes + index_nbytes, _UINT8)
+            data = shard[base : base + data_nbytes]
+        else:
+            data = thread_scratch().bytes("shard to compress", data_nbytes)
+        self._fill_slots(job, inner, grid, extents, data)
+        keep = self._kept(job, inner, data, slots)
+        kept = np.flatnonzero(keep)
+        if not kept.size:
+            return None
+        locals_ = np.ravel_multi_index(
+            tuple(np.indices(grid).reshape(len(grid), -1)), layout.chunks_per_shard
+        )[kept]
+        if raw:
+            rows = data.reshape(slots, inner.nbytes)
+            if kept.size < slots:
+                rows[: kept.size] = rows[kept]  # close the gaps the empty chunks leave
+            sizes = np.full(kept.size, inner.nbytes, np.uint64)
+            total = base + kept.size * inner.nbytes
+        else:
+            pieces = [
+                decoder.chain.encode(data[slot * inner.nbytes : (slot + 1) * inner.nbytes])
+                for slot in kept.tolist()
+            ]
+            sizes = np.array([piece.nbytes for piece in pieces], np.uint64)
+            total = base + int(sizes.sum())
+            shard = np.empty(total + (0 if at_start else index_nbytes), _UINT8)
+            at = base
+            for piece in pieces:
+                shard[at : at + piece.nbytes] = np.frombuffer(piece, _UINT8)
+                at += piece.nbytes
+        offsets = np.full(layout.count, 0, np.uint64)
+        nbytes = np.zeros(layout.count, np.uint64)
+        present = np.zeros(layout.count, np.bool_)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.uint64)
+        offsets[locals_] = starts + np.uint64(base)
+        nbytes[locals_] = sizes
+        present[locals_] = True
+        where = slice(0, index_nbytes) if at_start else slice(total, total + index_nbytes)
+        layout.encode_index(ShardIndex(offsets, nbytes, present), shard[where])
+        end = total if at_start else total + index_nbytes
+        return job.spec.prototype.buffer.from_array_like(shard[:end])
+
+    def _fill_slots(
+        self,
+        job: ChunkJob,
+        inner: ChunkLayout,
+        grid: tuple[int, ...],
+        extents: tuple[int, ...],
+        data: np.ndarray[Any, np.dtype[np.uint8]],
+    ) -> None:
+        """Write the shard's inner chunks inside the array into ``data``, one after another
+        in C order, each in its stored element order and byte order; checked."""
+        value = self.value
+        native = value.dtype
+        chunk = inner.shape
+        padded_shape = tuple(g * c for g, c in zip(grid, chunk))
+        source = value if value.ndim == 0 else value[job.out_selection]
+        if padded_shape != extents:
+            # an edge shard: the inner chunks' parts outside the array hold the
+            # fill value, as zarr pads them
+            padded = np.full(padded_shape, fill_value(job.spec), native)
+            padded[tuple(slice(0, e) for e in extents)] = source
+            source = padded
+        elif value.ndim == 0:
+            source = np.full(padded_shape, value, native)  # a scalar, everywhere
+        swap = _SWAP if inner.endian != NATIVE else 0
+        units = inner.length_bytes // 4
+        in_c_order = inner.order == "C" or len(chunk) == 1
+        if in_c_order and all(g == 1 for g in grid[1:]) and source.flags.c_contiguous:
+            # the inner chunks, one after another, are the source's own bytes:
+            # copied (and swapped) by the kernel, checked in the same pass
+            flat = source.reshape(-1).view(_UINT8)
+            status = _kernels.convert(flat, data, units, _VALIDATE | swap)
+        else:
+            ndim = len(chunk)
+            split = source.reshape(tuple(n for pair in zip(grid, chunk) for n in pair))
+            inner_axes = [2 * i + 1 for i in range(ndim)]
+            if not in_c_order:
+                inner_axes.reverse()
+            stored = tuple(chunk if in_c_order else chunk[::-1])
+            target = data.view(native).reshape(grid + stored)
+            target[...] = split.transpose([2 * i for i in range(ndim)] + inner_axes)
+            # check_value has checked the elements; a swap checks them again for free
+            status = _kernels.convert(data, data, units, _VALIDATE | swap) if swap else _OK
+        if status[0]:
+            error = status_error(status)
+            assert isinstance(error, InvalidCodePointError)
+            raise self._named(job, inner, grid, error) from None
+
+    def _named(
+        self,
+        job: ChunkJob,
+        inner: ChunkLayout,
+        grid: tuple[int, ...],
+        error: InvalidCodePointError,
+    ) -> InvalidChunkCodePointError:
+        """An error at an element of the data of :meth:`_fill_slots`, named by its inner chunk."""
+        slot, element = divmod(error.index, inner.count)
+        where = tuple(int(i) for i in np.unravel_index(slot, grid))
+        in_chunk = InvalidCodePointError(element, error.position, error.code_point)
+        return self.names.in_inner_chunk(job, inner.shape, inner.order, where, in_chunk)
+
+    def _kept(
+        self,
+        job: ChunkJob,
+        inner: ChunkLayout,
+        data: np.ndarray[Any, np.dtype[np.uint8]],
+        slots: int,
+    ) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        """Which inner chunks the shard stores: all, or (``write_empty_chunks`` unset) those
+        not wholly the fill value."""
+        if job.spec.config.write_empty_chunks:
+            return np.ones(slots, np.bool_)
+        stored = np.dtype(f"{'<' if inner.endian == 'little' else '>'}U{inner.length_bytes // 4}")
+        fill = np.array(fill_value(job.spec), stored).reshape(1).view(np.uint32)
+        rows = data.view(np.uint32).reshape(slots, -1)
+        # the usual answer from each chunk's first element; the rest checked whole
+        keep: np.ndarray[Any, np.dtype[np.bool_]] = (rows[:, : fill.size] != fill).any(axis=1)
+        for slot in np.flatnonzero(~keep).tolist():
+            keep[slot] = bool((rows[slot].reshape(-1, fill.size) != fill).any())
+        return keep
+
+    # ---- the batch ----------------------------------------------------
+
+    def write_here(self, job: ChunkJob) -> None:
+        """Encode and write one shard to a store with synchronous IO."""
+        shard = self.encoded(job)
+        if shard is None:
+            job.getter.delete_sync()
+        else:
+            job.getter.set_sync(shard)
+
+    async def write_one(self, job: ChunkJob) -> None:
+        small = job.layout.nbytes <= _INLINE_BYTES
+        if sync_store_path(job.getter):
+            if small:
+                self.write_here(job)
+            else:
+                await asyncio.to_thread(self.write_here, job)
+            return
+        shard = self.encoded(job) if small else await asyncio.to_thread(self.encoded, job)
+        if shard is None:
+            await job.getter.delete()
+        else:
+            await job.getter.set(shard)
+
+    async def run(self, jobs: list[ChunkJob]) -> None:
+        """Write every job's shard (each checked by :func:`check_value` already)."""
+        await concurrent_map(
+            [(job,) for job in jobs], self.write_one, config.get("async.concurrency")
+        )
+
+
+def check_value(
+    value: np.ndarray[Any, Any], jobs: list[ChunkJob], plan: ShardPlan, names: ChunkNames
+) -> None:
+    """Check every element a write takes from ``value``, before any shard is written.
+
+    One kernel call over a contiguous value; else (or to name a bad
+    element) the part of each job in turn.
+
+    Raises
+    ------
+    InvalidChunkCodePointError
+        For a code unit that is not a Unicode scalar value: it names the
+        shard, the element of its inner chunk and the element's array
+        coordinates.
+    """
+    elements = ElementLayout(value.dtype.itemsize, NATIVE)
+    if value.flags.c_contiguous or value.flags.f_contiguous:
+        try:
+            elements.validate(value.reshape(-1, order="A"))  # in memory order: a view
+        except InvalidCodePointError:
+            pass  # find the shard it goes to
+        else:
+            return
+    for job in jobs:
+        part = value if value.ndim == 0 else value[job.out_selection]
+        try:
+            elements.validate(np.ascontiguousarray(part).reshape(-1))
+        except InvalidCodePointError as exc:
+            raise _in_selection(job, part, exc, plan, names) from None
+
+
+def _in_selection(
+    job: ChunkJob,
+    part: np.ndarray[Any, Any],
+    error: InvalidCodePointError,
+    plan: ShardPlan,
+    names: ChunkNames,
+) -> InvalidChunkCodePointError:
+    """An error at element ``error.index`` (C order) of a job's part of the value, named.
+
+    The element is placed as zarr places the part (``shard[chunk_selection] =
+    part``, broadcast); the first place it lands names the inner chunk.
+    """
+    inner = plan.inner_layout(job.spec)
+    shard_shape = job.layout.shape
+    try:
+        marks = np.full(shard_shape, -1, np.intp)
+        marks[job.chunk_selection] = np.arange(part.size, dtype=np.intp).reshape(part.shape)
+        landed = np.flatnonzero(marks.reshape(-1) == error.index)
+        local = np.unravel_index(int(landed[0]), shard_shape)
+    except (IndexError, ValueError):  # a selection this cannot retrace: the shard alone
+        return InvalidChunkCodePointError(
+            error.index, error.position, error.code_point, job.key, None
+        )
+    grid = tuple(int(i) // c for i, c in zip(local, inner.shape))
+    within = tuple(int(i) % c for i, c in zip(local, inner.shape))
+    element = int(np.ravel_multi_index(within, inner.shape, order=inner.order))
+    in_chunk = InvalidCodePointError(element, error.position, error.code_point)
+    return names.in_inner_chunk(job, inner.shape, inner.order, grid, in_chunk)
