@@ -303,3 +303,10 @@ def test_public_classes_name_their_public_module(module_name):
     assert classes
     for cls in classes:
         assert "._" not in f".{cls.__module__}", f"{cls.__qualname__} says {cls.__module__}"
+
+
+def test_the_changelog_has_no_relative_links():
+    """docs/changelog.md includes CHANGELOG.md, so a relative link would resolve from docs/."""
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    relative = [target for target in re.findall(r"\]\(([^)]+)\)", text) if "://" not in target]
+    assert relative == [], f"CHANGELOG.md links {relative}; name the file in backticks instead"
