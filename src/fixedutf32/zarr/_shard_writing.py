@@ -35,22 +35,38 @@ from ..errors import InvalidCodePointError
 from ._codec import InvalidChunkCodePointError
 from ._compat import sync_store_path
 from ._jobs import ChunkJob, fill_value
-from ._plan import NATIVE, ChunkLayout, ShardPlan
+from ._plan import NATIVE, ChunkLayout, Endian, ShardPlan
 
 if TYPE_CHECKING:
     from zarr.core.buffer import Buffer
 
     from ._naming import ChunkNames
 
-__all__ = ["ShardWrite", "check_value"]
+__all__ = ["ShardWrite", "check_value", "value_endian"]
 
 _VALIDATE = _kernels.VALIDATE
+_SRC_SWAPPED = _kernels.SRC_SWAPPED
 _SWAP = _kernels.SWAP
 _OK = _kernels.OK_STATUS
 _UINT8 = np.dtype(np.uint8)
 # Shards up to this size are encoded on the event loop's thread: a thread hop
 # costs about as much.
 _INLINE_BYTES = 256 * 1024
+
+
+def value_endian(value: np.ndarray[Any, Any]) -> Endian:
+    """The byte order of ``value``'s code units in memory (a ``U`` array of either order).
+
+    zarr hands over values of the array's own data type, and a big-endian
+    ``>U`` array stays big-endian in memory: its units are swapped on this
+    machine, whatever byte order the chunks are stored in.
+    """
+    order = value.dtype.byteorder
+    if order == ">":
+        return "big"
+    if order == "<":
+        return "little"
+    return NATIVE  # "=" (and "|", which a U data type never has)
 
 
 def _plain(selection: object, ndim: int) -> bool:
@@ -187,14 +203,19 @@ class ShardWrite:
             source = padded
         elif value.ndim == 0:
             source = np.full(padded_shape, value, native)  # a scalar, everywhere
-        swap = _SWAP if inner.endian != NATIVE else 0
+        # the value's units are in its own byte order (a ">U" value is swapped
+        # here), the stored ones in the inner chunks': swap where they differ,
+        # and validate them as the value holds them
+        held = value_endian(value)
+        swap = _SWAP if inner.endian != held else 0
+        seen = _SRC_SWAPPED if held != NATIVE else 0
         units = inner.length_bytes // 4
         in_c_order = inner.order == "C" or len(chunk) == 1
         if in_c_order and all(g == 1 for g in grid[1:]) and source.flags.c_contiguous:
             # the inner chunks, one after another, are the source's own bytes:
             # copied (and swapped) by the kernel, checked in the same pass
             flat = source.reshape(-1).view(_UINT8)
-            status = _kernels.convert(flat, data, units, _VALIDATE | swap)
+            status = _kernels.convert(flat, data, units, _VALIDATE | seen | swap)
         else:
             ndim = len(chunk)
             split = source.reshape(tuple(n for pair in zip(grid, chunk) for n in pair))
@@ -205,7 +226,7 @@ class ShardWrite:
             target = data.view(native).reshape(grid + stored)
             target[...] = split.transpose([2 * i for i in range(ndim)] + inner_axes)
             # check_value has checked the elements; a swap checks them again for free
-            status = _kernels.convert(data, data, units, _VALIDATE | swap) if swap else _OK
+            status = _kernels.convert(data, data, units, _VALIDATE | seen | swap) if swap else _OK
         if status[0]:
             error = status_error(status)
             assert isinstance(error, InvalidCodePointError)
@@ -290,7 +311,7 @@ def check_value(
         shard, the element of its inner chunk and the element's array
         coordinates.
     """
-    elements = ElementLayout(value.dtype.itemsize, NATIVE)
+    elements = ElementLayout(value.dtype.itemsize, value_endian(value))
     if value.flags.c_contiguous or value.flags.f_contiguous:
         try:
             elements.validate(value.reshape(-1, order="A"))  # in memory order: a view
