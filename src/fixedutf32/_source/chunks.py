@@ -166,7 +166,9 @@ class ChunkDecoder:
             raise chunk_size_error(key, result.nbytes, self.count, self.elements.length_bytes)
         return result
 
-    def open_file(self, path: str | os.PathLike[str], *, key: str) -> ChunkFile | None:
+    def open_file(
+        self, path: str | os.PathLike[str], *, key: str, within: str | None = None
+    ) -> ChunkFile | None:
         """Open a local chunk file, checked (:func:`open_chunk_file`) and, without codecs, sized.
 
         Parameters
@@ -174,6 +176,9 @@ class ChunkDecoder:
         path : str or os.PathLike
         key : str
             Its store key, for errors.
+        within : str, optional
+            The real path of the store's root, which the file must lie in
+            (:func:`open_chunk_file`).
 
         Returns
         -------
@@ -188,8 +193,10 @@ class ChunkDecoder:
             If it is not a regular file, or is larger than a stored chunk may be.
         """
         if not self.chain.raw:
-            return open_chunk_file(path, key=key, max_nbytes=self.chain.max_stored_nbytes)
-        file = open_chunk_file(path, key=key, max_nbytes=sys.maxsize)
+            return open_chunk_file(
+                path, key=key, max_nbytes=self.chain.max_stored_nbytes, within=within
+            )
+        file = open_chunk_file(path, key=key, max_nbytes=sys.maxsize, within=within)
         if file is not None and file.size != self.nbytes:
             file.close()
             raise chunk_size_error(key, file.size, self.count, self.elements.length_bytes)

@@ -6,7 +6,10 @@ regular file no larger than the chunk can be is read; a FIFO, a device (a
 chunk symlinked to ``/dev/zero``), a socket or an oversized file is a
 :class:`~fixedutf32.errors.CorruptChunkError` at once.  A missing file, or a
 directory where the chunk would be, is a missing chunk, as zarr-python's
-``LocalStore`` reads it.
+``LocalStore`` reads it.  Given the real path of the store's root
+(``within``), the file opened must lie inside it: a chunk that is a symbolic
+link out of the store is refused, checked on the open file itself, so that a
+link swapped in after the store was listed is refused too.
 
 The bytes are read with ``readinto`` into the caller's buffer, in blocks,
 and a callback may work on each block while it is still in the CPU's cache
@@ -29,7 +32,14 @@ from ..errors import CorruptChunkError
 if TYPE_CHECKING:
     from .._kernels import Buffer
 
-__all__ = ["BLOCK_BYTES", "ChunkFile", "open_chunk_file"]
+__all__ = [
+    "BLOCK_BYTES",
+    "ChunkFile",
+    "is_within",
+    "open_chunk_file",
+    "outside_link_reason",
+    "read_regular_file",
+]
 
 #: Bytes read at a time: blocks of this size stay in L2 while a callback works on them.
 BLOCK_BYTES = 256 * 1024
@@ -43,6 +53,40 @@ _FLAGS = (
 )
 # open() errors that mean "no chunk here", as LocalStore reads them.
 _MISSING = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EISDIR})
+
+
+def is_within(root: str, path: str) -> bool:
+    """Whether the real path ``path`` is ``root`` or lies below it (both real, absolute paths).
+
+    Examples
+    --------
+    >>> is_within("/data/a.zarr", "/data/a.zarr/c/0"), is_within("/data/a.zarr", "/data/a.zarr2")
+    (True, False)
+    """
+    try:
+        return os.path.commonpath([root, path]) == root
+    except ValueError:  # different drives (Windows), or a relative path: not inside
+        return False
+
+
+def outside_link_reason(target: str, root: str) -> str:
+    """How a link out of the store is worded, by the reader and by ``check`` alike."""
+    return (
+        f"it links outside the store, to {target!r}; expected a file inside {root!r} "
+        f"(links out of a store are followed only when asked: --follow-links)"
+    )
+
+
+# Where Linux shows the path an open file descriptor refers to (links resolved).
+_PROC_FD = "/proc/self/fd"
+
+
+def _opened_path(fd: int, path: str | os.PathLike[str]) -> str:
+    """The real path of the file open at ``fd``: from /proc where there is one, else resolved."""
+    try:
+        return os.readlink(f"{_PROC_FD}/{fd}")
+    except OSError:
+        return os.path.realpath(path)
 
 
 def _kind(mode: int) -> str:
@@ -217,7 +261,9 @@ class ChunkFile:
         return view
 
 
-def open_chunk_file(path: str | os.PathLike[str], *, key: str, max_nbytes: int) -> ChunkFile | None:
+def open_chunk_file(
+    path: str | os.PathLike[str], *, key: str, max_nbytes: int, within: str | None = None
+) -> ChunkFile | None:
     """Open a local chunk file if it is a regular file of at most ``max_nbytes`` bytes.
 
     Parameters
@@ -228,6 +274,9 @@ def open_chunk_file(path: str | os.PathLike[str], *, key: str, max_nbytes: int) 
         Its store key, for errors.
     max_nbytes : int
         The most bytes the chunk may hold as stored.
+    within : str, optional
+        The real path of the store's root: the file opened (its links
+        resolved) must lie inside it.  None: links are followed anywhere.
 
     Returns
     -------
@@ -238,8 +287,8 @@ def open_chunk_file(path: str | os.PathLike[str], *, key: str, max_nbytes: int) 
     ------
     CorruptChunkError
         If the path is a FIFO, a device, a socket, or a file larger than
-        ``max_nbytes`` (nothing is read from it), or cannot be opened for
-        another reason (permissions).
+        ``max_nbytes`` (nothing is read from it), lies outside ``within``,
+        or cannot be opened for another reason (permissions).
 
     Examples
     --------
@@ -265,6 +314,12 @@ def open_chunk_file(path: str | os.PathLike[str], *, key: str, max_nbytes: int) 
             return None
         raise CorruptChunkError(key, f"cannot open the chunk's file: {exc.strerror}") from None
     try:
+        if within is not None:
+            # Checked on the open file, not the name: a link swapped in
+            # since the store was listed is caught too.
+            opened = _opened_path(fd, path)
+            if not is_within(within, opened):
+                raise CorruptChunkError(key, outside_link_reason(opened, within))
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             os.close(fd)
@@ -281,3 +336,53 @@ def open_chunk_file(path: str | os.PathLike[str], *, key: str, max_nbytes: int) 
         os.close(fd)
         raise
     return ChunkFile(file, key, info.st_size, info.st_mtime_ns)
+
+
+def read_regular_file(
+    path: str | os.PathLike[str], *, key: str, max_nbytes: int, within: str | None = None
+) -> bytes | None:
+    """The bytes of a small local file (a metadata document, a record), read as a chunk file is.
+
+    Opened by :func:`open_chunk_file`: without blocking, a regular file of
+    at most ``max_nbytes`` bytes, inside ``within`` when given.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    key : str
+        Its name in messages (a store key, or a file name).
+    max_nbytes : int
+        The most bytes it may hold.
+    within : str, optional
+        As for :func:`open_chunk_file`.
+
+    Returns
+    -------
+    bytes or None
+        None when there is no file (or a directory) there.
+
+    Raises
+    ------
+    CorruptChunkError
+        If it is a FIFO, a device, a socket, larger than ``max_nbytes``,
+        outside ``within``, or cannot be opened or read; ``exc.reason`` says
+        which in one line.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> where = tempfile.mkdtemp(); os.mkfifo(os.path.join(where, "fifo"))
+    >>> read_regular_file(os.path.join(where, "fifo"), key="fifo", max_nbytes=64)
+    Traceback (most recent call last):
+    ...
+    fixedutf32.errors.CorruptChunkError: chunk fifo is corrupt: expected a regular file, got a FIFO
+    >>> import shutil; shutil.rmtree(where)
+    """
+    file = open_chunk_file(path, key=key, max_nbytes=max_nbytes, within=within)
+    if file is None:
+        return None
+    with file:
+        try:
+            return bytes(file.read_into(bytearray(file.size)))
+        except OSError as exc:
+            raise CorruptChunkError(key, f"cannot read the file: {exc.strerror}") from None
