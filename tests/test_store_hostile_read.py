@@ -254,10 +254,14 @@ def test_a_chunk_linked_to_dev_zero_is_reported_at_once(tmp_path):
     path = raw_array(tmp_path)
     os.remove(path / "c" / "0")
     os.symlink("/dev/zero", path / "c" / "0")
-    done = run_cli("check", path, seconds=20, memory=1 << 30)  # it read until MemoryError
+    # Followed (--follow-links), the device is refused unread; it read until MemoryError.
+    done = run_cli("check", "--follow-links", path, seconds=20, memory=1 << 30)
     no_traceback(done)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "chunk c/0 is corrupt: expected a regular file, got a character device" in done.stdout
+    # Not followed, it is a link out of the store (issue 24), not read either.
+    done = run_cli("check", path, seconds=20, memory=1 << 30)
+    assert done.returncode == 1 and "/, key c/0: link: it links outside the store" in done.stdout
 
 
 # -- finding 10: the chunk-size message the right way round -------------------

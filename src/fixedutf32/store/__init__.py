@@ -13,12 +13,20 @@ small reports come back.  zarr-python (and numcodecs) are needed here and
 imported only by this subpackage.
 """
 
-from ._check import ArrayReport, CheckReport, Problem, check
+from ._check import ArrayReport, CheckReport, Leftover, Problem, check
 from ._convert import ConvertReport, InvalidChunkError, convert
 from ._stores import StoreError
 
 # Shown, in tracebacks and reprs, by the module they are imported from.
-for _public in (ArrayReport, CheckReport, Problem, ConvertReport, InvalidChunkError, StoreError):
+for _public in (
+    ArrayReport,
+    CheckReport,
+    Leftover,
+    Problem,
+    ConvertReport,
+    InvalidChunkError,
+    StoreError,
+):
     _public.__module__ = __name__
 del _public
 
@@ -27,6 +35,7 @@ __all__ = [
     "convert",
     "CheckReport",
     "ArrayReport",
+    "Leftover",
     "ConvertReport",
     "Problem",
     "StoreError",

@@ -1,16 +1,38 @@
-"""``check``: every fixed_length_utf32 array of a store, metadata and chunks."""
+"""``check``: every fixed_length_utf32 array of a store, metadata and chunks.
+
+Besides the data, ``check`` reports two things about the store itself:
+symbolic links that lead out of it (``link`` problems; not read unless
+``follow_links``), and *leftovers*: keys no reader looks at (a killed
+write's ``*.partial`` files, keys that are no chunk of their array's grid,
+stray files in a group), listed apart from the data's problems with the
+command that removes them.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import posixpath
+import shlex
+import stat
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._dest import RECORD
-from ._layout import FIXED, ArrayPlan, Node, data_type_of
-from ._plans import Problem, count, plan_nodes, source_nodes
+from .._source.files import is_within
+from ._dest import _PARTIAL, RECORD, is_bookkeeping, key_problem
+from ._layout import (
+    FIXED,
+    ArrayPlan,
+    Link,
+    Node,
+    data_type_of,
+    link_reason,
+    local_root,
+    outside_links,
+    real_root,
+)
+from ._plans import Problem, check_key_path, check_store_arg, count, plan_nodes, source_nodes
 from ._run import StoreRef, Task, close_scheduler, open_scheduler, run_with_progress
 from ._stores import StoreError, StoreHandle, open_handle, spec_of
 from ._validate import KeyCheck, check_keys
@@ -18,7 +40,40 @@ from ._validate import KeyCheck, check_keys
 if TYPE_CHECKING:
     import distributed
 
-__all__ = ["Problem", "ArrayReport", "CheckReport", "check"]
+__all__ = ["Problem", "ArrayReport", "CheckReport", "Leftover", "check"]
+
+
+@dataclass
+class Leftover:
+    """A key ``check`` found that no reader of the store looks at.
+
+    Not a problem of the data (every array reads the same without it), but
+    space taken and a sign of an interrupted write.
+
+    Attributes
+    ----------
+    key : str
+        The store key.
+    node : str
+        The group or array it lies in (``""``: the root).
+    reason : str
+        Why it is a leftover: a partial write, not a chunk key of the
+        array's grid, or a key in a group that is no metadata document.
+    nbytes : int or None
+        Its size, where the store says it without a read (local stores).
+    removed : bool
+        Whether ``remove_leftovers`` deleted it.
+    """
+
+    key: str
+    node: str
+    reason: str
+    nbytes: int | None = None
+    removed: bool = False
+
+    def __str__(self) -> str:
+        done = "removed " if self.removed else ""
+        return f"{done}leftover {self.key}: {self.reason}"
 
 
 @dataclass
@@ -90,6 +145,12 @@ class CheckReport:
     max_errors : int
     chunks_unchecked : int
         Chunks left unchecked because ``max_errors`` problems were found.
+    leftovers : list of Leftover
+        Keys no reader looks at, in key order (all of them: ``max_errors``
+        does not bound this list).
+    remove_command : str or None
+        The command that removes the leftovers listed (None when there
+        are none, or the store was passed as an object).
     """
 
     store: str
@@ -100,11 +161,13 @@ class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     max_errors: int = 100
     chunks_unchecked: int = 0
+    leftovers: list[Leftover] = field(default_factory=list)
+    remove_command: str | None = None
 
     @property
     def ok(self) -> bool:
-        """True when no problem was found."""
-        return not self.problems
+        """True when no problem was found and no leftover is left in the store."""
+        return not self.problems and all(item.removed for item in self.leftovers)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready values (a new dict)."""
@@ -118,6 +181,8 @@ class CheckReport:
             "problems": [asdict(p) for p in self.problems],
             "max_errors": self.max_errors,
             "chunks_unchecked": self.chunks_unchecked,
+            "leftovers": [asdict(item) for item in self.leftovers],
+            "remove_command": self.remove_command,
         }
 
     def to_json(self, indent: int | str | None = None) -> str:
@@ -146,13 +211,29 @@ class CheckReport:
         for s in self.skipped:
             lines.append(f"skipped {s['path'] or '/'}: {s['data_type']}, not fixed_length_utf32")
         lines.extend(str(p) for p in self.problems)
-        verdict = "clean" if self.ok else count(len(self.problems), "problem")
+        lines.extend(str(item) for item in self.leftovers)
+        verdict = "clean" if not self.problems else count(len(self.problems), "problem")
         if len(self.problems) >= self.max_errors:
             verdict += f" (stopped at --max-errors {self.max_errors})"
         lines.append(
             f"{verdict}: {count(len(self.arrays), 'array')} checked, {len(self.skipped)} skipped, "
             f"{count(self.chunks_unchecked, 'chunk')} left unchecked"
         )
+        left = [item for item in self.leftovers if not item.removed]
+        removed = len(self.leftovers) - len(left)
+        if removed:
+            lines.append(f"{count(removed, 'leftover')} removed")
+        if left:
+            nbytes = sum(item.nbytes or 0 for item in left)
+            how = (
+                f"remove them with: {self.remove_command}"
+                if self.remove_command is not None
+                else "remove them with check(store, remove_leftovers=True)"
+            )
+            lines.append(
+                f"{count(len(left), 'leftover')} ({nbytes} bytes) that no reader looks at, "
+                f"not data; {how}"
+            )
         return "\n".join(lines)
 
 
@@ -170,13 +251,22 @@ def check(
     scheduler: str | None = None,
     progress: bool = False,
     max_errors: int = 100,
+    follow_links: bool = False,
+    remove_leftovers: bool = False,
 ) -> CheckReport:
     """Check every fixed_length_utf32 array of a Zarr store: metadata and chunks.
 
     Walks the hierarchy at ``path`` (Zarr V2 and V3, compressed and sharded
     arrays), checks each array's metadata against the spec, reads every
     stored chunk, undoes its codecs and checks every code unit.  Nothing is
-    written.
+    written (``remove_leftovers`` aside).
+
+    In a local store, a symbolic link that resolves outside the store is a
+    ``link`` problem and is not read (``follow_links`` reads it); links
+    inside the store are read as usual.  Keys no reader looks at (a killed
+    write's ``*.partial`` files, keys that are no chunk of their array's
+    grid, stray files in a group) are :class:`Leftover` entries of the
+    report, apart from its problems; they too make ``report.ok`` False.
 
     Parameters
     ----------
@@ -185,6 +275,8 @@ def check(
         fsspec (``memory://``, ``s3://``...), or an open zarr store.
     path : str
         The group or array to check inside the store; ``""`` is the root.
+        A key path: segments separated by ``/``, none empty, ``.`` or
+        ``..`` (nothing outside the store is checked).
     threads : int, optional
         Worker threads (default: the number of CPUs).  The kernels release
         the GIL, so chunks are checked in parallel.
@@ -198,17 +290,28 @@ def check(
     max_errors : int
         Stop after this many problems; the report says how many chunks were
         left unchecked.
+    follow_links : bool
+        Read symbolic links that lead outside the store as if their
+        targets were in it, instead of reporting them.
+    remove_leftovers : bool
+        After the check, delete the leftovers it lists, and nothing else:
+        each one a key inside the store (a link is removed, not its
+        target); the report marks each one removed.  Refused for ``.zip``
+        stores and read-only store objects.
 
     Returns
     -------
     CheckReport
-        A new report; ``report.ok`` is True when nothing was found.
+        A new report; ``report.ok`` is True when nothing was found (and
+        every leftover, if any, was removed).
 
     Raises
     ------
     StoreError
-        When the store cannot be opened, nothing is at ``path``, or ``path``
-        is an array of another data type.
+        When the store cannot be opened or is an empty string, ``path`` is
+        not a path inside the store, nothing is at ``path``, ``path`` is an
+        array of another data type, or ``remove_leftovers`` cannot delete
+        from this store.
     ValueError
         For an invalid ``threads``, ``scheduler`` or ``max_errors``.
 
@@ -223,15 +326,36 @@ def check(
     (True, 2, 8)
     """
     max_errors = _check_max_errors(max_errors)
+    check_store_arg(store, "store")
+    path = check_key_path(path)
     threads, client, cluster = open_scheduler(scheduler, threads)
     handle = None
     try:
         handle = open_handle(store, "r")
+        if remove_leftovers:
+            _check_removable(handle)
         report = CheckReport(handle.name, path, max_errors=max_errors)
-        plans = _plan(report, source_nodes(handle, path, incomplete=True), _finish(handle))
+        links = [] if follow_links else outside_links(handle, path)
+        skip = frozenset(link.key for link in links)
+        root = local_root(handle)
+        # Files are read only inside the store unless links are followed:
+        # a link made after the listing above is refused as it is opened.
+        within = None if follow_links or root is None else real_root(root)
+        nodes = (
+            []
+            if path in skip
+            else source_nodes(handle, path, incomplete=True, skip=skip, within=within)
+        )
+        report.problems.extend(_link_problem(link, nodes, handle) for link in links)
+        plans, others = _plan(report, nodes, _finish(handle), within)
+        stored = _leftovers(report, nodes, plans + others, handle, skip)
         ref = spec_of(handle, "source") if client is not None else handle
-        _run_check(report, plans, handle, ref, threads, client, progress)
+        _run_check(report, plans, stored, ref, threads, client, progress)
         report.problems.sort(key=Problem.sort_key)
+        if report.leftovers:
+            report.remove_command = _remove_command(handle, path, follow_links)
+        if remove_leftovers:
+            _remove(handle, report.leftovers)
         return report
     finally:
         if handle is not None:
@@ -249,14 +373,19 @@ def _finish(handle: StoreHandle) -> str | None:
     return finish if isinstance(finish, str) else None
 
 
-def _plan(report: CheckReport, nodes: Sequence[Node], finish: str | None = None) -> list[ArrayPlan]:
-    planned = plan_nodes(nodes, finish)
+def _plan(
+    report: CheckReport, nodes: Sequence[Node], finish: str | None, within: str | None
+) -> tuple[list[ArrayPlan], list[ArrayPlan | Node]]:
+    """The plans of the arrays checked, and the arrays skipped (their plan, else their node)."""
+    planned = plan_nodes(nodes, finish, within)
     report.problems.extend(planned.problems)
     report.groups.extend(node.path for node in planned.groups)
     plans = []
+    others: list[ArrayPlan | Node] = []
     for node, plan in planned.arrays:
         if plan is None or plan.kind != FIXED:
             report.skipped.append({"path": node.path, "data_type": data_type_of(node)})
+            others.append(node if plan is None else plan)
             continue
         meta = plan.meta
         plans.append(plan)
@@ -273,7 +402,167 @@ def _plan(report: CheckReport, nodes: Sequence[Node], finish: str | None = None)
                 longest=len(meta.fill_value),
             )
         )
-    return plans
+    return plans, others
+
+
+def _owner(key: str, nodes: Sequence[Node]) -> str:
+    """The path of the deepest node ``key`` lies in (``""``: the root)."""
+    paths = {node.path for node in nodes}
+    where = posixpath.dirname(key)
+    while where and where not in paths:
+        where = posixpath.dirname(where)
+    return where
+
+
+def _link_problem(link: Link, nodes: Sequence[Node], handle: StoreHandle) -> Problem:
+    return Problem("link", _owner(link.key, nodes), link_reason(link, handle), link.key)
+
+
+# -- leftovers -----------------------------------------------------------------------
+
+
+def _nbytes(root: str | None, key: str) -> int | None:
+    """A local key's size (``lstat``: a link's own), without reading it; None elsewhere."""
+    if root is None:
+        return None
+    try:
+        return os.lstat(os.path.join(root, key)).st_size
+    except OSError:
+        return None
+
+
+def _leftovers(
+    report: CheckReport,
+    nodes: Sequence[Node],
+    arrays: Sequence[ArrayPlan | Node],
+    handle: StoreHandle,
+    skip: frozenset[str],
+) -> dict[str, list[tuple[int, ...]]]:
+    """Find the leftovers into ``report``; return the chunk keys each planned array holds.
+
+    One listing per array serves both: the keys that parse as chunk keys of
+    its grid are checked, the others are leftovers.
+    """
+    root = local_root(handle)
+    partial = "a partial write (what a write killed before its rename leaves)"
+    found: list[Leftover] = []
+    stored: dict[str, list[tuple[int, ...]]] = {}
+    for node in nodes:
+        for key in node.keys:
+            if not node.path and is_bookkeeping(key):
+                continue  # an interrupted conversion: reported as incomplete, as ever
+            reason = (
+                partial if _PARTIAL.search(key) else "a key in a group that is no metadata document"
+            )
+            found.append(Leftover(key, node.path, reason, _nbytes(root, key)))
+    for array in arrays:
+        if isinstance(array, Node):
+            # Another data type, not planned: only partial writes are known strays.
+            prefix = f"{array.path}/" if array.path else ""
+            for key in handle.list_prefix(prefix):
+                if _PARTIAL.search(key) and key not in skip:
+                    found.append(Leftover(key, array.path, partial, _nbytes(root, key)))
+            continue
+        indices, others = array.listed_keys(handle, skip)
+        stored[array.path] = indices
+        grid = f"grid {list(array.key_grid.grid_shape)} of keys"
+        for key in others:
+            reason = (
+                partial
+                if _PARTIAL.search(key)
+                else f"not a chunk key of the array's {grid} (shape {list(array.key_meta.shape)})"
+            )
+            found.append(Leftover(key, array.path, reason, _nbytes(root, key)))
+    found.sort(key=lambda item: item.key)
+    report.leftovers.extend(found)
+    return stored
+
+
+def _remove_command(handle: StoreHandle, path: str, follow_links: bool) -> str | None:
+    if handle.spec is None:
+        return None
+    words = ["fixedutf32", "check", "--remove-leftovers"]
+    if path:
+        words += ["--path", path]
+    if follow_links:
+        words.append("--follow-links")
+    return shlex.join([*words, handle.spec])
+
+
+def _check_removable(handle: StoreHandle) -> None:
+    """StoreError before anything is read when leftovers could not be removed from this store."""
+    from zarr.storage import ZipStore
+
+    if isinstance(handle.store, ZipStore):
+        raise StoreError(
+            f"remove_leftovers: {handle.name!r} is a .zip file, whose entries cannot be "
+            f"removed one by one; convert it to a new store instead"
+        )
+    if handle.spec is None and handle.store.read_only:
+        raise StoreError(
+            f"remove_leftovers: the store {handle.name!r} was opened read-only; pass a "
+            f"writable store, or its path or URL"
+        )
+
+
+def _remove(handle: StoreHandle, leftovers: Sequence[Leftover]) -> None:
+    """Delete each leftover listed, inside the store only; all are vetted before the first.
+
+    Raises
+    ------
+    StoreError
+        When one of them is not a safe key or (local stores) its directory
+        resolves outside the store: then nothing is removed.
+    """
+    root = local_root(handle)
+    paths = []
+    for item in leftovers:
+        problem = key_problem(item.key)
+        if problem is not None:  # a listed key is a store key: never here
+            raise StoreError(
+                f"remove_leftovers: refused the key {item.key!r}: it holds {problem}; "
+                f"nothing was removed"
+            )
+        if root is not None:
+            paths.append(_inside(root, item.key))
+    if root is not None:
+        for item, path in zip(leftovers, paths):
+            _unlink(path, item.key)
+            item.removed = True
+        return
+    writable = open_handle(handle.spec, "w") if handle.spec is not None else handle
+    try:
+        for item in leftovers:
+            writable.delete(item.key)
+            item.removed = True
+    finally:
+        if writable is not handle:
+            writable.close()
+
+
+def _inside(root: str, key: str) -> str:
+    """The path of ``key`` with its directory resolved; StoreError if that is outside the store."""
+    real = real_root(root)
+    path = os.path.join(root, key)
+    parent = os.path.realpath(os.path.dirname(path))
+    if not is_within(real, parent):
+        raise StoreError(
+            f"remove_leftovers: refused {key!r}: its directory resolves to {parent!r}, outside "
+            f"the store {real!r}; nothing was removed"
+        )
+    return os.path.join(parent, os.path.basename(path))
+
+
+def _unlink(path: str, key: str) -> None:
+    """Remove the file at ``path`` (a link itself, never its target); gone already is fine."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            raise StoreError(f"remove_leftovers: refused {key!r}: it is a directory now")
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise StoreError(f"remove_leftovers: cannot remove {key!r}: {exc.strerror}") from None
 
 
 # Chunk bytes a task of check reads at least, unless that leaves threads idle.
@@ -290,7 +579,7 @@ def _keys_per_task(keys: int, key_nbytes: int, threads: int) -> int:
 def _run_check(
     report: CheckReport,
     plans: list[ArrayPlan],
-    handle: StoreHandle,
+    stored: dict[str, list[tuple[int, ...]]],
     ref: StoreRef,
     threads: int,
     client: distributed.Client | None,
@@ -301,7 +590,7 @@ def _run_check(
     # Work from the keys the store holds (listed once per array): a chunk no
     # key holds is missing, counted without a task or a store lookup.
     for plan in plans:
-        keys = plan.stored_keys(handle)
+        keys = stored[plan.path]
         counts = [plan.chunks_in_key(k) for k in keys]
         by_path[plan.path].chunks_missing += plan.chunk_count - sum(counts)
         per_task = _keys_per_task(len(keys), plan.chunk_nbytes() * max(counts, default=1), threads)

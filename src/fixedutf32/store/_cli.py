@@ -1,7 +1,7 @@
 """``fixedutf32 check`` and ``fixedutf32 convert``.
 
 Results on stdout (text, or JSON with ``--json``), progress on stderr.
-Exit status: 0 clean, 1 problems found (check) or an invalid chunk stopped
+Exit status: 0 clean, 1 problems or leftovers found (check) or an invalid chunk stopped
 the conversion / verify found a difference (convert), 2 usage errors and
 stores that cannot be opened, with one line on stderr.
 """
@@ -69,6 +69,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print the report as JSON (no progress)"
     )
+    parser.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="read symbolic links that lead outside a local source store as if their "
+        "targets were in it (without it, check reports them and convert refuses the source)",
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--progress",
@@ -91,6 +97,7 @@ class _RunOptions(TypedDict):
     threads: int | None
     scheduler: str | None
     progress: bool
+    follow_links: bool
 
 
 def _run_options(args: argparse.Namespace) -> _RunOptions:
@@ -98,7 +105,12 @@ def _run_options(args: argparse.Namespace) -> _RunOptions:
     progress = args.progress
     if progress is None:
         progress = not args.json and sys.stderr.isatty()
-    return {"threads": args.threads, "scheduler": args.dask, "progress": progress}
+    return {
+        "threads": args.threads,
+        "scheduler": args.dask,
+        "progress": progress,
+        "follow_links": args.follow_links,
+    }
 
 
 def _fail(prog: str, exc: Exception | str, status: int = 2) -> int:
@@ -130,21 +142,39 @@ def check_main(argv: Sequence[str]) -> int:
     parser = _Parser(
         prog="fixedutf32 check",
         description="Check every fixed_length_utf32 array of a Zarr store: metadata, "
-        "chunks and every code point.",
+        "chunks and every code point.  Also lists leftovers, keys no reader looks at "
+        "(*.partial files of killed writes, keys outside every array's grid), apart from "
+        "the data's problems.  Exit status: 0 clean, 1 problems or leftovers found, 2 usage "
+        "errors and stores that cannot be opened.",
     )
     parser.add_argument(
         "store", metavar="STORE", help="a directory, a .zip file, or a URL (memory://, s3://, ...)"
     )
     parser.add_argument(
-        "--path", default="", help="the group or array to check (default: the root group)"
+        "--path",
+        default="",
+        help="the group or array to check, a key path inside the store such as a/b "
+        "(default: the root group)",
     )
     parser.add_argument("--max-errors", type=int, default=100, help="stop after this many problems")
+    parser.add_argument(
+        "--remove-leftovers",
+        action="store_true",
+        help="after the check, delete the leftovers it lists (only those, only inside the "
+        "store; not for .zip stores); the exit status is then that of the rest",
+    )
     _common(parser)
     args, status = parser.parse(argv)
     if args is None:
         return status
     try:
-        report = check(args.store, args.path, max_errors=args.max_errors, **_run_options(args))
+        report = check(
+            args.store,
+            args.path,
+            max_errors=args.max_errors,
+            remove_leftovers=args.remove_leftovers,
+            **_run_options(args),
+        )
     except (StoreError, ValueError, OSError) as exc:
         return _fail(parser.prog, exc)
     print(report.to_json(indent=2) if args.json else report.to_text())

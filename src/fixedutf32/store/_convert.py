@@ -53,7 +53,15 @@ from ._options import (
     check_to,
     compressor_json,
 )
-from ._plans import Problem, SourcePlans, count, plan_nodes, source_nodes
+from ._plans import (
+    Problem,
+    SourcePlans,
+    check_store_arg,
+    count,
+    plan_nodes,
+    source_nodes,
+    source_within,
+)
 from ._regrid import convert_region, region_keys
 from ._resume import Journal, check_record, documents_written, finish_command, record
 from ._run import StoreRef, Task, close_scheduler, open_scheduler, run_with_progress
@@ -238,6 +246,7 @@ def convert(
     resume: bool = False,
     skip_invalid: bool = False,
     verify: bool = False,
+    follow_links: bool = False,
 ) -> ConvertReport:
     """Write a copy of a Zarr store with its string arrays converted.
 
@@ -298,6 +307,11 @@ def convert(
     verify : bool
         Read both stores back with zarr-python afterwards and compare every
         element.
+    follow_links : bool
+        Read symbolic links of a local source that lead outside it as if
+        their targets were in it.  Without it such a source is refused
+        (StoreError, nothing written); links inside the source are read as
+        usual.
 
     Returns
     -------
@@ -342,9 +356,12 @@ def convert(
     src: StoreHandle | None = None
     dst: StoreHandle | None = None
     try:
+        check_store_arg(source, "source")
+        check_store_arg(dest, "destination")
         src = open_handle(source, "r")
-        nodes = source_nodes(src, "", strings_only=False, max_depth=MAX_DEPTH)
-        converter = _Conversion(src, nodes, options, threads, client, progress)
+        within = None if follow_links else source_within(src)
+        nodes = source_nodes(src, "", strings_only=False, max_depth=MAX_DEPTH, within=within)
+        converter = _Conversion(src, nodes, options, threads, client, progress, within)
         converter.plan()  # every refusal before the destination is touched
         if client is not None:
             dask_spec(dest, "destination")
@@ -382,8 +399,10 @@ class _Conversion:
         threads: int,
         client: distributed.Client | None,
         progress: bool,
+        within: str | None = None,
     ) -> None:
         self.src = src
+        self.within = within  # the source's real root files are read in (None: links followed)
         self.src_ref: StoreRef = src if client is None else spec_of(src, "source")
         self.nodes = nodes
         self.options = options
@@ -398,7 +417,7 @@ class _Conversion:
 
     def _planned(self) -> SourcePlans:
         """The source's nodes planned; StoreError when any has a metadata problem."""
-        planned = plan_nodes(self.nodes)
+        planned = plan_nodes(self.nodes, within=self.within)
         if planned.problems:
             raise StoreError(
                 f"the source has metadata problems, the first: {planned.problems[0]}; "

@@ -16,7 +16,7 @@ import functools
 import json
 import math
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -36,6 +36,7 @@ from .._source import (
     parse_codec,
     thread_scratch,
 )
+from .._source.files import is_within, outside_link_reason, read_regular_file
 from ..errors import CorruptChunkError, FixedUTF32Error, MetadataError
 from ..metadata import ArrayMetadata, FixedLengthUTF32, parse_array_metadata
 from ._stores import StoreError, StoreHandle
@@ -71,6 +72,10 @@ class Node:
         The metadata documents exactly as stored, by name.
     error : str or None
         Why the documents could not be read (invalid JSON, ...).
+    keys : list of str
+        Of a group: the keys directly under it that are neither metadata
+        documents nor nodes (stray files; the store's root lists the
+        conversion's bookkeeping here too), as :func:`walk` found them.
     """
 
     path: str
@@ -80,6 +85,7 @@ class Node:
     attributes: dict[str, Any] = field(default_factory=dict)
     documents: dict[str, bytes] = field(default_factory=dict)
     error: str | None = None
+    keys: list[str] = field(default_factory=list)
 
 
 def join(path: str, name: str) -> str:
@@ -106,37 +112,48 @@ def _load_json(data: bytes, where: str) -> dict[str, Any]:
 _MAX_DOCUMENT = 64 << 20
 
 
-def _document(handle: StoreHandle, root: str | None, key: str) -> bytes | None:
+def _document(
+    handle: StoreHandle, root: str | None, key: str, within: str | None = None
+) -> bytes | None:
     """A metadata document's bytes, or None; local ones read as chunk files are.
 
     Raises
     ------
     MetadataError
-        For a local document that is a FIFO, a device or larger than
-        :data:`_MAX_DOCUMENT` (nothing is read from it).
+        For a local document that is a FIFO, a device, larger than
+        :data:`_MAX_DOCUMENT` or outside ``within`` (nothing is read from it).
     """
     if root is None:
         data = handle.get(key)
         return None if data is None else bytes(data)
     try:
-        file = open_chunk_file(os.path.join(root, key), key=key, max_nbytes=_MAX_DOCUMENT)
+        return read_regular_file(
+            os.path.join(root, key), key=key, max_nbytes=_MAX_DOCUMENT, within=within
+        )
     except CorruptChunkError as exc:
         raise MetadataError(f"{key}: {exc.reason}") from None
-    if file is None:
-        return None
-    with file:
-        return bytes(file.read_into(bytearray(file.size)))
 
 
-def read_node(handle: StoreHandle, path: str) -> Node | None:
-    """The :class:`Node` at ``path``, or None when no metadata document is there."""
+def read_node(
+    handle: StoreHandle,
+    path: str,
+    skip: Collection[str] = (),
+    within: str | None = None,
+) -> Node | None:
+    """The :class:`Node` at ``path``, or None when no metadata document is there.
+
+    Documents whose keys are in ``skip`` (links out of the store) are not
+    read; local ones are read only inside ``within`` (see :func:`walk`).
+    """
     prefix = _prefix(path)
     root = local_root(handle)
     documents = {}
     unreadable = None
     for name in (V3_DOC, V2_ARRAY, V2_GROUP, V2_ATTRS):
+        if prefix + name in skip:
+            continue
         try:
-            data = _document(handle, root, prefix + name)
+            data = _document(handle, root, prefix + name, within)
         except MetadataError as exc:
             unreadable = unreadable or str(exc)
             continue
@@ -172,7 +189,14 @@ def read_node(handle: StoreHandle, path: str) -> Node | None:
     return node
 
 
-def walk(handle: StoreHandle, path: str = "", max_depth: int | None = None) -> list[Node]:
+def walk(
+    handle: StoreHandle,
+    path: str = "",
+    max_depth: int | None = None,
+    *,
+    skip: Collection[str] = (),
+    within: str | None = None,
+) -> list[Node]:
     """Every node at and below ``path``, parents before children.
 
     Iterative (a stack, not recursion): a hierarchy of any depth is walked
@@ -185,6 +209,12 @@ def walk(handle: StoreHandle, path: str = "", max_depth: int | None = None) -> l
     max_depth : int, optional
         Refuse a hierarchy with nodes more than this many levels below
         ``path`` (for a caller whose own work recurses per level).
+    skip : collection of str
+        Keys not to read or walk into (the links out of the store that
+        :func:`outside_links` found, when they are not followed).
+    within : str, optional
+        The real path of a local store's root: documents are read only
+        inside it (a link made since the store was listed is refused).
 
     Returns
     -------
@@ -198,7 +228,9 @@ def walk(handle: StoreHandle, path: str = "", max_depth: int | None = None) -> l
     StoreError
         When a node lies deeper than ``max_depth``.
     """
-    root = read_node(handle, path)
+    if path in skip:
+        return []
+    root = read_node(handle, path, skip, within)
     if root is None:
         return []
     nodes: list[Node] = []
@@ -218,14 +250,16 @@ def walk(handle: StoreHandle, path: str = "", max_depth: int | None = None) -> l
             )
         children: list[Node] = []
         for name in handle.list_dir(node.path):
-            if name in METADATA_NAMES:
-                continue
             child = join(node.path, name)
-            found = read_node(handle, child)
+            if name in METADATA_NAMES or child in skip:
+                continue
+            found = read_node(handle, child, skip, within)
             if found is not None:
                 children.append(found)
             elif handle.list_dir(child):
                 children.append(Node(child, "incomplete"))
+            else:
+                node.keys.append(child)  # a key, not a directory
         stack.extend(reversed(children))
     return nodes
 
@@ -310,16 +344,121 @@ def local_root(handle: StoreHandle) -> str | None:
     return os.fspath(store.root) if isinstance(store, LocalStore) else None
 
 
-def _local_keys(root: str, path: str) -> list[str]:
+def local_directory(handle: StoreHandle) -> str | None:
+    """The directory holding a store's keys when they are local files, however it is opened.
+
+    ``LocalStore``'s root, or the path of an fsspec store on the local file
+    system (``local://``, ``file://`` URLs); None for other stores.
+    """
+    root = local_root(handle)
+    if root is not None:
+        return root
+    from zarr.storage import FsspecStore
+
+    store = handle.store
+    if isinstance(store, FsspecStore):
+        protocol = store.fs.protocol
+        protocols = (protocol,) if isinstance(protocol, str) else tuple(protocol)
+        if {"file", "local"} & set(protocols):
+            return os.fspath(store.path) or os.sep
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def real_root(root: str) -> str:
+    """The real path of a store's directory (its links resolved), once per process."""
+    return os.path.realpath(root)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A key of a local store that is a symbolic link resolving outside the store.
+
+    Attributes
+    ----------
+    key : str
+        The link's key (a chunk, a document, or a directory of keys).
+    target : str
+        The real path it resolves to.
+    """
+
+    key: str
+    target: str
+
+
+def outside_links(handle: StoreHandle, path: str = "") -> list[Link]:
+    """Every symbolic link at or below ``path`` of a local store that resolves outside it.
+
+    One walk of the directory tree, links not followed, except links to
+    directories inside the store (zarr-python reads through those: they are
+    walked once each, so that a loop of links ends).  Containment is decided
+    on real paths (:func:`os.path.realpath`, :func:`os.path.commonpath`).
+    Stores that are not local files hold no links: an empty list.
+
+    Parameters
+    ----------
+    handle : StoreHandle
+    path : str
+        The group or array walked (a safe key path, or ``""``).
+
+    Returns
+    -------
+    list of Link
+        In key order.
+    """
+    directory = local_directory(handle)
+    if directory is None:
+        return []
+    real = real_root(directory)
+    top = os.path.join(directory, path) if path else directory
+    if path and not is_within(real, os.path.realpath(top)):
+        return [Link(path, os.path.realpath(top))]  # the path itself leads out
+    found: list[Link] = []
+    entered: set[str] = set()  # real directories entered through a link
+    stack = [path]
+    while stack:
+        where = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(directory, where) if where else directory))
+        except OSError:
+            continue  # gone, or not a directory: nothing under it
+        for entry in entries:
+            key = join(where, entry.name)
+            if entry.is_symlink():
+                target = os.path.realpath(entry.path)
+                if not is_within(real, target):
+                    found.append(Link(key, target))
+                elif os.path.isdir(target) and target not in entered:
+                    entered.add(target)
+                    stack.append(key)
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(key)
+    found.sort(key=lambda link: link.key)
+    return found
+
+
+def link_reason(link: Link, handle: StoreHandle) -> str:
+    """Why a link out of the store is refused, in the reader's words."""
+    directory = local_directory(handle)
+    return outside_link_reason(link.target, real_root(directory) if directory else "")
+
+
+def _local_keys(
+    root: str, path: str, follow: bool = False, entered: set[str] | None = None
+) -> list[str]:
     """Every key under ``path`` of a local store: each entry that is not a directory.
 
     Unlike ``LocalStore.list_prefix``, which lists regular files only, FIFOs,
     devices and symlinks to them are listed too, so that reading them
-    reports them rather than calling the chunk missing.  Iterative; like
-    ``LocalStore`` (``Path.rglob``), symlinked directories are not followed,
-    so a link to ``/`` lists nothing.
+    reports them rather than calling the chunk missing.  Iterative.  A
+    symlinked directory is walked when it resolves inside the store (once:
+    a loop of links ends), as zarr-python reads keys through it; one that
+    leads out is walked with ``follow``, else listed as a key, which
+    :func:`outside_links` names.  ``entered`` collects the real
+    directories entered through a link.
     """
     keys: list[str] = []
+    entered = set() if entered is None else entered
     stack = [path]
     while stack:
         where = stack.pop()
@@ -331,9 +470,23 @@ def _local_keys(root: str, path: str) -> list[str]:
             key = join(where, entry.name)
             if entry.is_dir(follow_symlinks=False):
                 stack.append(key)
+            elif entry.is_symlink() and _is_dir(entry):
+                target = os.path.realpath(entry.path)
+                if not follow and not is_within(real_root(root), target):
+                    keys.append(key)
+                elif target not in entered:
+                    entered.add(target)
+                    stack.append(key)
             else:
                 keys.append(key)
     return keys
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 # -- array plans --------------------------------------------------------------
@@ -387,6 +540,10 @@ class ArrayPlan:
         How the inner chunks sit in a shard (sharded arrays).
     fill : str
         The fill value (missing chunks read as it).
+    within : str or None
+        The real path of a local store's root that every file read must lie
+        in (links out of the store are refused as they are opened); None
+        where links are followed.
     """
 
     path: str
@@ -398,6 +555,7 @@ class ArrayPlan:
     decoder: ChunkDecoder | None = None
     shard: ShardDecoder | None = None
     fill: str = ""
+    within: str | None = None
     grid: ChunkGrid = field(init=False, repr=False, compare=False)
     key_grid: ChunkGrid = field(init=False, repr=False, compare=False)
 
@@ -438,17 +596,53 @@ class ArrayPlan:
         chunks with nothing stored lists nothing.  Keys that are not chunk
         keys of the grid (stray files, partial writes) are left out.
         """
+        return self.listed_keys(handle)[0]
+
+    def listed_keys(
+        self, handle: StoreHandle, skip: Collection[str] = ()
+    ) -> tuple[list[Index], list[str]]:
+        """:meth:`stored_keys`, and the other keys under the array, from one listing.
+
+        Parameters
+        ----------
+        handle : StoreHandle
+        skip : collection of str
+            Keys left out of both lists (links out of the store).
+
+        Returns
+        -------
+        (list of tuple of int, list of str)
+            The grid indices of the chunk keys held, in C order; and every
+            other key under the array that is not one of its metadata
+            documents (what no reader of the array looks at), in key order.
+        """
         prefix = _prefix(self.path)
         parse = self.key_grid.parse_key
         root = local_root(handle)
-        keys = handle.list_prefix(prefix) if root is None else _local_keys(root, self.path)
+        entered: set[str] = set()
+        if root is None:
+            keys = handle.list_prefix(prefix)
+        else:  # links out of the store are walked when followed (no ``within``)
+            keys = _local_keys(root, self.path, self.within is None, entered)
         found = []
+        chunk_keys = []
+        others = []
         for key in keys:
-            index = parse(key[len(prefix) :])
+            name = key[len(prefix) :]
+            index = parse(name)
             if index is not None:
-                found.append(index)
+                if key not in skip:
+                    found.append(index)
+                    chunk_keys.append(key)
+            elif name not in METADATA_NAMES and key not in skip:
+                others.append(key)
+        if entered and others and root is not None:
+            # A file reached as a chunk through a link is that chunk, under another name.
+            read = {os.path.realpath(os.path.join(root, key)) for key in chunk_keys}
+            others = [k for k in others if os.path.realpath(os.path.join(root, k)) not in read]
         found.sort()
-        return found
+        others.sort()
+        return found, others
 
     def chunks_in_key(self, key_index: Sequence[int]) -> int:
         """How many chunks of the grid the key at ``key_index`` holds (edge shards: fewer)."""
@@ -485,7 +679,8 @@ class ArrayPlan:
     ) -> memoryview | None:
         """A key's bytes as stored (a reused buffer for local files), checked against its bound."""
         if root is not None:
-            file = open_chunk_file(os.path.join(root, key), key=key, max_nbytes=max_nbytes)
+            path = os.path.join(root, key)
+            file = open_chunk_file(path, key=key, max_nbytes=max_nbytes, within=self.within)
             if file is None:
                 return None
             with file:
@@ -597,7 +792,7 @@ class ArrayPlan:
             # A raw local chunk: read into the chunk buffer block by block,
             # each block handed on while it is in cache.
             try:
-                file = decoder.open_file(os.path.join(root, key), key=key)
+                file = decoder.open_file(os.path.join(root, key), key=key, within=self.within)
             except _READ_ERRORS as exc:
                 visit(index, None, _as_error(key, exc))
                 return 0

@@ -10,14 +10,35 @@ coordinates) in :func:`chunk_problem` only; and both count in English with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field, replace
 
 from ..errors import InvalidCodePointError, InvalidUTF8Error, MetadataError, StringTooLongError
-from ._layout import FIXED, ArrayPlan, Index, Node, data_type_of, plan_array, walk
+from ._layout import (
+    FIXED,
+    ArrayPlan,
+    Index,
+    Node,
+    data_type_of,
+    local_root,
+    outside_links,
+    plan_array,
+    real_root,
+    walk,
+)
 from ._stores import StoreError, StoreHandle
 
-__all__ = ["Problem", "SourcePlans", "chunk_problem", "count", "plan_nodes", "source_nodes"]
+__all__ = [
+    "Problem",
+    "SourcePlans",
+    "check_key_path",
+    "check_store_arg",
+    "chunk_problem",
+    "count",
+    "plan_nodes",
+    "source_nodes",
+    "source_within",
+]
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
@@ -34,12 +55,13 @@ class Problem:
 
     Attributes
     ----------
-    kind : {"metadata", "incomplete", "chunk", "code_point"}
+    kind : {"metadata", "incomplete", "link", "chunk", "code_point"}
         ``metadata``: a document breaks the spec or cannot be read;
         ``incomplete``: keys under a path with no metadata document (an
-        interrupted write); ``chunk``: a chunk that does not decode (codec
-        error, wrong size); ``code_point``: a code unit that is not a
-        Unicode scalar value.
+        interrupted write); ``link``: a key that is a symbolic link leading
+        outside the store (not read); ``chunk``: a chunk that does not
+        decode (codec error, wrong size); ``code_point``: a code unit that
+        is not a Unicode scalar value.
     array : str
         Path of the array (or node) in the store.
     message : str
@@ -67,7 +89,7 @@ class Problem:
     code_point: int | None = None
 
     def sort_key(self) -> tuple[str, int, tuple[int, ...], tuple[int, ...], int, str]:
-        order = {"metadata": 0, "incomplete": 0, "chunk": 1, "code_point": 1}[self.kind]
+        order = {"metadata": 0, "incomplete": 0, "link": 0, "chunk": 1, "code_point": 1}[self.kind]
         return (
             self.array,
             order,
@@ -81,9 +103,12 @@ class Problem:
         """One line in one style: the array, the chunk key (and index), then what is wrong.
 
         ``names, chunk names/0.0: invalid code point U+D800 ...``;
-        ``names: metadata: fill_value: expected ...``; ``/: incomplete: ...``.
+        ``names: metadata: fill_value: expected ...``; ``/: incomplete: ...``;
+        ``names, key names/c/0: link: it links outside the store, to ...``.
         """
         where = f"{self.array or '/'}"
+        if self.kind == "link":
+            return f"{where}, key {self.key}: link: {self.message}"
         if self.key is not None:
             where += f", chunk {self.key}"
             if self.chunk is not None and self.coordinates is None:
@@ -158,21 +183,70 @@ def chunk_problem(plan: ArrayPlan, key: str, index: Index, exc: Exception) -> Pr
     return Problem("chunk", plan.path, str(exc), key, index)
 
 
+def check_store_arg(spec: object, role: str) -> None:
+    """Refuse an empty store path (it would name the current directory) with StoreError."""
+    if isinstance(spec, str) and not spec.strip():
+        raise StoreError(f"the {role}: expected a store path or URL, got an empty string")
+
+
+def check_key_path(path: object) -> str:
+    """``path`` if it names a node inside a store (``""`` or a safe key), else StoreError.
+
+    The rule of the keys convert writes (``_dest.key_problem``): no ``..``,
+    ``.`` or empty segments, no absolute path, backslash or NUL, so that a
+    path never leads out of the store it is given with.
+    """
+    from ._dest import key_problem
+
+    if not isinstance(path, str):
+        raise StoreError(f"path: expected a str, got {type(path).__name__}")
+    problem = None if path == "" else key_problem(path)
+    if problem is not None:
+        raise StoreError(
+            f"path {path!r}: expected a group or array inside the store (segments separated "
+            f"by '/', none of them empty, '.' or '..', no backslash or NUL), got {problem}"
+        )
+    return path
+
+
+def source_within(handle: StoreHandle) -> str | None:
+    """The real root a local source's files are read in; StoreError if links lead out of it.
+
+    For ``convert`` without ``follow_links``: the whole source is listed
+    once, before anything is read or written.  None for sources that are
+    not ``LocalStore`` directories (nothing to keep reads inside).
+    """
+    links = outside_links(handle)
+    if links:
+        first = links[0]
+        raise StoreError(
+            f"the source {handle.name!r} holds {count(len(links), 'symbolic link')} leading "
+            f"outside it, the first {first.key!r} to {first.target!r}; links out of a store "
+            f"are read only when asked: pass follow_links=True (--follow-links). Nothing was "
+            f"written"
+        )
+    root = local_root(handle)
+    return None if root is None else real_root(root)
+
+
 def source_nodes(
     handle: StoreHandle,
     path: str,
     strings_only: bool = True,
     max_depth: int | None = None,
     incomplete: bool = False,
+    skip: Collection[str] = (),
+    within: str | None = None,
 ) -> list[Node]:
     """The hierarchy at ``path``; StoreError when nothing usable is there.
 
     With ``strings_only``, ``path`` may not be an array of another data type;
-    ``max_depth`` as for :func:`~fixedutf32.store._layout.walk`; with
-    ``incomplete``, keys at ``path`` without a metadata document are one
-    ``"incomplete"`` node rather than an error.
+    ``max_depth``, ``skip`` and ``within`` as for
+    :func:`~fixedutf32.store._layout.walk`; with ``incomplete``, keys at
+    ``path`` without a metadata document are one ``"incomplete"`` node
+    rather than an error.
     """
-    nodes = walk(handle, path, max_depth)
+    nodes = walk(handle, path, max_depth, skip=skip, within=within)
     where = f"at path {path!r} in {handle.name}" if path else f"in {handle.name}"
     if not nodes and incomplete and handle.list_dir(path):
         # Keys but no metadata at the top: an interrupted write, reported as
@@ -206,11 +280,14 @@ class SourcePlans:
     problems: list[Problem] = field(default_factory=list)
 
 
-def plan_nodes(nodes: Sequence[Node], finish: str | None = None) -> SourcePlans:
+def plan_nodes(
+    nodes: Sequence[Node], finish: str | None = None, within: str | None = None
+) -> SourcePlans:
     """Plan each node: its array's plan, or the metadata problem that stops it.
 
     ``finish`` is the command that finishes an interrupted conversion into
-    this store, named by its ``incomplete`` problems.
+    this store, named by its ``incomplete`` problems; ``within`` goes to
+    each plan (:attr:`~fixedutf32.store._layout.ArrayPlan.within`).
     """
     planned = SourcePlans()
     for node in nodes:
@@ -238,5 +315,7 @@ def plan_nodes(nodes: Sequence[Node], finish: str | None = None) -> SourcePlans:
             except MetadataError as exc:
                 planned.problems.append(Problem("metadata", node.path, str(exc)))
                 continue
+            if plan is not None and within is not None:
+                plan = replace(plan, within=within)
             planned.arrays.append((node, plan))
     return planned
