@@ -28,11 +28,12 @@ from .._checks import check_endian, check_length_bytes
 from ..errors import FixedUTF32Error
 from ._dest import (
     RECORD,
+    Destination,
+    check_apart,
     check_safe_key,
     is_bookkeeping,
     keys_under,
     open_dest,
-    overlaps,
     remove_partial_files,
 )
 from ._jobs import Job, changes, check_fits, json_bytes, plan_job
@@ -355,6 +356,7 @@ def convert(
     threads, client, cluster = open_scheduler(scheduler, threads)
     src: StoreHandle | None = None
     dst: StoreHandle | None = None
+    target: Destination | None = None
     try:
         check_store_arg(source, "source")
         check_store_arg(dest, "destination")
@@ -365,13 +367,11 @@ def convert(
         converter.plan()  # every refusal before the destination is touched
         if client is not None:
             dask_spec(dest, "destination")
-        if overlaps(src, dest):
-            raise StoreError(
-                f"the destination {dest!r} is, holds or lies inside the source "
-                f"{src.name!r}; the source is never written"
-            )
-        dst = open_dest(dest, overwrite, resume)
+        check_apart(src, dest)  # compared as places, before anything is written or deleted
+        target = open_dest(dest, overwrite, resume)  # claimed for this run
+        dst = target.handle
         report = converter.run(dst)
+        target.commit()  # a zip file is complete once closed, and renamed into place
         if verify:
             if dst.spec is not None:
                 dst.close()  # a zip file is complete once closed; read back what was written
@@ -382,6 +382,8 @@ def convert(
             report.verified = not report.mismatches
         return report
     finally:
+        if target is not None:
+            target.release()  # an unfinished zip dropped, the claim freed, however this ends
         for handle in (dst, src):
             if handle is not None:
                 handle.close()

@@ -6,30 +6,36 @@ outside the destination.  And ``overwrite`` deletes what is there, so it
 must be a store, not a user's files.  Both checks live here, and nothing
 else decides them.
 
-Also the destination itself: opened (refused when it is, holds or lies in
-the source, or exists without ``overwrite``/``resume``), and the keys a
-resume finds there.
+Also the destination itself: refused when it is, holds or lies in the
+source (compared as places, :mod:`._places`), claimed for one conversion at
+a time (:mod:`._claim`), opened (refused when it exists without
+``overwrite``/``resume``; a zip file written beside its name and renamed
+into place when complete), and the keys a resume finds there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import re
 import stat
 import zipfile
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
+from ._claim import Claim, claim
 from ._layout import METADATA_NAMES
+from ._loops import run
+from ._places import place_of, relation
 from ._plans import count
-from ._stores import StoreError, open_handle
-
-if TYPE_CHECKING:
-    from ._stores import StoreHandle
+from ._stores import StoreError, StoreHandle, open_handle
 
 __all__ = [
     "JOURNAL",
     "RECORD",
+    "ZIP_PARTIAL",
+    "Destination",
+    "check_apart",
     "check_replaceable",
     "check_replaceable_handle",
     "check_safe_key",
@@ -219,58 +225,170 @@ def remove_partial_files(dst: StoreHandle) -> None:
 
 
 def overlaps(source: StoreHandle, dest: object) -> bool:
-    """True when ``dest`` is ``source``, inside it, or holds it (checked before any write)."""
-    from zarr.abc.store import Store
-
-    if isinstance(dest, Store) or source.spec is None:
-        return dest is source.store
-    dest = os.fspath(dest) if isinstance(dest, os.PathLike) else dest
-    if not isinstance(dest, str):
-        return False
-    if "://" in source.spec.replace("file://", "") or "://" in dest.replace("file://", ""):
-        a, b = source.spec.rstrip("/") + "/", dest.rstrip("/") + "/"
-        return a.startswith(b) or b.startswith(a)
-    pa = pathlib.Path(source.spec.removeprefix("file://")).resolve()
-    pb = pathlib.Path(dest.removeprefix("file://")).resolve()
-    return pa == pb or pa in pb.parents or pb in pa.parents
+    """True when ``dest`` is ``source``, inside it, or holds it, however either is spelled."""
+    return relation(place_of(dest), place_of(source)) is not None
 
 
-def open_dest(dest: object, overwrite: bool, resume: bool) -> StoreHandle:
-    """Open the destination; refuse an existing one unless overwrite or resume."""
+_HOW = {"same": "is the source", "inside": "lies inside the source", "holds": "holds the source"}
+
+
+def check_apart(source: StoreHandle, dest: object) -> None:
+    """Raise StoreError when ``dest`` and ``source`` overlap (see :mod:`._places`).
+
+    Checked before the destination is opened, so that nothing is written or
+    deleted: ``overwrite`` into the source would delete it.
+
+    Parameters
+    ----------
+    source : StoreHandle
+        The open source.
+    dest : str or os.PathLike or zarr.abc.store.Store
+        The destination as the caller gave it.
+    """
+    here, there = place_of(dest), place_of(source)
+    how = relation(here, there)
+    if how is None:
+        return
+    named = os.fspath(dest) if isinstance(dest, os.PathLike) else dest
+    named = named if isinstance(named, str) else str(named)
+    raise StoreError(
+        f"the destination {named!r} ({here.text}) {_HOW[how]} {source.name!r} "
+        f"({there.text}); the source is never written, so nothing was written or deleted: "
+        f"choose a destination outside the source"
+    )
+
+
+# A zip destination is written under this name beside its own and renamed into
+# place when complete: a failed run leaves no broken zip where the store goes.
+ZIP_PARTIAL = ".fixedutf32-partial"
+
+
+@dataclass
+class Destination:
+    """An opened destination and this conversion's claim on it.
+
+    Attributes
+    ----------
+    handle : StoreHandle
+        Where the conversion writes (for a zip file: a file beside it).
+    claim : Claim
+        Held until :meth:`release`.
+    zip_path, partial : pathlib.Path or None
+        A zip destination and the file written in its stead until :meth:`commit`.
+    """
+
+    handle: StoreHandle
+    claim: Claim
+    zip_path: pathlib.Path | None = None
+    partial: pathlib.Path | None = None
+    committed: bool = False
+
+    def commit(self) -> None:
+        """The conversion succeeded: a zip file is closed, then renamed into place."""
+        if self.partial is not None and self.zip_path is not None:
+            self.handle.close()
+            os.replace(self.partial, self.zip_path)
+        self.committed = True
+
+    def release(self) -> None:
+        """Close the store, drop an unfinished zip file, free the claim (however the run ended)."""
+        try:
+            if self.partial is not None and not self.committed:
+                # A zip whose write failed (a full disk) may fail again as it closes.
+                with contextlib.suppress(Exception):
+                    self.handle.close()
+                with contextlib.suppress(OSError):
+                    os.unlink(self.partial)
+            else:
+                self.handle.close()
+        finally:
+            self.claim.release()
+
+
+def open_dest(dest: object, overwrite: bool, resume: bool) -> Destination:
+    """Claim the destination, then open it; refuse an existing one unless overwrite or resume.
+
+    Returns
+    -------
+    Destination
+        The handle and the claim; :meth:`Destination.release` frees both.
+
+    Raises
+    ------
+    StoreError
+        When another conversion holds the destination ("in use by another
+        conversion"), or it exists without ``overwrite``/``resume``, or is
+        not a store that may be replaced.
+    """
     if overwrite and resume:
         raise ValueError("overwrite and resume exclude each other: pass one")
     spec = os.fspath(dest) if isinstance(dest, os.PathLike) else dest
-    if isinstance(spec, str) and ("://" not in spec or spec.startswith("file://")):  # local
-        path = pathlib.Path(spec[len("file://") :] if spec.startswith("file://") else spec)
-        is_zip = path.suffix.lower() == ".zip"
-        exists = path.exists() and (is_zip or not path.is_dir() or any(path.iterdir()))
-        if exists and not (overwrite or resume):
+    name = spec if isinstance(spec, str) else str(spec)
+    place = place_of(spec)
+    take_stale = overwrite or resume
+    held = claim(name, place, None, take_stale) if place.kind == "local" else None
+    handle: StoreHandle | None = None
+    try:
+        if isinstance(spec, str) and place.kind == "local":  # a path, file:// or local://
+            return _open_local(spec, overwrite, resume, held or Claim())
+        handle = open_handle(spec, "w")
+        if held is None:
+            held = claim(name, place, handle, take_stale)
+        if not (overwrite or resume) and not handle.is_empty():
             raise StoreError(
-                f"the destination {spec!r} exists; pass overwrite=True (--overwrite) "
-                f"to replace it or resume=True (--resume) to continue a conversion"
+                f"the destination {handle.name!r} holds keys; pass overwrite=True "
+                f"(--overwrite) or resume=True (--resume)"
             )
-        if exists:
-            check_replaceable(path, spec, "overwrite" if overwrite else "resume")
-        if is_zip and exists:
-            if resume:
-                raise StoreError(
-                    f"a .zip destination cannot be resumed (zip entries are written "
-                    f"once); convert to a directory, or overwrite {spec!r}"
-                )
-            path.unlink()
-        handle = open_handle(spec, "w")
-    else:
-        handle = open_handle(spec, "w")
-        try:
-            if not (overwrite or resume) and not handle.is_empty():
-                raise StoreError(
-                    f"the destination {handle.name!r} holds keys; pass overwrite=True "
-                    f"(--overwrite) or resume=True (--resume)"
-                )
-            check_replaceable_handle(handle, "overwrite" if overwrite else "resume")
-        except BaseException:
+        check_replaceable_handle(handle, "overwrite" if overwrite else "resume")
+        if overwrite and not handle.is_empty():
+            handle.clear()
+        return Destination(handle, held)
+    except BaseException:
+        if handle is not None:
             handle.close()
-            raise
+        if held is not None:
+            held.release()
+        raise
+
+
+def _open_local(spec: str, overwrite: bool, resume: bool, held: Claim) -> Destination:
+    """:func:`open_dest` for a local directory or zip file, claimed already."""
+    from zarr.storage import ZipStore
+
+    path = pathlib.Path(spec)
+    if "://" in spec:
+        from fsspec.implementations.local import LocalFileSystem
+
+        path = pathlib.Path(LocalFileSystem._strip_protocol(spec.rsplit("::", 1)[-1]))
+    is_zip = path.suffix.lower() == ".zip"
+    exists = path.exists() and (is_zip or not path.is_dir() or any(path.iterdir()))
+    if exists and not (overwrite or resume):
+        raise StoreError(
+            f"the destination {spec!r} exists; pass overwrite=True (--overwrite) "
+            f"to replace it or resume=True (--resume) to continue a conversion"
+        )
+    if exists:
+        check_replaceable(path, spec, "overwrite" if overwrite else "resume")
+    if is_zip:
+        if exists and resume:
+            raise StoreError(
+                f"a .zip destination cannot be resumed (zip entries are written "
+                f"once); convert to a directory, or overwrite {spec!r}"
+            )
+        # The old zip stays until the new one is complete; what a killed run
+        # left beside it is this conversion's own (the claim says so).
+        partial = path.with_name(path.name + ZIP_PARTIAL)
+        with contextlib.suppress(FileNotFoundError):
+            partial.unlink()
+        try:
+            store = run(ZipStore.open(partial, mode="w"))
+        except OSError as exc:
+            raise StoreError(f"cannot write the zip file {spec!r}: {exc}") from None
+        return Destination(StoreHandle(store, spec, owned=True), held, path, partial)
+    # A LocalStore even for a URL: fsspec's clear() takes the directory away,
+    # and its writes do not make it again.
+    handle = open_handle(os.fspath(path), "w")
+    handle.spec = spec
     if overwrite and not handle.is_empty():
         handle.clear()
-    return handle
+    return Destination(handle, held)
