@@ -153,6 +153,21 @@ class StoreHandle:
         """Every key that starts with ``prefix``."""
         return sorted(_run(_collect(self.store.list_prefix(prefix))))
 
+    def sizes(self, prefix: str = "") -> dict[str, int]:
+        """Every key that starts with ``prefix``, with its size in bytes; nothing is read.
+
+        One listing: a directory walk (regular files only, as ``LocalStore``
+        lists them), fsspec's ``find`` or obstore's ``list`` with details.
+        Other stores are asked ``getsize`` key by key.  A key whose size the
+        store does not say is left out.
+        """
+        from zarr.storage import LocalStore
+
+        if isinstance(self.store, LocalStore):
+            root = os.fspath(self.store.root)
+            return {k: n for k, n in _local_sizes(root).items() if k.startswith(prefix)}
+        return _run(_store_sizes(self.store, prefix))
+
     def is_empty(self) -> bool:
         return _run(self.store.is_empty(""))
 
@@ -162,6 +177,54 @@ class StoreHandle:
     def close(self) -> None:
         if self.owned:
             self.store.close()
+
+
+def _local_sizes(root: str) -> dict[str, int]:
+    """Every regular file under ``root`` (links followed, as ``LocalStore`` reads them), sized."""
+    sizes: dict[str, int] = {}
+    stack = [""]
+    while stack:
+        where = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(root, where) if where else root))
+        except OSError:
+            continue  # gone or unreadable: its keys are not confirmed
+        for entry in entries:
+            key = f"{where}/{entry.name}" if where else entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(key)
+                elif entry.is_file():
+                    sizes[key] = entry.stat().st_size
+            except OSError:
+                continue
+    return sizes
+
+
+async def _store_sizes(store: Store, prefix: str) -> dict[str, int]:
+    """:meth:`StoreHandle.sizes` for fsspec, obstore and other stores."""
+    from zarr.storage import FsspecStore, ObjectStore
+
+    if isinstance(store, FsspecStore):
+        top = f"{store.path}/"
+        found = await store.fs._find(f"{top}{prefix}", detail=True, maxdepth=None, withdirs=False)
+        return {
+            path.removeprefix(top): int(info["size"])
+            for path, info in found.items()
+            if isinstance(info.get("size"), int)
+        }
+    if isinstance(store, ObjectStore):
+        import obstore
+
+        sizes: dict[str, int] = {}
+        async for batch in obstore.list(store.store, prefix=prefix or None):
+            sizes.update((item["path"], int(item["size"])) for item in batch)
+        return sizes
+    keys = [key async for key in store.list_prefix(prefix)]
+    found_sizes = await asyncio.gather(
+        *(store.getsize(key) for key in keys), return_exceptions=True
+    )
+    return {key: n for key, n in zip(keys, found_sizes) if isinstance(n, int)}
 
 
 def _is_url(text: str) -> bool:
