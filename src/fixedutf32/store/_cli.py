@@ -3,7 +3,8 @@
 Results on stdout (text, or JSON with ``--json``), progress on stderr.
 Exit status: 0 clean, 1 problems or leftovers found (check) or an invalid chunk stopped
 the conversion / verify found a difference (convert), 2 usage errors and
-stores that cannot be opened, with one line on stderr.
+stores that cannot be opened, with one line on stderr; 130 when ``convert``
+is interrupted (Ctrl-C), with one line saying what finishes it.
 """
 
 from __future__ import annotations
@@ -342,6 +343,9 @@ def convert_main(argv: Sequence[str]) -> int:
         return _fail(parser.prog, exc, 1)
     except (StoreError, ValueError, OSError) as exc:
         return _fail(parser.prog, exc)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C: what was written and the command that finishes it, as a shell's 128 + SIGINT.
+        return _fail(parser.prog, str(exc.args[0]) if exc.args else "interrupted", 130)
     print(report.to_json(indent=2) if args.json else report.to_text())
     if report.skipped_chunks:
         # Said on stderr too, so that a --json run or a script sees it.

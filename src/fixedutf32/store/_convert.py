@@ -64,7 +64,15 @@ from ._plans import (
     source_within,
 )
 from ._regrid import convert_region, region_keys
-from ._resume import Journal, check_record, documents_written, finish_command, record
+from ._resume import (
+    Journal,
+    JournalEntry,
+    check_record,
+    confirmed,
+    documents_written,
+    finish_command,
+    record,
+)
 from ._run import StoreRef, Task, close_scheduler, open_scheduler, run_with_progress
 from ._stores import StoreError, StoreHandle, dask_spec, open_handle, spec_of
 from ._transform import KeyConversion, convert_key, copy_key, journaled, longest_key
@@ -376,11 +384,21 @@ def convert(
             if dst.spec is not None:
                 dst.close()  # a zip file is complete once closed; read back what was written
                 dst = open_handle(dst.spec, "r")
-            report.mismatches.extend(
-                compare_stores(src, dst, converter.jobs, converter.copies, report.skipped)
-            )
+            try:
+                found = compare_stores(src, dst, converter.jobs, converter.copies, report.skipped)
+            except KeyboardInterrupt:
+                raise KeyboardInterrupt(
+                    f"interrupted while verifying; the conversion into {dst.name!r} is complete"
+                ) from None
+            report.mismatches.extend(found)
             report.verified = not report.mismatches
         return report
+    except KeyboardInterrupt as exc:
+        if exc.args:  # said by run: what was written
+            raise
+        raise KeyboardInterrupt(
+            "interrupted before any chunk was written; run the same command again"
+        ) from None
     finally:
         if target is not None:
             target.release()  # an unfinished zip dropped, the claim freed, however this ends
@@ -534,7 +552,9 @@ class _Conversion:
 
     # running
 
-    def _tasks(self, dst_ref: StoreRef, trusted: dict[str, list[Any]]) -> list[Task[KeyConversion]]:
+    def _tasks(
+        self, dst_ref: StoreRef, trusted: dict[str, JournalEntry]
+    ) -> list[Task[KeyConversion]]:
         """Every task, each wrapped by :func:`journaled` with what the journal says of it."""
         src_ref = self.src_ref
         tasks: list[Task[KeyConversion]] = []
@@ -651,28 +671,33 @@ class _Conversion:
             recorded = check_record(self.options, self.src, dst)  # refusals before any write
             complete = {j.path for j in self.jobs if documents_written(j, dst, recorded)}
         journal = None if isinstance(dst.store, ZipStore) else Journal(dst)
-        trusted: dict[str, list[Any]] = {}
+        trusted: dict[str, JournalEntry] = {}
         if journal is not None:
             if recorded:
-                trusted = journal.load()
+                trusted = journal.load()  # refusals of a damaged piece before any write
             else:
                 journal.clear()  # without its record, a journal says nothing
             dst.set(RECORD, record(self.options, self.src, dst))
         if self.options.resume:
             remove_partial_files(dst)
             self._remove_unplanned(dst, entries)
+            # What the journal says is done is trusted only where the destination agrees.
+            trusted = confirmed(trusted, dst)
         tasks = self._tasks(dst_ref, trusted)
         fatal: list[Problem] = []
         report = self.report
+        total = sum(task[2] for task in tasks)
+        done = [0]  # chunks of the tasks consumed: what an interrupt says was done
 
         def consume(result: KeyConversion) -> bool:
+            done[0] += result["chunks"]
             report.bytes_read += result["bytes_read"]
             report.bytes_written += result["bytes_written"]
             path = result["path"]
             if path is None:  # a copied key
                 report.keys_copied += result["written"] + result["kept"]
                 if journal is not None and result["journal"] is not None:
-                    journal.add(*result["journal"], result["missing"])
+                    journal.add(*result["journal"])
                 return True
             entry = entries[path]
             entry["chunks_written"] += result["written"]
@@ -680,7 +705,7 @@ class _Conversion:
             entry["chunks_missing"] += result["missing"]
             entry["chunks_deleted"] += result["deleted"]
             if journal is not None and result["journal"] is not None:
-                journal.add(*result["journal"], result["missing"])
+                journal.add(*result["journal"])
             report.skipped.extend(result["problems"] if result["fatal"] is None else [])
             if result["fatal"] is not None:
                 fatal.append(result["fatal"])
@@ -696,6 +721,8 @@ class _Conversion:
                 client=self.client,
                 show=self.progress,
             )
+        except KeyboardInterrupt:
+            raise self._interrupted(dst, done[0], total) from None
         finally:
             if journal is not None:
                 journal.flush()  # what was done stays done, however this run ends
@@ -707,11 +734,28 @@ class _Conversion:
                 path in complete and entry["chunks_written"] == entry["chunks_deleted"] == 0
             )
         report.arrays.extend(sorted(entries.values(), key=lambda e: e["path"]))
-        self._write_documents(dst)
-        if journal is not None:
-            journal.clear()
-            dst.delete(RECORD)  # finished: the destination is a plain Zarr store
+        try:
+            self._write_documents(dst)
+            if journal is not None:
+                journal.clear()
+                dst.delete(RECORD)  # finished: the destination is a plain Zarr store
+        except KeyboardInterrupt:
+            raise self._interrupted(dst, total, total) from None
         return report
+
+    def _interrupted(self, dst: StoreHandle, done: int, total: int) -> KeyboardInterrupt:
+        """The KeyboardInterrupt that says what was written and what finishes the conversion."""
+        from zarr.storage import ZipStore
+
+        written = f"interrupted after {done} of {count(total, 'chunk')}; {dst.name!r} is incomplete"
+        if isinstance(dst.store, ZipStore):
+            return KeyboardInterrupt(
+                f"{written} (a .zip destination cannot be resumed): convert again with "
+                f"overwrite=True (--overwrite)"
+            )
+        opts = self.options
+        finish = finish_command(opts, self.src, dst, skip_invalid=opts.skip_invalid)
+        return KeyboardInterrupt(f"{written}; finish it with: {finish}")
 
     def _write_documents(self, dst: StoreHandle) -> None:
         """Metadata last: arrays, then groups from the deepest to the root."""

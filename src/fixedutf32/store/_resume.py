@@ -8,9 +8,21 @@ a local file: a chunk rewritten by zarr-python (a new file renamed into
 place) gets a new one.  Stores without such metadata (zip, memory, remote)
 give none, and their tasks are always done again.
 
+A journaled task is trusted only while the destination still holds what
+it wrote: each entry lists the destination keys the task wrote or kept,
+with their sizes (and the keys it left empty), and a resume compares them
+with one listing of the destination (:func:`confirmed`); a task whose keys
+are gone, resized or newly there is done again.  Entries of the older
+format, without keys, are never trusted.
+
 Beside the journal, the record of the options a conversion was started
 with (:func:`record`, written first and deleted last), which a resume
 compares (:func:`check_record`), and the command that finishes it.
+
+The record and the journal's pieces are read as the source's chunk files
+are (:func:`read_key`): a regular file, without blocking on a FIFO, of a
+bounded size.  One that is not what this module writes stops a resume
+with one line naming it and what is wrong with it.
 """
 
 from __future__ import annotations
@@ -19,9 +31,14 @@ import json
 import os
 import re
 import shlex
+import sys
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from .._source import open_chunk_file
+from ..errors import CorruptChunkError
 from ._dest import JOURNAL, RECORD
 from ._jobs import Job, json_bytes
 from ._layout import FIXED, join, local_root
@@ -30,10 +47,13 @@ from ._stores import StoreError, StoreHandle
 
 __all__ = [
     "Journal",
+    "JournalEntry",
     "check_record",
+    "confirmed",
     "documents_written",
     "fingerprint",
     "finish_command",
+    "read_key",
     "record",
 ]
 
@@ -42,6 +62,13 @@ _PIECE = re.compile(re.escape(JOURNAL) + r"([0-9]+)\.json$")
 # a conversion after known tasks. Never set in normal use.
 _FLUSH_SECONDS = float(os.environ.get("FIXEDUTF32_TEST_JOURNAL_SECONDS") or "2")
 _FLUSH_ENTRIES = 5000
+# A piece is flushed before its JSON passes this; a larger one is refused
+# when read (a record is a few hundred bytes).
+_FLUSH_BYTES = 1 << 20
+_MAX_PIECE = 16 << 20
+_MAX_RECORD = 1 << 20
+# Integers in bookkeeping are counts and sizes: JSON may spell any length.
+_MAX_INT = 2**63 - 1
 
 
 def fingerprint(handle: StoreHandle, keys: list[str], salt: str = "") -> str | None:
@@ -75,48 +102,191 @@ def fingerprint(handle: StoreHandle, keys: list[str], salt: str = "") -> str | N
     return ",".join(parts)
 
 
+def read_key(dst: StoreHandle, key: str, max_nbytes: int) -> bytes | None:
+    """The bytes at ``key`` of ``dst``, read as the source's chunk files are, or None.
+
+    In a local directory the file is opened without blocking and checked
+    before a byte is read (:func:`~fixedutf32._source.open_chunk_file`);
+    other stores are read, then measured.
+
+    Parameters
+    ----------
+    dst : StoreHandle
+    key : str
+    max_nbytes : int
+        The most bytes the key may hold.
+
+    Returns
+    -------
+    bytes or None
+        None when nothing is stored there.
+
+    Raises
+    ------
+    CorruptChunkError
+        For a FIFO, a device, a directory or another non-regular file where
+        the key is, or more than ``max_nbytes`` bytes.
+    """
+    root = local_root(dst)
+    if root is None:
+        raw = dst.get(key)
+        if raw is not None and raw.nbytes > max_nbytes:
+            raise CorruptChunkError(
+                key, f"it holds {raw.nbytes} bytes, at most {max_nbytes} expected"
+            )
+        return None if raw is None else raw.tobytes()
+    path = os.path.join(root, key)
+    # The size is checked here, not by open_chunk_file, so that the message is about this key.
+    opened = open_chunk_file(path, key=key, max_nbytes=sys.maxsize)
+    if opened is None:
+        if os.path.isdir(path):
+            raise CorruptChunkError(key, "expected a regular file, got a directory")
+        return None
+    with opened:
+        if opened.size > max_nbytes:
+            raise CorruptChunkError(
+                key, f"it holds {opened.size} bytes, at most {max_nbytes} expected"
+            )
+        return bytes(opened.read_into(bytearray(opened.size)))
+
+
+def _shown(value: object) -> str:
+    """``value`` for a message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_count(value: object) -> bool:
+    return type(value) is int and 0 <= value <= _MAX_INT
+
+
+def _parse_json(raw: bytes) -> tuple[object, str | None]:
+    """``(document, None)``, or ``(None, why it is not JSON)``."""
+    try:
+        return json.loads(raw), None
+    except RecursionError:
+        return None, "its JSON is nested too deeply"
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, too many digits
+        return None, f"it is not JSON ({str(exc).splitlines()[0]})"
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One task as journaled: what it read, and what it left in the destination.
+
+    Attributes
+    ----------
+    fingerprint : str
+        Of the source keys it read (:func:`fingerprint`).
+    missing : int
+        Chunks it found missing in the source (the fill value).
+    keys : mapping of str to int or None
+        Every destination key it is responsible for: the size it wrote or
+        kept there, or None where it left no key.
+    """
+
+    fingerprint: str
+    missing: int
+    keys: Mapping[str, int | None]
+
+    def to_json(self) -> list[Any]:
+        return [self.fingerprint, self.missing, dict(self.keys)]
+
+    @staticmethod
+    def from_json(value: object) -> JournalEntry | str | None:
+        """The entry, None for an entry of the older format (never trusted), or what is wrong."""
+        wanted = "[fingerprint, missing chunks, {key: size or null}]"
+        if isinstance(value, list) and len(value) == 2:
+            if isinstance(value[0], str) and _is_count(value[1]):
+                return None  # written before sizes were journaled: done again
+            return f"expected {wanted}, got {_shown(value)}"
+        if not isinstance(value, list) or len(value) != 3:
+            return f"expected {wanted}, got {_shown(value)}"
+        print_, missing, keys = value
+        if not isinstance(print_, str) or not _is_count(missing) or not isinstance(keys, dict):
+            return f"expected {wanted}, got {_shown(value)}"
+        for key, size in keys.items():
+            if size is not None and not _is_count(size):
+                return f"expected a size in bytes or null for key {key!r}, got {_shown(size)}"
+        return JournalEntry(print_, missing, keys)
+
+
 class Journal:
     """The finished tasks of a conversion, written to its destination in pieces.
 
-    Each piece is a small JSON object ``{task: [fingerprint, missing]}``
-    added every few seconds (never rewritten), so its cost does not grow
-    with the store; a task is journaled only after its writes returned.
+    Each piece is a small JSON object ``{task: [fingerprint, missing,
+    {key: size}]}`` added every few seconds (never rewritten), so its cost
+    does not grow with the store; a task is journaled only after its writes
+    returned.
     """
 
     def __init__(self, dst: StoreHandle) -> None:
         self.dst = dst
         self.pending: dict[str, list[Any]] = {}
+        self.pending_bytes = 0
         self.next_piece = 0
         self.flushed = time.monotonic()
 
     def pieces(self) -> list[str]:
-        """The journal's keys in the destination."""
-        return [key for key in self.dst.list_dir("") if _PIECE.fullmatch(key)]
+        """The journal's keys in the destination, oldest first."""
+        found = [(_PIECE.fullmatch(key), key) for key in self.dst.list_dir("")]
+        return [key for _, key in sorted((int(m.group(1)), key) for m, key in found if m)]
 
-    def load(self) -> dict[str, list[Any]]:
-        """Every journaled task, as ``{task: [fingerprint, missing]}``; torn pieces are ignored."""
-        done: dict[str, list[Any]] = {}
+    def _damaged(self, key: str, what: str) -> StoreError:
+        return StoreError(
+            f"resume: the journal piece {key!r} in {self.dst.name!r} is not valid: {what}; "
+            f"delete it (the tasks it lists are then done again) and resume"
+        )
+
+    def load(self) -> dict[str, JournalEntry]:
+        """Every journaled task; a later piece's entry replaces an earlier one's.
+
+        Raises
+        ------
+        StoreError
+            For a piece that cannot be read (not a regular file, too large)
+            or is JSON of another shape.  A piece that is not JSON at all is
+            what a run killed while writing it leaves on a store without
+            atomic writes: its tasks are done again.
+        """
+        done: dict[str, JournalEntry] = {}
         for key in self.pieces():
             match = _PIECE.fullmatch(key)
             assert match is not None  # pieces() matched it
             self.next_piece = max(self.next_piece, int(match.group(1)) + 1)
-            raw = self.dst.get(key)
             try:
-                piece = json.loads(bytes(raw)) if raw is not None else {}
-            except ValueError:
-                continue  # written when the run was killed: those tasks are done again
-            if isinstance(piece, dict):
-                done.update(
-                    (task, entry)
-                    for task, entry in piece.items()
-                    if isinstance(entry, list) and len(entry) == 2
-                )
+                raw = read_key(self.dst, key, _MAX_PIECE)
+            except CorruptChunkError as exc:
+                raise self._damaged(key, exc.reason) from None
+            if raw is None:
+                continue
+            piece, why = _parse_json(raw)
+            if why is not None and "nested" in why:
+                raise self._damaged(key, why)
+            if why is not None:
+                continue  # torn: those tasks are done again
+            if not isinstance(piece, dict):
+                raise self._damaged(key, f"expected a JSON object of tasks, got {_shown(piece)}")
+            for task, value in piece.items():
+                entry = JournalEntry.from_json(value)
+                if isinstance(entry, str):
+                    raise self._damaged(key, f"task {task!r}: {entry}")
+                if entry is None:
+                    done.pop(task, None)
+                else:
+                    done[task] = entry
         return done
 
-    def add(self, task: str, print_: str, missing: int) -> None:
+    def add(self, task: str, entry: JournalEntry) -> None:
         """Journal a finished task; written with the next piece."""
-        self.pending[task] = [print_, missing]
-        if len(self.pending) >= _FLUSH_ENTRIES or time.monotonic() - self.flushed >= _FLUSH_SECONDS:
+        self.pending[task] = entry.to_json()
+        self.pending_bytes += len(task) + len(entry.fingerprint) + 24
+        self.pending_bytes += sum(len(key) + 24 for key in entry.keys)
+        if (
+            len(self.pending) >= _FLUSH_ENTRIES
+            or self.pending_bytes >= _FLUSH_BYTES
+            or time.monotonic() - self.flushed >= _FLUSH_SECONDS
+        ):
             self.flush()
 
     def flush(self) -> None:
@@ -128,12 +298,31 @@ class Journal:
         self.next_piece += 1
         self.dst.set(key, json.dumps(self.pending, separators=(",", ":")).encode())
         self.pending = {}
+        self.pending_bytes = 0
 
     def clear(self) -> None:
         """Delete every piece (the conversion finished)."""
         self.pending = {}
+        self.pending_bytes = 0
         for key in self.pieces():
             self.dst.delete(key)
+
+
+def confirmed(done: dict[str, JournalEntry], dst: StoreHandle) -> dict[str, JournalEntry]:
+    """The journaled tasks whose keys ``dst`` still holds as journaled, from one listing.
+
+    A key journaled with a size must be there with that size, one journaled
+    as empty must not be there; nothing is read.  Every other task is done
+    again.
+    """
+    if not done:
+        return {}
+    sizes = dst.sizes("")
+    return {
+        task: entry
+        for task, entry in done.items()
+        if all(sizes.get(key) == size for key, size in entry.keys.items())
+    }
 
 
 def record(opts: ConvertOptions, src: StoreHandle, dst: StoreHandle) -> bytes:
@@ -160,11 +349,16 @@ def record(opts: ConvertOptions, src: StoreHandle, dst: StoreHandle) -> bytes:
     )
 
 
-def finish_command(opts: ConvertOptions, src: StoreHandle, dst: StoreHandle) -> str:
-    """The command (or call) that resumes this conversion, skipping invalid chunks."""
+def finish_command(
+    opts: ConvertOptions, src: StoreHandle, dst: StoreHandle, skip_invalid: bool = True
+) -> str:
+    """The command (or call) that resumes this conversion, skipping invalid chunks or not."""
     if src.spec is None or dst.spec is None:
-        return "convert(source, dest, ..., resume=True, skip_invalid=True), same options"
-    words = ["fixedutf32", "convert", src.spec, dst.spec, "--resume", "--skip-invalid"]
+        skip = ", skip_invalid=True" if skip_invalid else ""
+        return f"convert(source, dest, ..., resume=True{skip}), same options"
+    words = ["fixedutf32", "convert", src.spec, dst.spec, "--resume"]
+    if skip_invalid:
+        words.append("--skip-invalid")
     if opts.to != FIXED:
         words += ["--to", opts.to]
     if opts.zarr_format != 3:
@@ -182,29 +376,79 @@ def finish_command(opts: ConvertOptions, src: StoreHandle, dst: StoreHandle) -> 
     return command + (" (with the same compressors)" if compressor == "?" else "")
 
 
+def _options_problem(options: object) -> str | None:
+    """What is wrong with a record's ``options`` (types and ranges), or None."""
+    if not isinstance(options, dict):
+        return f"expected an object of options at 'options', got {_shown(options)}"
+    width = options.get("length_bytes")
+    chunks = options.get("chunks")
+    codecs = options.get("compressors")
+    wrong = [
+        ("to", "'fixed_length_utf32' or 'string'", options.get("to") in (FIXED, "string")),
+        ("zarr_format", "2 or 3", options.get("zarr_format") in (2, 3)),
+        ("endian", "'little' or 'big'", options.get("endian") in ("little", "big")),
+        (
+            "length_bytes",
+            "a positive multiple of 4, 'auto' or null",
+            width is None or width == "auto" or (_is_count(width) and width > 0 and width % 4 == 0),
+        ),
+        (
+            "compressors",
+            "a list of codec objects",
+            isinstance(codecs, list) and all(isinstance(c, dict) for c in codecs),
+        ),
+        (
+            "chunks",
+            "a list of positive integers or null",
+            chunks is None
+            or (isinstance(chunks, list) and all(_is_count(c) and c > 0 for c in chunks)),
+        ),
+    ]
+    for name, expected, ok in wrong:
+        if not ok or (name == "zarr_format" and type(options.get(name)) is not int):
+            found = _shown(options.get(name, "(none)"))
+            return f"expected {expected} at 'options.{name}', got {found}"
+    return None
+
+
 def check_record(opts: ConvertOptions, src: StoreHandle, dst: StoreHandle) -> bool:
     """With resume: StoreError unless the destination was started with these options.
 
     Returns whether the destination holds a record (an interrupted
     conversion) rather than none (a finished one, or an empty store).
+
+    Raises
+    ------
+    StoreError
+        When the record cannot be read (not a regular file, too large), is
+        not a record of a conversion (not JSON, other fields or types), or
+        names other options.
     """
-    raw = dst.get(RECORD)
-    if raw is None:
-        return False
     try:
-        started = json.loads(bytes(raw))["options"]
-    except (ValueError, KeyError, TypeError):
-        started = None
-    if not isinstance(started, dict):
+        raw = read_key(dst, RECORD, _MAX_RECORD)
+    except CorruptChunkError as exc:
+        why: str | None = exc.reason
+    else:
+        if raw is None:
+            return False
+        started, why = _parse_json(raw)
+        if why is None:
+            if not isinstance(started, dict):
+                why = f"expected a JSON object with 'options', got {_shown(started)}"
+            else:
+                why = _options_problem(started.get("options", "(none)"))
+    if why is not None:
         raise StoreError(
-            f"resume: {RECORD} in {dst.name!r} is not a record of a conversion; "
-            f"convert again with overwrite=True (--overwrite)"
+            f"resume: the conversion record {RECORD!r} in {dst.name!r} is not a record of a "
+            f"conversion: {why}; convert again with overwrite=True (--overwrite) to start over"
         ) from None
+    assert isinstance(started, dict)  # checked above
+    options = started["options"]
     wanted = json.loads(record(opts, src, dst))["options"]
     differ = [
-        f"{name} {started.get(name)!r} (now {value!r})"
+        f"{name} {options.get(name)!r} (now {value!r})"
         for name, value in wanted.items()
-        if started.get(name) != value
+        if options.get(name) != value
     ]
     if differ:
         raise StoreError(

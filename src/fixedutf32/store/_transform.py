@@ -22,12 +22,12 @@ import numpy.typing as npt
 
 from .._checks import ByteView, as_bytes
 from ..chunk import byteswap, decode_chunk, repad
-from ..errors import FixedUTF32Error, StringTooLongError
+from ..errors import CorruptChunkError, FixedUTF32Error, StringTooLongError
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8
 from ._jobs import Job
-from ._layout import STRING, ArrayPlan, Index, redo, undo
+from ._layout import STRING, ArrayPlan, Index, local_root, redo, undo
 from ._plans import Problem, chunk_problem
-from ._resume import fingerprint
+from ._resume import JournalEntry, fingerprint, read_key
 from ._run import StoreRef, resolve
 from ._stores import StoreHandle
 from ._validate import KeyLongest, check_chunk
@@ -111,9 +111,31 @@ def drop_chunk(dst: StoreHandle, job: Job, key: str, result: KeyConversion) -> N
     An earlier, interrupted run may have written it from what the source
     held then; left there, it would read as that old value.
     """
-    if job.resume and dst.get(key) is not None:
+    result["keys"][key] = None
+    if job.resume and _held(dst, key):
         dst.delete(key)
         result["deleted"] += 1
+
+
+def _held(dst: StoreHandle, key: str) -> bool:
+    """Whether anything is stored at ``key`` (a FIFO too), without reading it."""
+    root = local_root(dst)
+    if root is None:
+        return dst.exists(key)
+    path = os.path.join(root, key)
+    return os.path.lexists(path) and not os.path.isdir(path)
+
+
+def _old_copy(dst: StoreHandle, key: str, max_nbytes: int) -> bytes | None:
+    """With resume: what the destination holds at ``key``, read safely; None if not usable.
+
+    A FIFO, a device or a file too large to be the chunk is not read
+    (it could block, or be anything): it is replaced.
+    """
+    try:
+        return read_key(dst, key, max_nbytes)
+    except CorruptChunkError:
+        return None
 
 
 def write_chunk(
@@ -121,7 +143,8 @@ def write_chunk(
 ) -> None:
     """Write ``payload`` (uncompressed) at ``key``; with resume, keep an equal chunk."""
     if job.resume:
-        old = dst.get(key)
+        # Bound: compressed data that large cannot decode to this payload.
+        old = _old_copy(dst, key, 2 * as_bytes(payload).nbytes + (1 << 16))
         if old is not None:
             try:
                 same = np.array_equal(
@@ -131,11 +154,14 @@ def write_chunk(
                 same = False
             if same:
                 result["kept"] += 1
+                result["keys"][key] = len(old)
                 return
     data = redo(job.codecs, payload)
     dst.set(key, data)
+    nbytes = as_bytes(data).nbytes
     result["written"] += 1
-    result["bytes_written"] += as_bytes(data).nbytes
+    result["bytes_written"] += nbytes
+    result["keys"][key] = nbytes
     if _WRITE_DELAY:
         time.sleep(_WRITE_DELAY)
 
@@ -153,7 +179,8 @@ class KeyConversion(TypedDict):
     bytes_written: int
     problems: list[Problem]
     fatal: Problem | None  # the problem that stops the conversion
-    journal: tuple[str, str] | None  # (task, fingerprint) once done without problems
+    keys: dict[str, int | None]  # destination keys: bytes written or kept, None if left empty
+    journal: tuple[str, JournalEntry] | None  # (task, entry) once done without problems
 
 
 def new_result(path: str | None, chunks: int) -> KeyConversion:
@@ -169,6 +196,7 @@ def new_result(path: str | None, chunks: int) -> KeyConversion:
         "bytes_written": 0,
         "problems": [],
         "fatal": None,
+        "keys": {},
         "journal": None,
     }
 
@@ -216,13 +244,15 @@ def copy_key(src_ref: StoreRef, dst_ref: StoreRef, key: str, resume: bool) -> Ke
     result = new_result(None, 1)
     if data is None:  # deleted since it was listed: so is an earlier copy
         result["missing"] = 1
-        if resume and dst.get(key) is not None:
+        result["keys"][key] = None
+        if resume and _held(dst, key):
             dst.delete(key)
         return result
     result["bytes_read"] = data.nbytes
+    result["keys"][key] = data.nbytes
     if resume:
-        old = dst.get(key)
-        if old is not None and np.array_equal(old, data):
+        old = _old_copy(dst, key, data.nbytes)
+        if old is not None and old == data.tobytes():
             result["kept"] = 1
             return result
     dst.set(key, data)
@@ -231,11 +261,21 @@ def copy_key(src_ref: StoreRef, dst_ref: StoreRef, key: str, resume: bool) -> Ke
     return result
 
 
+def _dest_keys(function: Callable[..., KeyConversion], args: tuple[Any, ...]) -> set[str]:
+    """The destination keys the task ``function(*args)`` writes or leaves empty."""
+    if function is copy_key:
+        return {args[2]}
+    job: Job = args[2]
+    if function is convert_key:
+        return {job.key(index) for index in job.source.chunks_of_key(args[3])}
+    return {job.key(args[3])}  # convert_region: one destination chunk
+
+
 def journaled(
     task: str,
     keys: list[str],
     salt: str,
-    trusted: list[Any] | None,
+    trusted: JournalEntry | None,
     function: Callable[..., KeyConversion],
     *args: Any,
 ) -> KeyConversion:
@@ -243,20 +283,23 @@ def journaled(
 
     ``task`` names it in the journal; ``keys`` are the source keys it reads,
     fingerprinted before they are read (a change while it runs is caught by
-    the next resume); ``trusted`` is the journal's ``[fingerprint,
-    missing]`` for it, or None.  A skipped task counts its chunks as kept.
+    the next resume); ``trusted`` is the journal's entry for it, whose
+    destination keys the resume found as journaled, or None.  A skipped
+    task counts its chunks as kept.
     """
     print_ = fingerprint(resolve(args[0]), keys, salt)
-    if print_ is not None and trusted is not None and trusted[0] == print_:
+    if print_ is not None and trusted is not None and trusted.fingerprint == print_:
         path = args[2].path if isinstance(args[2], Job) else None
         chunks = len(args[2].source.chunks_of_key(args[3])) if function is convert_key else 1
-        result = new_result(path, chunks)
-        result["missing"] = int(trusted[1])
-        result["kept"] = chunks - result["missing"]
-        return result
+        # An entry must account for every key the task writes, or it is done again.
+        if trusted.missing <= chunks and set(trusted.keys) == _dest_keys(function, args):
+            result = new_result(path, chunks)
+            result["missing"] = trusted.missing
+            result["kept"] = chunks - trusted.missing
+            return result
     result = function(*args)
     if print_ is not None and not result["problems"] and result["fatal"] is None:
-        result["journal"] = (task, print_)
+        result["journal"] = (task, JournalEntry(print_, result["missing"], result["keys"]))
     return result
 
 
