@@ -253,6 +253,7 @@ def check(
     max_errors: int = 100,
     follow_links: bool = False,
     remove_leftovers: bool = False,
+    storage_options: dict[str, Any] | None = None,
 ) -> CheckReport:
     """Check every fixed_length_utf32 array of a Zarr store: metadata and chunks.
 
@@ -298,6 +299,10 @@ def check(
         each one a key inside the store (a link is removed, not its
         target); the report marks each one removed.  Refused for ``.zip``
         stores and read-only store objects.
+    storage_options : dict, optional
+        For a URL ``store``: fsspec's options (``endpoint_url``, ``key``,
+        ``secret``...), as zarr-python takes them; Dask workers reopen the
+        URL with them.  Without them credentials come from the environment.
 
     Returns
     -------
@@ -331,7 +336,7 @@ def check(
     threads, client, cluster = open_scheduler(scheduler, threads)
     handle = None
     try:
-        handle = open_handle(store, "r")
+        handle = open_handle(store, "r", storage_options)
         if remove_leftovers:
             _check_removable(handle)
         report = CheckReport(handle.name, path, max_errors=max_errors)

@@ -3,7 +3,9 @@
 A task is ``(function, args, chunks, nbytes)``: a module-level function (so
 that Dask can send it by reference) and picklable arguments; the store
 arguments are a :class:`~fixedutf32.store._stores.StoreHandle` on threads and
-the store's spec on Dask, resolved with :func:`resolve` in the task.  Results
+the store's :class:`~fixedutf32.store._stores.StoreSpec` (path or URL and
+fsspec options) on Dask, which :func:`resolve` opens in the worker process,
+on that process's zarr loop (:mod:`fixedutf32.store._loops`).  Results
 come back in completion order to ``consume``, which returns False to stop.
 :func:`open_scheduler` gives both commands their threads or Dask client.
 """
@@ -17,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-from ._stores import StoreError, StoreHandle, handle_for
+from ._stores import StoreError, StoreHandle, StoreSpec, handle_for
 
 if TYPE_CHECKING:
     import distributed
@@ -35,7 +37,7 @@ __all__ = [
 _R = TypeVar("_R")
 
 # What a task receives for a store: the handle on threads, its spec on Dask.
-StoreRef: TypeAlias = StoreHandle | str
+StoreRef: TypeAlias = StoreHandle | StoreSpec
 # (function, arguments, chunks, bytes): the function returns a small report.
 Task: TypeAlias = tuple[Callable[..., _R], tuple[Any, ...], int, int]
 

@@ -3,11 +3,13 @@
 zarr-python's ``Store`` API is asynchronous.  Stores that offer the
 synchronous ``get_sync``/``set_sync`` methods (``LocalStore``,
 ``MemoryStore``) are called directly from the worker threads; the others run
-their coroutines on one event loop thread owned by this module, so that a
-remote file system is only ever used from one loop.
+their coroutines on zarr-python's own event loop, by the rule
+:mod:`fixedutf32.store._loops` states (one loop for every store call, the
+one zarr reads and writes arrays on).
 
-A task on a Dask worker receives the store's *spec* (the path or URL) and
-opens it here once per process (:func:`handle_for`).
+A task on a Dask worker receives the store's :class:`StoreSpec` (its path
+or URL and fsspec's ``storage_options``) and opens it here once per process
+(:func:`handle_for`).
 """
 
 from __future__ import annotations
@@ -16,20 +18,31 @@ import asyncio
 import os
 import pathlib
 import threading
-from collections.abc import AsyncIterator, Coroutine
-from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
 
 from .._checks import ByteView, as_bytes
 from ..errors import FixedUTF32Error
+from ._loops import call, collect
+from ._loops import run as _run
 
 if TYPE_CHECKING:
     from zarr.abc.store import Store
     from zarr.core.buffer import Buffer, BufferPrototype
 
-__all__ = ["StoreError", "StoreHandle", "open_handle", "handle_for", "spec_of", "dask_spec"]
+__all__ = [
+    "StoreError",
+    "StoreHandle",
+    "StoreSpec",
+    "open_handle",
+    "handle_for",
+    "spec_of",
+    "dask_spec",
+]
 
 
 class StoreError(FixedUTF32Error):
@@ -38,29 +51,6 @@ class StoreError(FixedUTF32Error):
     The ``fixedutf32`` command turns it into one line on stderr and exit
     status 2.
     """
-
-
-_T = TypeVar("_T")
-
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_lock = threading.Lock()
-
-
-def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
-    """Run ``coroutine`` on this module's event loop thread and return its result."""
-    global _loop
-    with _loop_lock:
-        if _loop is None:
-            loop = asyncio.new_event_loop()
-            threading.Thread(
-                target=loop.run_forever, name="fixedutf32-store-io", daemon=True
-            ).start()
-            _loop = loop
-    return asyncio.run_coroutine_threadsafe(coroutine, _loop).result()
-
-
-async def _collect(iterator: AsyncIterator[_T]) -> list[_T]:
-    return [item async for item in iterator]
 
 
 def _prototype() -> BufferPrototype:
@@ -78,7 +68,30 @@ class _SyncStore(Protocol):
 
 
 def _is_sync(store: Store) -> TypeGuard[_SyncStore]:
-    return hasattr(store, "get_sync") and hasattr(store, "set_sync")
+    # zarr 3.4's wrapper stores (LatencyStore...) have the methods whatever
+    # they wrap, and say False in _supports_sync_io when it is asynchronous.
+    return (
+        hasattr(store, "get_sync")
+        and hasattr(store, "set_sync")
+        and bool(getattr(store, "_supports_sync_io", True))
+    )
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    """What a Dask task opens a store from: its path or URL, and fsspec's options.
+
+    Attributes
+    ----------
+    url : str
+        A directory, a ``.zip`` file or a URL every worker can reach.
+    storage_options : dict
+        Passed to ``zarr.storage.FsspecStore.from_url`` for a URL (endpoint,
+        credentials...); empty for a local path.
+    """
+
+    url: str
+    storage_options: Mapping[str, object] = field(default_factory=dict)
 
 
 class StoreHandle:
@@ -94,13 +107,23 @@ class StoreHandle:
     owned : bool
         Whether :meth:`close` closes the store (True when this module
         opened it).
+    storage_options : dict, optional
+        The fsspec options a URL was opened with (a Dask task reopens it
+        with them).
     """
 
-    def __init__(self, store: Store, spec: str | None = None, owned: bool = False) -> None:
+    def __init__(
+        self,
+        store: Store,
+        spec: str | None = None,
+        owned: bool = False,
+        storage_options: Mapping[str, object] | None = None,
+    ) -> None:
         self.store = store
         self.spec = spec
         self.owned = owned
-        # None: the store's coroutines run on this module's loop thread.
+        self.storage_options: dict[str, object] = dict(storage_options or {})
+        # None: the store's coroutines run on zarr's loop (fixedutf32.store._loops).
         self._sync: _SyncStore | None = store if _is_sync(store) else None
         self._buffer = _prototype().buffer
 
@@ -147,11 +170,11 @@ class StoreHandle:
 
     def list_dir(self, prefix: str) -> list[str]:
         """Names of the keys and "directories" directly under ``prefix``."""
-        return sorted(set(_run(_collect(self.store.list_dir(prefix.rstrip("/"))))))
+        return sorted(set(collect(lambda: self.store.list_dir(prefix.rstrip("/")))))
 
     def list_prefix(self, prefix: str) -> list[str]:
         """Every key that starts with ``prefix``."""
-        return sorted(_run(_collect(self.store.list_prefix(prefix))))
+        return sorted(collect(lambda: self.store.list_prefix(prefix)))
 
     def sizes(self, prefix: str = "") -> dict[str, int]:
         """Every key that starts with ``prefix``, with its size in bytes; nothing is read.
@@ -235,7 +258,9 @@ def _local_path(text: str) -> pathlib.Path:
     return pathlib.Path(text[len("file://") :] if text.startswith("file://") else text)
 
 
-def open_handle(spec: object, mode: str = "r") -> StoreHandle:
+def open_handle(
+    spec: object, mode: str = "r", storage_options: Mapping[str, object] | None = None
+) -> StoreHandle:
     """Open the store at ``spec`` and return a :class:`StoreHandle`.
 
     Parameters
@@ -247,6 +272,11 @@ def open_handle(spec: object, mode: str = "r") -> StoreHandle:
         ``"r"``: read only; the store must exist.  ``"w"``: for writing; a
         directory is created, a ``.zip`` file must not exist yet (zip files
         cannot replace an entry).
+    storage_options : dict, optional
+        For a URL: passed to fsspec (``endpoint_url``, ``key``, ``secret``,
+        ``anon``...), as zarr-python's ``storage_options``.  Without them
+        fsspec and the cloud SDKs read credentials and endpoints from the
+        environment (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``...).
 
     Returns
     -------
@@ -258,6 +288,8 @@ def open_handle(spec: object, mode: str = "r") -> StoreHandle:
     StoreError
         When the path does not exist (``"r"``), is a file that is not a
         ``.zip``, or the URL's protocol is unknown or its package missing.
+    ValueError
+        For ``storage_options`` with anything but a URL.
 
     Examples
     --------
@@ -268,29 +300,37 @@ def open_handle(spec: object, mode: str = "r") -> StoreHandle:
     """
     from zarr.abc.store import Store
 
-    if isinstance(spec, Store):
-        return StoreHandle(spec)
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
+    if storage_options and not (isinstance(spec, str) and _is_url(spec)):
+        raise ValueError(
+            f"storage_options apply to a URL (s3://..., gs://...), got {spec!r}; "
+            f"pass a store object with its own options instead"
+        )
+    if isinstance(spec, Store):
+        return StoreHandle(spec)
     if not isinstance(spec, str):
         raise StoreError(f"store must be a path, a URL or a zarr store, got {type(spec).__name__}")
     if _is_url(spec):
-        return _open_url(spec, mode)
+        return _open_url(spec, mode, storage_options or {})
     path = _local_path(spec)
     if path.suffix.lower() == ".zip":
         return _open_zip(spec, path, mode)
     return _open_directory(spec, path, mode)
 
 
-def _open_url(spec: str, mode: str) -> StoreHandle:
+def _open_url(spec: str, mode: str, options: Mapping[str, object]) -> StoreHandle:
     from zarr.storage import FsspecStore
 
+    def from_url() -> FsspecStore:
+        return FsspecStore.from_url(spec, storage_options=dict(options), read_only=mode == "r")
+
     try:
-        store = FsspecStore.from_url(spec, read_only=mode == "r")
+        store = call(from_url)  # on zarr's loop, the one that will use its file system
     except (ImportError, ValueError, TypeError, OSError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise StoreError(f"cannot open the URL {spec!r}: {reason}") from None
-    handle = StoreHandle(store, spec, owned=True)
+    handle = StoreHandle(store, spec, owned=True, storage_options=options)
     if mode == "r":
         try:
             empty = handle.is_empty()
@@ -336,22 +376,23 @@ def _open_directory(spec: str, path: pathlib.Path, mode: str) -> StoreHandle:
     return StoreHandle(LocalStore(path, read_only=False), spec, owned=True)
 
 
-_handles: dict[tuple[str, str], StoreHandle] = {}
+_handles: dict[tuple[str, str, str], StoreHandle] = {}
 _handles_lock = threading.Lock()
 
 
-def handle_for(spec: str, mode: str) -> StoreHandle:
+def handle_for(spec: StoreSpec, mode: str) -> StoreHandle:
     """The handle for ``spec`` that this process keeps open (for Dask tasks)."""
+    key = (spec.url, repr(sorted(spec.storage_options.items())), mode)
     with _handles_lock:
-        handle = _handles.get((spec, mode))
+        handle = _handles.get(key)
         if handle is None:
-            handle = _handles[(spec, mode)] = open_handle(spec, mode)
+            handle = _handles[key] = open_handle(spec.url, mode, spec.storage_options)
         return handle
 
 
-def spec_of(handle: StoreHandle, role: str) -> str:
-    """The spec a Dask task reopens ``handle`` from; StoreError if it has none."""
-    return dask_spec(handle.spec, role)
+def spec_of(handle: StoreHandle, role: str) -> StoreSpec:
+    """What a Dask task reopens ``handle`` from; StoreError if it has no path or URL."""
+    return StoreSpec(dask_spec(handle.spec, role), handle.storage_options)
 
 
 def dask_spec(spec: object, role: str) -> str:
