@@ -158,3 +158,81 @@ def test_to_arrow_strings_checks_like_to_utf8():
         to_arrow_strings(b"\x00\xd8\x00\x00", 4)
     with pytest.raises(TypeError, match="large must be True or False"):
         to_arrow_strings(np.array(["a"]), large=1)
+
+
+# --- hand-built ArrowStrings and hostile producers (issue 24, finding 6) ------
+
+MARKER = b"\xfe\xfd\xfc\xfbMRKR"  # planted right after the values buffer
+
+
+def _marked(values: bytes):
+    """``values`` as a uint8 array whose memory is followed by MARKER (sliced off)."""
+    whole = np.frombuffer(values + MARKER, np.uint8).copy()
+    return whole[: len(values)]
+
+
+def _no_marker(message):
+    # Neither the bytes nor their hex (as "bytes there: fe fd ..." quotes them).
+    hexed = MARKER.hex(" ")
+    pairs = {hexed[i : i + 5] for i in range(0, len(hexed) - 3, 3)}
+    assert "MRKR" not in message and not any(pair in message for pair in pairs), message
+
+
+class RawProducer:
+    """Exports offsets and values exactly as given, unchecked: a producer that lies."""
+
+    def __init__(self, offsets, values, large=True):
+        self.offsets, self.values, self.large = offsets, values, large
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return fixedutf32._kernels.arrow_export(
+            self.offsets, self.values, self.offsets.size - 1, self.large
+        )
+
+
+def test_hand_built_offsets_past_the_values_fail_cleanly_before_pyarrow_reads_them():
+    # At 87b362d ArrowStrings took these and pyarrow crashed reading them
+    # (a subprocess, so that a crash fails this test rather than pytest).
+    code = (
+        "import numpy as np, pyarrow as pa, fixedutf32\n"
+        "values = np.frombuffer(b'abc', np.uint8)\n"
+        "for large, dtype in ((True, np.int64), (False, np.int32)):\n"
+        "    offsets = np.array([0, 1, 1 << 30], dtype)\n"
+        "    try:\n"
+        "        strings = fixedutf32.ArrowStrings(offsets, values, large)\n"
+        "        print(len(pa.array(strings).to_pylist()[-1]))\n"
+        "    except ValueError as error:\n"
+        "        print(error)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    expected = "offsets must lie inside values (3 bytes), got offsets[2] = 1073741824, past its end"
+    assert result.stdout.splitlines() == [expected, expected]
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_from_arrow_never_quotes_bytes_from_past_the_producers_values(large):
+    dtype = np.int64 if large else np.int32
+    # Offsets past the values: refused when the strings are built, before any
+    # read (at 87b362d from_arrow read on and quoted the marker's bytes).
+    values = _marked(b"ok")
+    with pytest.raises(ValueError, match=r"offsets\[1\] = 10, past its end") as caught:
+        from_arrow(fixedutf32.ArrowStrings(np.array([0, 10], dtype), values, large), 64)
+    _no_marker(str(caught.value))
+    # Invalid UTF-8 at the very end of the values: only bytes inside are quoted.
+    values = _marked(b"ok\xe6\x97")
+    strings = fixedutf32.ArrowStrings(np.array([0, 2, 4], dtype), values, large)
+    for producer in (strings, ArrayOnly(pa.array(strings)), pa.array(strings)):
+        with pytest.raises(
+            InvalidUTF8Error, match=r"element 1, byte 0.*\(bytes there: e6 97\)"
+        ) as error:
+            from_arrow(producer, 64)
+        _no_marker(str(error.value))
+    # A producer that lies about its offsets (decreasing, one past the last):
+    # refused before the bytes it points at are read.
+    liar = RawProducer(np.array([0, 9, 4], dtype), values, large)
+    with pytest.raises(ValueError, match="offsets of string 0 do not lie inside values") as bad:
+        from_arrow(liar, 64)
+    _no_marker(str(bad.value))

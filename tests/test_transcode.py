@@ -689,6 +689,72 @@ def test_arrow_argument_errors_are_from_utf8s():
         assert out is None or bytes(out) == before
 
 
+def _arrow_strings_error(offsets, values=b"abcdef", large=True):
+    """The exception ArrowStrings raises for these arguments (the test fails if none)."""
+    from fixedutf32 import ArrowStrings
+
+    if isinstance(values, bytes):
+        values = np.frombuffer(values, np.uint8)
+    with pytest.raises((TypeError, ValueError, BufferError)) as caught:
+        ArrowStrings(offsets, values, large)
+    return caught
+
+
+@pytest.mark.parametrize(
+    ("offsets", "large", "kind", "message"),
+    [
+        # past the end of the 6 values bytes: the first offset beyond is named
+        ([0, 2, 7, 9], True, ValueError, r"values \(6 bytes\), got offsets\[2\] = 7, past its end"),
+        ([0, 6, 2**31 - 1], False, ValueError, r"got offsets\[2\] = 2147483647, past its end"),
+        # decreasing: the first pair that decreases is named
+        ([0, 4, 2, 1, 6], True, ValueError, r"got offsets\[1\] = 4 > offsets\[2\] = 2"),
+        ([0, 3, 3, 6, 5], False, ValueError, r"got offsets\[3\] = 6 > offsets\[4\] = 5"),
+        ([-2, 0, 6], True, ValueError, r"0 or more, got offsets\[0\] = -2"),
+        ([], True, ValueError, "at least one; got none"),
+        ([[0, 1], [1, 2]], True, ValueError, r"offsets must be 1-D, got shape \(2, 2\)"),
+    ],
+)
+def test_hand_built_arrow_strings_with_bad_offsets_are_refused(offsets, large, kind, message):
+    caught = _arrow_strings_error(np.array(offsets, np.int64 if large else np.int32), large=large)
+    assert caught.type is kind
+    assert re.search(message, str(caught.value)), str(caught.value)
+
+
+def test_hand_built_arrow_strings_of_the_wrong_types_are_refused():
+    int64, int32 = np.array([0, 1], np.int64), np.array([0, 1], np.int32)
+    for offsets, large, message in [
+        (int64, False, "native int32 for large=False (string), got an array of dtype <i8"),
+        (int32, True, "native int64 for large=True (large_string), got an array of dtype <i4"),
+        (int64.astype(">i8"), True, "got an array of dtype >i8"),
+        (int64.astype(np.uint64), True, "got an array of dtype <u8"),
+        (int64.astype(np.float64), True, "got an array of dtype <f8"),
+        ([0, 1], True, "got list"),
+    ]:
+        caught = _arrow_strings_error(offsets, large=large)
+        assert caught.type is TypeError and message in str(caught.value)
+    caught = _arrow_strings_error(int64, values=np.zeros(4, np.int8))
+    assert caught.type is TypeError and "values must be a NumPy array of uint8" in str(caught.value)
+    caught = _arrow_strings_error(int64, values=bytearray(b"ab"))
+    assert caught.type is TypeError and "got bytearray" in str(caught.value)
+    caught = _arrow_strings_error(np.array([0, 9, 1, 9, 2], np.int64)[::2])
+    assert caught.type is BufferError and "offsets must be C-contiguous" in str(caught.value)
+    caught = _arrow_strings_error(int64, large=1)
+    assert caught.type is TypeError and "large must be True or False" in str(caught.value)
+    # What is checked holds: the attributes cannot be replaced afterwards.
+    from fixedutf32 import ArrowStrings
+
+    strings = ArrowStrings(int64, np.frombuffer(b"a", np.uint8), True)
+    with pytest.raises(AttributeError):
+        strings.offsets = np.array([0, 99], np.int64)
+    assert (len(strings), strings.to_pylist()) == (1, ["a"])
+    # Good offsets of any start are taken as they are, shared.
+    values = np.frombuffer("xxПриветy".encode(), np.uint8)
+    offsets = np.array([2, 2, 14, 15], np.int32)
+    strings = ArrowStrings(offsets, values, False)
+    assert strings.offsets is offsets and strings.values is values
+    assert strings.to_pylist() == ["", "Привет", "y"]
+
+
 def test_missing_pyarrow_message(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(ImportError, match=r"fixedutf32\[arrow\]"):

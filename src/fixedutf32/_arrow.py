@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
+from ._checks import check_arrow_strings
 
 __all__ = ["ArrowStrings"]
 
@@ -40,19 +41,34 @@ class ArrowStrings:
     Parameters
     ----------
     offsets : numpy.ndarray
-        ``int32`` (``string``) or ``int64`` (``large_string``), C-contiguous,
-        ``n + 1`` entries: string ``i`` is ``values[offsets[i]:offsets[i + 1]]``.
-        Shared, not copied (so are ``values``); not checked: build it with
-        :func:`~fixedutf32.to_arrow_strings`.
+        Native ``int32`` (``string``) or ``int64`` (``large_string``),
+        1-D, C-contiguous, ``n + 1`` entries: string ``i`` is
+        ``values[offsets[i]:offsets[i + 1]]``.  Checked: at least one
+        entry, the first 0 or more, never decreasing, the last at most
+        ``values.size``; shared, not copied (so is ``values``).
     values : numpy.ndarray
-        The UTF-8 bytes (``uint8``).
+        The UTF-8 bytes: ``uint8``, 1-D, C-contiguous.  Not checked for
+        UTF-8 (Arrow consumers and :func:`~fixedutf32.from_arrow` check it).
     large : bool
         Whether the Arrow type is ``large_string`` (64-bit offsets).
 
     Attributes
     ----------
     offsets, values, large
-        As given.
+        As given, read-only.  The arrays are shared: writing into them after
+        the check (another thread included) is the caller's to avoid; a
+        consumer reads them as they are when it does.
+
+    Raises
+    ------
+    TypeError
+        If ``offsets`` is not a NumPy array of the dtype ``large`` calls for,
+        ``values`` not a ``uint8`` array, or ``large`` not a bool.
+    ValueError
+        If the offsets are empty, negative, decreasing or past the end of
+        ``values`` (the first bad index is named), or an array is not 1-D.
+    BufferError
+        If an array is not C-contiguous.
 
     Examples
     --------
@@ -62,16 +78,37 @@ class ArrowStrings:
     (2, ['Hi', 'Привет'])
     >>> hasattr(strings, "__arrow_c_array__")
     True
+    >>> values = np.frombuffer(b"Hi!", np.uint8)
+    >>> fixedutf32.ArrowStrings(np.array([0, 2, 9], np.int64), values, large=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: offsets must lie inside values (3 bytes), got offsets[2] = 9, past its end
     """
 
-    __slots__ = ("large", "offsets", "values")
+    __slots__ = ("_large", "_offsets", "_values")
 
     def __init__(
         self, offsets: npt.NDArray[np.integer[Any]], values: npt.NDArray[np.uint8], large: bool
     ) -> None:
-        self.offsets = offsets
-        self.values = values
-        self.large = large
+        # Checked here, once: an export hands these to C code that trusts them.
+        self._large = check_arrow_strings(offsets, values, large)
+        self._offsets = offsets
+        self._values = values
+
+    @property
+    def offsets(self) -> npt.NDArray[np.integer[Any]]:
+        """The offsets, as given (shared)."""
+        return self._offsets
+
+    @property
+    def values(self) -> npt.NDArray[np.uint8]:
+        """The UTF-8 bytes, as given (shared)."""
+        return self._values
+
+    @property
+    def large(self) -> bool:
+        """Whether the Arrow type is ``large_string``."""
+        return self._large
 
     def __len__(self) -> int:
         return int(self.offsets.size) - 1

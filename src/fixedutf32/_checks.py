@@ -318,3 +318,67 @@ def writable_byte_views(items: Any, name: str) -> list[ByteView]:
         else:
             views.append(writable_byte_view(item, f"{name}[{index}]")[0])
     return views
+
+
+# The offsets dtype of each Arrow string type: string (False), large_string (True).
+_ARROW_OFFSETS = {False: np.dtype(np.int32), True: np.dtype(np.int64)}
+
+
+def check_arrow_strings(offsets: Any, values: Any, large: Any) -> bool:
+    """Refuse offsets and values that are not an Arrow string array; return ``large`` as a bool.
+
+    ``offsets``: a 1-D C-contiguous native ``int32`` (``int64`` with
+    ``large``) array of at least one entry, starting at 0 or more, never
+    decreasing, ending at most at ``values.size``; ``values``: a 1-D
+    C-contiguous ``uint8`` array.  One vectorised pass over the offsets
+    (a comparison of neighbours); messages name the first bad index.
+    """
+    wide = check_bool(large, "large")
+    expected = _ARROW_OFFSETS[wide]
+    kind = "large_string" if wide else "string"
+    if not isinstance(offsets, np.ndarray) or offsets.dtype != expected:
+        got = (
+            f"an array of dtype {offsets.dtype.str}"
+            if isinstance(offsets, np.ndarray)
+            else type(offsets).__name__
+        )
+        raise TypeError(
+            f"offsets must be a NumPy array of native {expected} for large={wide} "
+            f"({kind}), got {got}"
+        )
+    if not isinstance(values, np.ndarray) or values.dtype != np.uint8:
+        got = (
+            f"an array of dtype {values.dtype.str}"
+            if isinstance(values, np.ndarray)
+            else type(values).__name__
+        )
+        raise TypeError(f"values must be a NumPy array of uint8 (the UTF-8 bytes), got {got}")
+    for name, array in (("offsets", offsets), ("values", values)):
+        if array.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+        if not array.flags.c_contiguous:
+            raise BufferError(
+                f"{name} must be C-contiguous (Arrow shares it as it is), got strides "
+                f"{array.strides}"
+            )
+    if offsets.size < 1:
+        raise ValueError("offsets must hold n + 1 entries for n strings, at least one; got none")
+    first = int(offsets[0])
+    if first < 0:
+        raise ValueError(f"offsets must be 0 or more, got offsets[0] = {first}")
+    # Non-decreasing and >= offsets[0] >= 0: then only the last can pass the end.
+    decreasing = offsets[1:] < offsets[:-1]
+    if decreasing.any():
+        at = int(np.argmax(decreasing))
+        raise ValueError(
+            f"offsets must not decrease (string i is values[offsets[i]:offsets[i + 1]]), got "
+            f"offsets[{at}] = {offsets[at]} > offsets[{at + 1}] = {offsets[at + 1]}"
+        )
+    nbytes = values.size
+    if int(offsets[-1]) > nbytes:
+        at = int(np.argmax(offsets > nbytes))
+        raise ValueError(
+            f"offsets must lie inside values ({nbytes} bytes), got offsets[{at}] = "
+            f"{offsets[at]}, past its end"
+        )
+    return wide

@@ -628,9 +628,20 @@ def from_arrow(
     TypeError
         If ``array`` is not an Arrow string array.
     ValueError
-        If ``array`` has nulls or is malformed.
+        If ``array`` has nulls or is malformed (offsets negative, decreasing
+        or past the values: checked before the bytes they point at are read).
     InvalidUTF8Error, StringTooLongError, ChunkSizeError
         As for :func:`from_utf8` (a stream's elements counted from its first).
+
+    Notes
+    -----
+    A pyarrow array's buffers carry their sizes, and every offset is checked
+    against them.  Arrow's C data interface (the PyCapsule path) passes no
+    sizes: as the Arrow format defines, the values buffer is taken to end at
+    the last offset, and nothing past it is read or quoted in a message.  A
+    producer whose own last offset runs past its buffer breaks the format in
+    a way no consumer can see (:class:`~fixedutf32.ArrowStrings` refuses to
+    be one).
 
     Examples
     --------
