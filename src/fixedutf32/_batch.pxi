@@ -8,24 +8,225 @@
 # destination as it was.
 
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
 cdef extern from "csrc/common.h" nogil:
     fu32_status fu32_ok()
 
-# What convert_many reports about a chunk's sizes, as a status kind (the
-# data kinds are >= 0): the source is not a whole number of elements, its
-# destination does not have its size, or the destination partly overlaps it.
-BATCH_BAD_SIZE = -1
-BATCH_BAD_OUT_SIZE = -2
-BATCH_OVERLAP = -3
+# What convert_many reports about a chunk's sizes and addresses, as a status
+# kind (the data kinds are >= 0): the source is not a whole number of
+# elements, its destination does not have its size, a destination overlaps a
+# source other than its own or partly its own (element: the destination,
+# position: the source), or two destinations overlap (element and position:
+# the two, detail: 1 when they are the same bytes).
+cdef enum:
+    _BAD_SIZE = -1
+    _BAD_OUT_SIZE = -2
+    _OVERLAP = -3
+    _OUTS_OVERLAP = -4
+    _NO_MEMORY = 1  # find_overlap only: never a status
+BATCH_BAD_SIZE = _BAD_SIZE
+BATCH_BAD_OUT_SIZE = _BAD_OUT_SIZE
+BATCH_OVERLAP = _OVERLAP
+BATCH_OUTS_OVERLAP = _OUTS_OVERLAP
 
 
-cdef inline bint partly_overlap(const Py_buffer *a, const Py_buffer *b) noexcept nogil:
-    cdef uintptr_t a0 = <uintptr_t>a.buf, b0 = <uintptr_t>b.buf
-    cdef uintptr_t a1 = a0 + <uintptr_t>a.len, b1 = b0 + <uintptr_t>b.len
-    if a0 == a1 or b0 == b1 or (a0 == b0 and a1 == b1):
-        return False
-    return a0 < b1 and b0 < a1
+cdef struct _Span:
+    uintptr_t start
+    uintptr_t end
+    Py_ssize_t index
+    int is_out
+
+
+cdef inline bint _before(const _Span *a, const _Span *b) noexcept nogil:
+    # By start address; at one address sources before destinations (so that
+    # a destination meets its own source, in place, after it).
+    return a.start < b.start or (a.start == b.start and a.is_out < b.is_out)
+
+
+cdef void _sort_spans(_Span *spans, _Span *scratch, Py_ssize_t m) noexcept nogil:
+    """Sort ``m`` spans by :func:`_before`, stably, with ``m`` spans of scratch space.
+
+    A bottom-up merge sort, the comparison inlined (libc's qsort calls a
+    function per comparison: several times slower on a batch of small chunks),
+    runs of 8 sorted by insertion first; two runs already in order are copied.
+    """
+    cdef Py_ssize_t lo, mid, hi, i, j, k, width = 8
+    cdef _Span *src = spans
+    cdef _Span *dst = scratch
+    cdef _Span *swap
+    cdef _Span item
+    for i in range(1, m):
+        lo = i - i % 8
+        item = spans[i]
+        j = i
+        while j > lo and _before(&item, &spans[j - 1]):
+            spans[j] = spans[j - 1]
+            j -= 1
+        spans[j] = item
+    while width < m:
+        lo = -2 * width
+        while lo + 2 * width < m:
+            lo += 2 * width
+            mid = lo + width if lo + width < m else m
+            hi = lo + 2 * width if lo + 2 * width < m else m
+            if mid >= hi or not _before(&src[mid], &src[mid - 1]):
+                memcpy(dst + lo, src + lo, (hi - lo) * sizeof(_Span))
+                continue
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if _before(&src[j], &src[i]):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            memcpy(dst + k, src + i, (mid - i) * sizeof(_Span))
+            k += mid - i
+            memcpy(dst + k, src + j, (hi - j) * sizeof(_Span))
+        swap = src
+        src = dst
+        dst = swap
+        width *= 2
+    if src != spans:
+        memcpy(spans, src, m * sizeof(_Span))
+
+
+cdef int find_overlap(const Py_buffer *src, const Py_buffer *dst, Py_ssize_t n,
+                      Py_ssize_t *first, Py_ssize_t *second, int *same) noexcept nogil:
+    """The first conflict between the address ranges of a batch's buffers, in O(n log n).
+
+    ``src[i]`` is read and ``dst[i]`` written (an empty one, or one whose
+    ``buf`` is NULL, is left out).  Sources may overlap one another, and
+    ``dst[i]`` may be exactly ``src[i]`` (in place); any other overlap of a
+    destination is a conflict.  Returns 0, BATCH_OVERLAP (``*first`` the
+    destination, ``*second`` the source), BATCH_OUTS_OVERLAP (the two
+    destinations in order, ``*same`` whether they are the same bytes), or
+    _NO_MEMORY.
+    """
+    # Room for 2n spans and as many again to sort them.
+    cdef _Span *spans = <_Span *>malloc(4 * n * sizeof(_Span) + 1)
+    cdef Py_ssize_t i, m = 0, s, t, best_out = -1, top1 = -1, top2 = -1
+    cdef Py_ssize_t tops[2]
+    cdef _Span *x
+    cdef _Span *o
+    cdef int kind = 0
+    if spans == NULL:
+        return _NO_MEMORY
+    for i in range(n):
+        if src[i].buf != NULL and src[i].len > 0:
+            spans[m].start = <uintptr_t>src[i].buf
+            spans[m].end = spans[m].start + <uintptr_t>src[i].len
+            spans[m].index = i
+            spans[m].is_out = 0
+            m += 1
+        if dst[i].buf != NULL and dst[i].len > 0:
+            spans[m].start = <uintptr_t>dst[i].buf
+            spans[m].end = spans[m].start + <uintptr_t>dst[i].len
+            spans[m].index = i
+            spans[m].is_out = 1
+            m += 1
+    _sort_spans(spans, spans + 2 * n, m)
+    # A sweep by start address: a span overlaps an earlier one iff it starts
+    # before the largest end seen, so the earlier destination with the
+    # largest end, and the two earlier sources with the largest ends (one
+    # of them may be the span's own source, in place), are all it needs.
+    for s in range(m):
+        x = &spans[s]
+        if best_out >= 0 and spans[best_out].end > x.start:
+            o = &spans[best_out]
+            if x.is_out:
+                kind = _OUTS_OVERLAP
+                first[0] = o.index if o.index < x.index else x.index
+                second[0] = x.index if o.index < x.index else o.index
+                same[0] = o.start == x.start and o.end == x.end
+            else:
+                kind = _OVERLAP
+                first[0] = o.index
+                second[0] = x.index
+            break
+        if x.is_out:
+            tops[0] = top1
+            tops[1] = top2
+            for i in range(2):
+                t = tops[i]
+                if t < 0 or spans[t].end <= x.start:
+                    break
+                if (spans[t].index == x.index and spans[t].start == x.start
+                        and spans[t].end == x.end):
+                    continue  # in place
+                kind = _OVERLAP
+                first[0] = x.index
+                second[0] = spans[t].index
+                break
+            if kind:
+                break
+            if best_out < 0 or x.end > spans[best_out].end:
+                best_out = s
+        elif top1 < 0 or x.end > spans[top1].end:
+            top2 = top1
+            top1 = s
+        elif top2 < 0 or x.end > spans[top2].end:
+            top2 = s
+    free(spans)
+    return kind
+
+
+cdef tuple overlap_status(int kind, Py_ssize_t first, Py_ssize_t second, int same):
+    if kind == _NO_MEMORY:
+        raise MemoryError("cannot sort the buffers of a batch")
+    return (kind, first, second, same)
+
+
+def overlap_many(list sources, list destinations):
+    """Whether a batch's destinations overlap one another or another's source.
+
+    ``sources[i]`` (a buffer, or None when it is not read while the
+    destinations are written) and ``destinations[i]`` belong together;
+    ``destinations[i]`` may be exactly ``sources[i]``.  Returns ``(index,
+    status)`` as convert_many does: ``(-1, OK_STATUS)``, or a BATCH_OVERLAP
+    or BATCH_OUTS_OVERLAP status.
+    """
+    cdef Py_ssize_t n = len(destinations), i, got_src = 0, got_dst = 0, first = -1, second = -1
+    cdef int kind, same = 0
+    cdef Py_buffer *src = NULL
+    cdef Py_buffer *dst = NULL
+    if len(sources) != n:
+        raise ValueError(f"{n} destinations for {len(sources)} sources")
+    if n == 0:
+        return -1, _OK_STATUS
+    src = <Py_buffer *>PyMem_Calloc(n, sizeof(Py_buffer))
+    dst = <Py_buffer *>PyMem_Calloc(n, sizeof(Py_buffer))
+    if src == NULL or dst == NULL:
+        PyMem_Free(src)
+        PyMem_Free(dst)
+        raise MemoryError(f"cannot track the buffers of {n} chunks")
+    # Acquired in order, so that the first got_src (got_dst) are released.
+    try:
+        for i in range(n):
+            if sources[i] is not None:
+                acquire(sources[i], &src[i], False)
+            got_src += 1
+        for i in range(n):
+            acquire(destinations[i], &dst[i], False)
+            got_dst += 1
+        with nogil:
+            kind = find_overlap(src, dst, n, &first, &second, &same)
+    finally:
+        for i in range(got_dst):
+            PyBuffer_Release(&dst[i])
+        for i in range(got_src):
+            if sources[i] is not None:
+                PyBuffer_Release(&src[i])
+        PyMem_Free(dst)
+        PyMem_Free(src)
+    if kind == 0:
+        return -1, _OK_STATUS
+    return first, overlap_status(kind, first, second, same)
 
 
 cdef fu32_status convert_all(const fu32_kernels *k, Py_buffer *src, Py_buffer *dst,
@@ -35,7 +236,8 @@ cdef fu32_status convert_all(const fu32_kernels *k, Py_buffer *src, Py_buffer *d
     cdef Py_ssize_t i, offset = 0
     cdef fu32_status status = fu32_ok()
     cdef uint8_t *d
-    if check_first or (dst == NULL and whole == NULL):
+    # The first pass checks: it has nothing to find without VALIDATE.
+    if (check_first and flags & FU32_VALIDATE) or (dst == NULL and whole == NULL):
         for i in range(n):
             status = k.validate(<const uint8_t *>src[i].buf, src[i].len // 4, width,
                                 flags & FU32_SRC_SWAPPED)
@@ -67,15 +269,17 @@ def convert_many(list sources, destinations, Py_ssize_t width, int flags, bint c
 
     ``destinations`` is None (only check: ``flags`` VALIDATE and
     SRC_SWAPPED), a list of as many buffers, each exactly as large as its
-    source (it may be the source itself: in place), or one buffer holding
-    all of them back to back.  ``check_first`` validates every source
-    before anything is written.  Returns ``(index, status)``: ``(-1,
-    OK_STATUS)``, or the chunk at fault and its status, whose kind is a
-    BATCH_* value for a size or an overlap.
+    source (it may be the source itself: in place) and overlapping no other
+    destination or source (checked before anything is written), or one
+    buffer holding all of them back to back.  ``check_first`` (with
+    VALIDATE) validates every source before anything is written.  Returns
+    ``(index, status)``: ``(-1, OK_STATUS)``, or the chunk at fault and its
+    status, whose kind is a BATCH_* value for a size or an overlap.
     """
     check_units(width, "width")
     cdef Py_ssize_t n = len(sources), i, total = 0, bad = -1
-    cdef Py_ssize_t got_src = 0, got_dst = 0
+    cdef Py_ssize_t got_src = 0, got_dst = 0, first = -1, second = -1
+    cdef int kind = 0, same = 0
     cdef bint each = destinations is not None and type(destinations) is list
     cdef bint one = destinations is not None and not each
     cdef Py_buffer whole
@@ -108,8 +312,10 @@ def convert_many(list sources, destinations, Py_ssize_t width, int flags, bint c
                 got_dst += 1
                 if dst[i].len != src[i].len:
                     return i, (BATCH_BAD_OUT_SIZE, i, dst[i].len, src[i].len)
-                if partly_overlap(&src[i], &dst[i]):
-                    return i, (BATCH_OVERLAP, i, 0, 0)
+            with nogil:
+                kind = find_overlap(src, dst, n, &first, &second, &same)
+            if kind:
+                return first, overlap_status(kind, first, second, same)
         elif one:
             acquire(destinations, &whole, True)
             got_whole = True

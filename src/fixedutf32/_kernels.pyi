@@ -112,11 +112,13 @@ def utf8_scatter_fixed(
     offsets: Buffer, values: Buffer, destination: Buffer, stride: int
 ) -> None: ...
 
-# The batched wrapper (_batch.pxi) and the status kinds it adds for sizes.
+# The batched wrapper (_batch.pxi) and the status kinds it adds for sizes and overlaps.
 BATCH_BAD_SIZE: int
 BATCH_BAD_OUT_SIZE: int
 BATCH_OVERLAP: int
+BATCH_OUTS_OVERLAP: int
 
+def overlap_many(sources: list[Any], destinations: list[Any]) -> tuple[int, Status]: ...
 def convert_many(
     # Lists of buffers (the kernel takes only a list), one buffer, or None.
     sources: list[Any],

@@ -5,7 +5,10 @@ call (about a microsecond) per chunk with :func:`~fixedutf32.decode_chunk`;
 these functions take the whole batch, check its arguments, acquire every
 buffer and run the kernels over all of it in one call without the GIL.
 An error names the chunk at fault (``chunk`` on the exception, and in its
-message) and leaves every ``out`` as it was.
+message) and leaves every ``out`` as it was, unless an input was changed by
+another thread during the call (see the Notes of :func:`decode_chunks`).
+Outs that overlap one another, or a chunk other than their own, are refused
+before anything is written.
 
 Argument checks and messages live here; the loop is ``convert_many`` in
 ``_batch.pxi``.
@@ -61,9 +64,20 @@ def _raise_batch_error(index: int, status: _kernels.Status, length_bytes: int, w
             f"for {what}[{index}]"
         )
     if kind == _kernels.BATCH_OVERLAP:
+        source = status[2]
+        if source == index:
+            raise ValueError(
+                f"outs[{index}] partly overlaps {what}[{index}]; pass {what}[{index}] itself "
+                f"(in place) or a separate buffer"
+            )
         raise ValueError(
-            f"outs[{index}] partly overlaps {what}[{index}]; pass {what}[{index}] itself "
-            f"(in place) or a separate buffer"
+            f"outs[{index}] overlaps {what}[{source}], which the batch reads while it writes: "
+            f"an out may be its own {what[:-1]} (in place), never another's"
+        )
+    if kind == _kernels.BATCH_OUTS_OVERLAP:
+        how = "are the same buffer" if status[3] else "overlap in memory"
+        raise ValueError(
+            f"outs[{index}] and outs[{status[2]}] {how}: each {what[:-1]} needs an out of its own"
         )
     raise status_error(status, capacity=length_bytes >> 2, chunk=index)
 
@@ -188,7 +202,8 @@ def decode_chunks(
     outs : sequence of buffer, optional
         One writable C-contiguous buffer per chunk, each exactly as large as
         its chunk, to decode into; ``outs[i]`` may be ``chunks[i]`` itself
-        (in place) but must not partly overlap it.
+        (in place), as for :func:`~fixedutf32.decode_chunk`, but must not
+        partly overlap it, nor overlap another chunk or another out.
 
     Returns
     -------
@@ -204,14 +219,16 @@ def decode_chunks(
         At the first invalid code unit of the first chunk that has one
         (``validate=True``): its ``chunk``, ``index`` and ``position`` say
         where.  Every ``out``, in place ones too, is then left exactly as
-        it was.
+        it was (unless a chunk changed during the call: see Notes).
     ChunkSizeError
         If a chunk is not a whole number of elements, or an ``out`` does not
         have its chunk's size (the index is named).
     ValueError
         If ``length_bytes`` or ``endian`` is invalid, ``outs`` has another
-        length than ``chunks``, an ``out`` partly overlaps its chunk, or an
-        ``out`` is a ``U`` array not in native byte order.
+        length than ``chunks``, an ``out`` partly overlaps its chunk or
+        overlaps another chunk, two outs overlap (the same buffer given
+        twice included; both indices are named), or an ``out`` is a ``U``
+        array not in native byte order.  Nothing is written then.
     TypeError, BufferError
         If ``chunks`` or ``outs`` is not a sequence, or one of them has no
         buffer, a non-contiguous or (``outs``) read-only one, or is an array
@@ -219,10 +236,32 @@ def decode_chunks(
 
     Notes
     -----
-    With ``outs`` every chunk is checked before anything is written, and
-    checked again as it is written.  An ``out`` must not overlap another
-    chunk than its own: that is not checked (the result would be wrong,
-    but memory stays safe).
+    Every argument (sizes, overlaps) is checked before anything is written.
+    With ``outs`` and ``validate``, the call then makes two passes with the
+    GIL released: the first checks every chunk, the second converts them
+    one after the other into their outs, checking each unit again as it
+    writes it.  So an error that comes from the data leaves every out as
+    it was.
+
+    The GIL is released, so another thread may write to a chunk during the
+    call (a caller's bug).  What that can do:
+
+    - A change the first pass sees raises, with every out as it was.
+    - A unit made invalid between the passes is caught by the second one
+      when the chunk is copied (a separate out, or a byte swap in place):
+      the call raises, and the outs of the chunks before it, and part of
+      its own, have been written (with checked units only).
+    - A unit changed after its chunk was written is not seen: the out holds
+      what was checked.
+    - An in place decode without a byte swap copies nothing: the out is the
+      caller's memory, checked in the first pass only; as for
+      :func:`~fixedutf32.decode_chunk`, it must not change during the call.
+
+    It cannot put an unchecked unit into a separate out, nor touch memory
+    outside the buffers given.  Without ``outs``, the chunks are checked as
+    they are copied into new memory, in one pass: the arrays returned hold
+    exactly what was checked, or the call raises.  With ``validate=False``
+    nothing is checked, so nothing can fail once writing has begun.
 
     Examples
     --------
@@ -316,7 +355,10 @@ def encode_chunks(
         Check that every code unit is a Unicode scalar value.
     outs : sequence of buffer, optional
         One writable C-contiguous buffer per array, of exactly
-        ``array.size * length_bytes`` bytes, not overlapping any array.
+        ``array.size * length_bytes`` bytes, overlapping no other out and no
+        array the batch reads as it writes; ``outs[i]`` may be the memory of
+        ``arrays[i]`` itself when that already has the chunk's width (in
+        place, as for :func:`~fixedutf32.encode_chunk`).
 
     Returns
     -------
@@ -330,12 +372,27 @@ def encode_chunks(
     InvalidCodePointError, StringTooLongError
         At the first invalid code unit or string too long for the width, in
         the first array that has one: its ``chunk`` is the array's index.
-        Every ``out`` is then left as it was.
+        Every ``out`` is then left as it was (unless an array changed during
+        the call: see the Notes of :func:`decode_chunks`, which hold here).
     ChunkSizeError
         If an ``out`` does not have its chunk's size.
+    ValueError
+        If two outs overlap (the same buffer twice included) or an out
+        overlaps an array other than its own; both indices are named and
+        nothing is written.
     ValueError, TypeError
         As :func:`~fixedutf32.encode_chunk` (the array's index named), and
         if ``arrays`` or ``outs`` is not a sequence or they differ in length.
+
+    Notes
+    -----
+    The arrays of the chunk's width are converted as
+    :func:`decode_chunks` converts chunks (two passes with ``outs``); the
+    others are encoded first, one by one into new memory, and copied into
+    their outs only once everything else has succeeded.  An array copied
+    before anything is written (one of another width, or one NumPy had to
+    make contiguous or swap) may overlap an out: that cannot change the
+    result, and is not refused.
 
     Examples
     --------
@@ -401,6 +458,15 @@ def encode_chunks(
                 f"outs[{i}] holds {out_nbytes} bytes, expected exactly {results[i].nbytes} "
                 f"bytes for arrays[{i}]"
             )
+    # Overlaps, in the callers' indices, before anything is written: the
+    # arrays converted here are read while outs are written (and may be their
+    # own out, in place); the others are already encoded into new memory.
+    read: list[ByteView | None] = [None] * len(unicode)
+    for i, source in zip(together, sources):
+        read[i] = source
+    index, status = _kernels.overlap_many(read, out_views)
+    if status[0]:
+        _raise_batch_error(index, status, 4 * capacity, "arrays")
     index, status = _kernels.convert_many(
         sources, [out_views[i] for i in together], capacity, flags, True
     )
