@@ -80,3 +80,19 @@ def as_buffer(raw, kind, tmp_path=None):
 
 
 BUFFER_KINDS = ["bytes", "bytearray", "memoryview", "array", "ndarray", "mmap"]
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """moto's S3 server on 127.0.0.1 and a free port for the session (tests/s3_server.py),
+    with the bucket ``bkt``; stopped at the end."""
+    pytest.importorskip("moto.server", reason='the S3 tests need moto[server] (the "test" extra)')
+    pytest.importorskip("boto3", reason="the S3 tests make their bucket with boto3 (moto's dep)")
+    from s3_server import S3Server
+
+    server = S3Server().start()
+    try:
+        server.make_bucket("bkt")
+        yield server
+    finally:
+        server.stop()
