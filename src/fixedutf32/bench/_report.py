@@ -98,6 +98,38 @@ class ZarrThreads(TypedDict):
     memcpy_scaling: float
 
 
+class RequestCounts(TypedDict):
+    """The requests a store served: whole values read, byte ranges read, writes, deletes,
+    other (``exists``), and the most in flight at once."""
+
+    get: int
+    range_get: int
+    set: int
+    delete: int
+    other: int
+    in_flight: int
+
+
+def requests_total(counts: RequestCounts) -> int:
+    """Every request counted (the most in flight is not a request)."""
+    return counts["get"] + counts["range_get"] + counts["set"] + counts["delete"] + counts["other"]
+
+
+class LatencyRow(TypedDict):
+    """A ``--zarr`` row through a store with a latency per request (``_latency``): best
+    seconds, requests and data check per configuration (None: n/a)."""
+
+    profile: Literal["async", "sync"]
+    case: str
+    latency_ms: float
+    chunks: int
+    chunk_size: int
+    shard_chunks: int | None
+    seconds: dict[str, float | None]
+    requests: dict[str, RequestCounts | None]
+    same_data: dict[str, bool | None]
+
+
 class ZarrReport(TypedDict):
     """The report of ``fixedutf32 bench --zarr``."""
 
@@ -110,6 +142,7 @@ class ZarrReport(TypedDict):
     chunk_size: int
     repeat: int
     rows: list[ZarrRow]
+    latency: list[LatencyRow]
     ratios: list[Ratio]
     threads_reference: ZarrThreads
 
@@ -231,21 +264,71 @@ def _ratio_lines(ratios: Iterable[Ratio]) -> list[str]:
 
 def mismatches(zarr_report: ZarrReport) -> list[tuple[str, str]]:
     """(case, configuration) pairs of a ``--zarr`` report that read back other data."""
-    return [
+    found = [
         (row["case"], name)
         for row in zarr_report["rows"]
         for name, same in row["same_data"].items()
         if same is False
     ]
+    return found + [
+        (f"{row['profile']} latency, {row['case']}", name)
+        for row in zarr_report.get("latency", [])
+        for name, same in row["same_data"].items()
+        if same is False
+    ]
+
+
+_PIPELINES = ("stock", "fused", "pipeline")
+
+
+def _latency_lines(rows: list[LatencyRow]) -> list[str]:
+    """The latency rows as table lines: seconds and requests per configuration."""
+    if not rows:
+        return []
+    first = rows[0]
+    shards = next((row["shard_chunks"] for row in rows if row["shard_chunks"]), None)
+    names = [name for name in _PIPELINES if any(row["seconds"][name] for row in rows)]
+    lines = [
+        f"Through a store with {first['latency_ms']:g} ms a request around a LocalStore: "
+        f"{first['chunks']} chunks of {format_size(first['chunk_size'])}"
+        + (f" ({shards} a shard when sharded)" if shards else "")
+        + ";",
+        "async = each request awaits asyncio.sleep, no synchronous IO (as S3); sync = each "
+        "request blocks its",
+        "thread with time.sleep, synchronous IO (as a LocalStore on NFS).  Seconds: the best of "
+        "the rounds;",
+        "requests: all of them / byte ranges among them / the most in flight at once.",
+        "",
+        f"{'latency row':28} "
+        + " ".join(f"{name + ' s':>10} {name + ' requests':>18}" for name in names),
+        "-" * (28 + 30 * len(names)),
+    ]
+    for row in rows:
+        cells = []
+        for name in names:
+            seconds, counts = row["seconds"][name], row["requests"][name]
+            cells.append(f"{'n/a' if seconds is None else f'{seconds:.3f}':>10}")
+            counted = (
+                "n/a"
+                if counts is None
+                else f"{requests_total(counts)}/{counts['range_get']}/{counts['in_flight']}"
+            )
+            cells.append(f"{counted:>18}")
+        lines.append(f"{row['profile'] + ', ' + row['case']:28} " + " ".join(cells))
+    return lines
 
 
 def format_zarr_table(report: ZarrReport) -> str:
     """The ``--zarr`` report as the text table ``fixedutf32 bench --zarr`` prints."""
     configs = list(report["rows"][0]["gbps"]) if report["rows"] else []
     threads = {None: "zarr's defaults", 1: "1 thread", 2: "2 threads"}
+    where = (
+        f"a {format_size(report['size'])} {report['dtype']} array on a local directory"
+        if report["rows"]
+        else "the latency rows alone"
+    )
     lines = [
-        f"fixedutf32 bench --zarr: zarr-python {report['zarr_version']}, a "
-        f"{format_size(report['size'])} {report['dtype']} array on a local directory",
+        f"fixedutf32 bench --zarr: zarr-python {report['zarr_version']}, {where}",
         "",
         f"GB/s of array data, median of {report['repeat']} rounds, each configuration timed in "
         "turn within a round.",
@@ -283,6 +366,11 @@ def format_zarr_table(report: ZarrReport) -> str:
         lines.append(
             f"{row['case']:26} {layout:14} " + " ".join(cells) + f"   {threads[row['threads']]}"
         )
+    if not report["rows"]:  # the latency rows alone: no header of the local rows
+        lines = lines[:1]
+    latency = _latency_lines(report.get("latency", []))
+    if latency:
+        lines += ["", *latency]
     lines += ["", *_ratio_lines(report["ratios"])]
     t = report["threads_reference"]
     lines.append("")

@@ -16,19 +16,36 @@ by looking for the feature itself rather than comparing version numbers:
   threads the spec through the codecs when it evolves one
   (:func:`build_pipeline`, :func:`evolve_pipeline`);
 - zarr 3.4 has ``FusedCodecPipeline`` (:data:`FusedCodecPipeline`).
+
+It also holds the one rule for how a store's requests are issued: whether a
+store does its IO synchronously (:func:`sync_store_path`), and whether each
+of its requests may wait on a network, so that a batch keeps
+``async.concurrency`` of them in flight on threads of their own
+(:func:`waits_per_request`, :func:`fan_out`) rather than reading one chunk
+after another on a share of the CPUs.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import importlib
 import importlib.util
-from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
+import os
+import re
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, TypeVar
 
 import zarr.codecs
 from zarr.core import codec_pipeline as _codec_pipeline
 from zarr.core.array import create_codec_pipeline as _create_codec_pipeline
 from zarr.core.codec_pipeline import BatchedCodecPipeline
+from zarr.core.common import concurrent_map
+from zarr.core.config import config
 from zarr.core.metadata import ArrayV2Metadata, ArrayV3Metadata
+from zarr.storage import LocalStore, MemoryStore
 
 if TYPE_CHECKING:
     from zarr.abc.codec import Codec, CodecPipeline
@@ -53,8 +70,10 @@ __all__ = [
     "endian_name",
     "literal",
     "evolve_pipeline",
+    "fan_out",
     "pipeline_class",
     "sync_store_path",
+    "waits_per_request",
 ]
 
 
@@ -113,6 +132,99 @@ def sync_store_path(getter: object) -> bool:
         return False
     store = getter.store
     return isinstance(store, _SupportsSyncStore) and bool(getattr(store, "_supports_sync_io", True))
+
+
+# File systems whose every request crosses a network (fstype in /proc/mounts).
+_REMOTE_FILESYSTEMS = frozenset(
+    {
+        "nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "ceph", "glusterfs",
+        "beegfs", "9p", "afs", "panfs", "wekafs", "pvfs2", "orangefs", "fuse",
+    }
+)  # fmt: skip
+# FUSE file systems over a local disk: fuse.<name> is remote unless named here.
+_LOCAL_FUSE = frozenset({"fuseblk", "fuse.fuse-overlayfs", "fuse.bindfs", "fuse.lxcfs"})
+
+
+def _unescape_mount(field: str) -> str:
+    """A /proc/mounts path field with its octal escapes (``\\040`` for a space) undone."""
+    return re.sub(r"\\([0-7]{3})", lambda octal: chr(int(octal.group(1), 8)), field)
+
+
+@functools.lru_cache(maxsize=256)
+def _on_remote_filesystem(root: str, mounts: str = "/proc/mounts") -> bool:
+    """Whether the directory ``root`` lies on a network or FUSE file system (Linux; else False)."""
+    try:
+        with open(mounts, encoding="utf-8", errors="surrogateescape") as file:
+            lines = file.read().splitlines()
+    except OSError:
+        return False  # no /proc/mounts (not Linux): taken as a local disk
+    path = os.path.realpath(root)
+    longest, fstype = -1, ""
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        mount = _unescape_mount(fields[1])
+        inside = path == mount or path.startswith(mount.rstrip("/") + "/")
+        if inside and len(mount) > longest:
+            longest, fstype = len(mount), fields[2]
+    if fstype in _LOCAL_FUSE:
+        return False
+    return fstype in _REMOTE_FILESYSTEMS or fstype.startswith("fuse.")
+
+
+def waits_per_request(store: object) -> bool:
+    """Whether each request to ``store`` may wait (on a network), so many should be in flight.
+
+    A ``MemoryStore`` answers at once, and so does a ``LocalStore`` on a local
+    disk: their synchronous reads are best made a share of the batch per
+    CPU.  A ``LocalStore`` whose root is on a network or FUSE file system
+    (NFS, Lustre, GPFS, CIFS, sshfs, ...; read from ``/proc/mounts``) and
+    any other store (a wrapper, an object store) may make every request wait:
+    their synchronous requests go through :func:`fan_out`.
+    """
+    if isinstance(store, MemoryStore):
+        return False
+    if isinstance(store, LocalStore):
+        return _on_remote_filesystem(os.fspath(store.root))
+    return True
+
+
+_T = TypeVar("_T")
+_pool: ThreadPoolExecutor | None = None
+_pool_width = 0
+_pool_lock = threading.Lock()
+
+
+def _request_pool(width: int) -> ThreadPoolExecutor:
+    """The threads that make the synchronous requests of :func:`fan_out`, at least ``width``."""
+    global _pool, _pool_width
+    with _pool_lock:
+        if _pool is None or _pool_width < width:
+            old, _pool = _pool, ThreadPoolExecutor(width, thread_name_prefix="fixedutf32-io")
+            _pool_width = width
+            if old is not None:
+                old.shutdown(wait=False)  # its running calls finish; nothing new goes there
+        return _pool
+
+
+async def fan_out(call: Callable[[_T], object], items: Sequence[_T]) -> None:
+    """``call(item)`` for every item on threads, ``async.concurrency`` of them at once.
+
+    For synchronous requests to a store that :func:`waits_per_request`: one
+    item each, so that a slow request holds up nothing else (zarr's own
+    threads are ``threading.max_workers`` wide, one per CPU by default).
+    """
+    if not items:
+        return
+    limit = max(1, int(config.get("async.concurrency") or len(items)))
+    pool = _request_pool(limit)
+    loop = asyncio.get_running_loop()
+
+    async def one(item: _T) -> None:
+        await loop.run_in_executor(pool, call, item)
+
+    await concurrent_map([(item,) for item in items], one, limit)
 
 
 #: zarr's FusedCodecPipeline class (zarr >= 3.4), or None.

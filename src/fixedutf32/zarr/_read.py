@@ -11,7 +11,10 @@ checked before it is inflated (:mod:`fixedutf32._source.codecs`).
 Local chunks are read on a few threads, each looping over its share of the
 batch (one thread hop per share, not per chunk); chunks of other stores
 are fetched by zarr's store, concurrently, and decoded where they arrive
-(large or compressed ones on a thread).
+(large or compressed ones on a thread).  A store whose requests may each
+wait (a directory on NFS, Lustre or GPFS; a wrapper store) has its
+synchronous reads made one chunk per thread, ``async.concurrency`` at once
+(``_compat.fan_out``), as zarr keeps its asynchronous requests in flight.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from .._source.files import open_chunk_file
 from .._status import status_error
 from ..errors import InvalidCodePointError
 from ._codec import InvalidChunkCodePointError
-from ._compat import MISSING, PRESENT, ChunkStatus, sync_store_path
+from ._compat import MISSING, PRESENT, ChunkStatus, fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value, shares
 from ._plan import NATIVE, ChunkLayout, ChunkPlan, ShardPlan
 
@@ -441,13 +444,21 @@ class BatchRead:
         read_share: Callable[[Sequence[ChunkJob]], None] = (
             self.read_local_shards if sharded else self.read_local
         )
-        if local and not here and not other and self._small(local):
+        # Decided once per batch (one store, as a rule): a store whose requests
+        # may each wait (NFS, a wrapper) has its synchronous reads made one chunk
+        # per thread, async.concurrency at once; a local disk's, a share per CPU.
+        slow = bool(local or here) and waits_per_request((local or here)[0].getter.store)
+        alone = local and not here and not other and (not slow or len(local) == 1)
+        if alone and self._small(local):
             read_share(local)  # a thread hop would cost more than the read
             return tuple(self.statuses)
-        awaitables: list[Awaitable[Any]] = [
-            asyncio.to_thread(read_share, share) for share in shares(local)
-        ]
-        awaitables += [asyncio.to_thread(self.read_sync_share, share) for share in shares(here)]
+        awaitables: list[Awaitable[Any]] = []
+        if slow:
+            awaitables += [fan_out(read_share, [[job] for job in local])]
+            awaitables += [fan_out(self.read_sync_share, [[job] for job in here])]
+        else:
+            awaitables += [asyncio.to_thread(read_share, share) for share in shares(local)]
+            awaitables += [asyncio.to_thread(self.read_sync_share, share) for share in shares(here)]
         if other:
             one = self.read_stored_shard if sharded else self.read_stored
             awaitables.append(concurrent_map([(job,) for job in other], one, limit))

@@ -33,7 +33,7 @@ from .._source import ElementLayout, ShardIndex, thread_scratch
 from .._status import status_error
 from ..errors import InvalidCodePointError
 from ._codec import InvalidChunkCodePointError
-from ._compat import sync_store_path
+from ._compat import fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value
 from ._plan import NATIVE, ChunkLayout, Endian, ShardPlan
 
@@ -290,7 +290,15 @@ class ShardWrite:
             await job.getter.set(shard)
 
     async def run(self, jobs: list[ChunkJob]) -> None:
-        """Write every job's shard (each checked by :func:`check_value` already)."""
+        """Write every job's shard (each checked by :func:`check_value` already).
+
+        To a store with synchronous IO whose requests may each wait (NFS, a
+        wrapper), each shard is encoded and written on a thread of its own,
+        ``async.concurrency`` at once; to any other, as :meth:`write_one` says.
+        """
+        if jobs and sync_store_path(jobs[0].getter) and waits_per_request(jobs[0].getter.store):
+            await fan_out(self.write_here, jobs)
+            return
         await concurrent_map(
             [(job,) for job in jobs], self.write_one, config.get("async.concurrency")
         )

@@ -6,7 +6,10 @@ the store as they are, after every unit is validated).  A chunk written in
 part is read back (through the same checks as any read), merged with the
 value and encoded.  Chunks that end up equal to the fill value are deleted
 unless the array's ``write_empty_chunks`` is set, as zarr's pipeline does.
-A chunk holding a lone surrogate is not written.
+A chunk holding a lone surrogate is not written.  To a store with
+synchronous IO whose requests may each wait (a directory on NFS, a wrapper
+store), each chunk is written on a thread of its own, ``async.concurrency``
+at once (``_compat.fan_out``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from zarr.core.indexing import is_scalar
 from .._source import thread_scratch
 from ..chunk import encode_chunk
 from ..errors import InvalidCodePointError
+from ._compat import fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value
 from ._plan import ChunkPlan
 
@@ -184,6 +188,17 @@ class BatchWrite:
         await job.getter.set(await self.compressed(job, encoded))
 
     async def run(self, jobs: list[ChunkJob]) -> None:
+        # A store with synchronous IO whose requests may each wait (NFS, a
+        # wrapper): each chunk written on a thread of its own, async.concurrency
+        # at once; any other through zarr's store, as many at once.
+        if (
+            jobs
+            and self.plan.specs is not None
+            and sync_store_path(jobs[0].getter)
+            and waits_per_request(jobs[0].getter.store)
+        ):
+            await fan_out(self.write_share, [[job] for job in jobs])
+            return
         await concurrent_map(
             [(job,) for job in jobs], self.write_one, config.get("async.concurrency")
         )
