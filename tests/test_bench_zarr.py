@@ -61,7 +61,8 @@ def _cli(*args):
 
 @pytest.fixture(scope="module")
 def report():
-    done = _cli("--zarr-size", "8MiB", "--repeat", "1", "--json")
+    # the latency rows at 1 ms a request: what they are, not what they measure
+    done = _cli("--zarr-size", "8MiB", "--repeat", "1", "--latency-ms", "1", "--json")
     assert done.returncode == 0, done.stderr
     assert (
         "measuring read raw little" in done.stderr
@@ -182,8 +183,54 @@ def test_ratios_carry_the_targets_of_the_issue(report):
             assert ratio["value"] is None and ratio["met"] is None, ratio["ratio"]
             continue
         assert ratio["value"] > 0, ratio["ratio"]
-        expected = None if ratio["target"] is None else ratio["value"] >= ratio["target"]
+        if ratio["target"] is None:
+            expected = None
+        elif ratio.get("bound") == "<=":
+            expected = ratio["value"] <= ratio["target"]
+        else:
+            expected = ratio["value"] >= ratio["target"]
         assert ratio["met"] is expected, ratio["ratio"]
+
+
+LATENCY_CASES = ["read all", "read a slice", "read a slice, sharded", "write all"]
+
+
+def test_latency_rows_carry_request_counts(report):
+    rows = report["latency"]
+    assert [(row["profile"], row["case"]) for row in rows] == [
+        (profile, case) for profile in ("async", "sync") for case in LATENCY_CASES
+    ]
+    ran = {"stock", "pipeline"} | FUSED
+    for row in rows:
+        assert row["latency_ms"] == 1 and row["chunks"] == 100, row
+        assert row["chunk_size"] == 64 * 1024
+        assert row["shard_chunks"] == (10 if "sharded" in row["case"] else None)
+        assert {name for name, s in row["seconds"].items() if s is not None} == ran
+        assert all(row["same_data"][name] is True for name in ran), row
+        for name in ran:
+            counts = row["requests"][name]
+            writes = counts["set"] + counts["delete"]
+            reads = counts["get"] + counts["range_get"]
+            if row["case"] == "write all":
+                assert (writes, reads) == (100, 0), (row["case"], name, counts)
+            elif row["case"] == "read all":
+                assert (reads, writes) == (100, 0), (row["case"], name, counts)
+            else:
+                assert 0 < reads < 100 and writes == 0, (row["case"], name, counts)
+            assert counts["in_flight"] >= 1
+        # the synchronous profile: the pipeline keeps requests in flight
+        if row["profile"] == "sync" and row["case"] in ("read all", "write all"):
+            assert row["requests"]["pipeline"]["in_flight"] > 1, row
+    ratios = {ratio["ratio"]: ratio for ratio in report["ratios"]}
+    for profile in ("async", "sync"):
+        for case in LATENCY_CASES:
+            speed = ratios[f"pipeline / fastest zarr, {profile} latency, {case}"]
+            assert speed["target"] == 0.95 and speed["value"] > 0
+        for case in ("read a slice", "read a slice, sharded"):
+            requests = ratios[f"requests pipeline / fewest zarr, {profile} latency, {case}"]
+            assert (requests["target"], requests["bound"]) == (1.0, "<=")
+            # behaviour, not timing: never more requests than zarr makes
+            assert requests["met"] is True, requests
 
 
 def test_table_names_every_case_and_verdict(report):
@@ -195,6 +242,12 @@ def test_table_names_every_case_and_verdict(report):
     assert ("met" in table) or ("MISSED" in table)
     assert "same data" in table
     assert "numpy.copyto" in table.splitlines()[-2]
+    assert "Through a store with 1 ms a request" in table
+    for case in LATENCY_CASES:
+        assert f"sync, {case}" in table and f"async, {case}" in table
+    assert re.search(
+        r"\nrequests pipeline / fewest zarr, sync latency, read a slice +[\d.]+  <= 1.00", table
+    )
 
 
 def test_table_marks_missing_integration_and_different_data(report):
@@ -214,13 +267,16 @@ def test_table_marks_missing_integration_and_different_data(report):
     assert re.search(r"\npipeline / fastest zarr, read raw big +n/a  >= 1.20 n/a\n", table)
     assert "DIFFERENT DATA read back by: read raw big: codec" in table
     assert _report.mismatches(broken) == [("read raw big", "codec")]
+    broken["latency"][0]["same_data"]["pipeline"] = False
+    assert _report.mismatches(broken)[-1] == ("async latency, read all", "pipeline")
     assert _report.mismatches(report) == []
 
 
 def test_edge_chunks_and_the_temporary_directory(tmp_path, capsys):
     # 1.5 MiB: one whole chunk and one cut at the array's edge.
     size, where = str(MiB + MiB // 2), str(tmp_path)
-    assert main(["--zarr", "--zarr-size", size, "--repeat", "1", "--dir", where, "--json"]) == 0
+    args = ["--zarr-size", size, "--repeat", "1", "--latency-ms", "0.5", "--dir", where, "--json"]
+    assert main(["--zarr", *args]) == 0
     report = json.loads(capsys.readouterr().out)
     assert all(same is not False for row in report["rows"] for same in row["same_data"].values())
     assert report["rows"][0]["same_data"]["floor"] is True
@@ -279,6 +335,20 @@ def test_bad_size_is_a_usage_error(size):
     done = _cli("--zarr-size", size)
     assert done.returncode == 2
     assert "--zarr-size" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("option", "value"), [("--latency-ms", "-1"), ("--zarr-rows", "some")])
+def test_bad_latency_options_are_usage_errors(option, value):
+    done = _cli(option, value)
+    assert done.returncode == 2
+    assert option in done.stderr and "Traceback" not in done.stderr
+
+
+def test_latency_rows_alone(capsys):
+    assert main(["--zarr", "--zarr-rows", "latency", "--latency-ms", "0.5", "--repeat", "1"]) == 0
+    table = capsys.readouterr().out
+    assert "Through a store with 0.5 ms a request" in table
+    assert "read raw little" not in table and "sync, write all" in table
 
 
 def test_docstring_examples():

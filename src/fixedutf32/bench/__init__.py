@@ -6,7 +6,8 @@
 - by default, every kernel and the UTF-8 transcoding against ``numpy.copyto``
   of as many bytes (memcpy) and the NumPy way of doing the same job;
 - ``--zarr``: zarr-python reads and writes with and without
-  ``fixedutf32.zarr``;
+  ``fixedutf32.zarr``, on a local directory and through a store with a
+  latency per request (``--zarr-rows``, ``--latency-ms``);
 - ``--store``: ``fixedutf32 check`` and ``convert`` of a whole store against
   reading its chunk files and compressing its bytes.
 
@@ -203,6 +204,19 @@ def _parser() -> argparse.ArgumentParser:
         help="bytes of the array for --zarr (default: 256MiB, in 1 MiB chunks)",
     )
     parser.add_argument(
+        "--zarr-rows",
+        choices=("all", "local", "latency"),
+        default="all",
+        help="--zarr's rows: on a local directory, through a store with a latency per "
+        "request (as S3 and NFS), or all (default)",
+    )
+    parser.add_argument(
+        "--latency-ms",
+        type=float,
+        default=20.0,
+        help="milliseconds each request of --zarr's latency rows waits (default: 20)",
+    )
+    parser.add_argument(
         "--store-size",
         default="256MiB",
         help="bytes of chunk data for --store (default: 256MiB, in 2 MiB chunks)",
@@ -276,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--threads and --repeat must be at least 1")
     zarr_size = _size_option(parser, args, "--zarr-size", "8MiB or 256MiB")
     store_size = _size_option(parser, args, "--store-size", "8MiB or 256MiB")
+    if not 0 <= args.latency_ms <= 10_000:
+        parser.error(f"--latency-ms: expected 0 to 10000 milliseconds, got {args.latency_ms:g}")
     if args.dir is not None and not os.path.isdir(args.dir):
         parser.error(f"--dir: expected an existing directory, got {args.dir!r}")
 
@@ -287,7 +303,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     family: _session.Family = "zarr" if args.zarr else "store" if args.store else "kernels"
     repeat = args.repeat or {"zarr": 9, "store": 3, "kernels": 9}[family]
     measured = {"zarr": [zarr_size], "store": [store_size], "kernels": sizes}[family]
+    if family == "zarr" and args.zarr_rows == "latency":
+        measured = []
     estimate = _session.estimate_seconds(family, measured, repeat, _session.copy_gbps())
+    if family == "zarr" and args.zarr_rows != "local":
+        estimate += _zarr.latency_seconds(args.latency_ms / 1000, min(repeat, 5))
     sys.stderr.write(
         f"fixedutf32 bench{'' if family == 'kernels' else ' --' + family}: "
         f"{_session.format_duration(estimate)} on this machine (longer when it is busy)\n"
@@ -300,7 +320,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings: list[str] = []
     try:
         if args.zarr:
-            zarr_report = _zarr.run(zarr_size, repeat=repeat, progress=steps, directory=args.dir)
+            zarr_report = _zarr.run(
+                zarr_size,
+                repeat=repeat,
+                progress=steps,
+                directory=args.dir,
+                rows=args.zarr_rows,
+                latency=args.latency_ms / 1000,
+            )
             status = 1 if _report.mismatches(zarr_report) else 0
             warnings += _session.withhold_impossible(zarr_report["ratios"])
             reference = zarr_report["threads_reference"]

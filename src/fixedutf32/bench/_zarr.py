@@ -16,6 +16,10 @@ endian, zstd, and 8 MiB shards of 64 KiB chunks), and read or written by:
   chunks written plainly (zstd: compressed, then written), on as many
   threads as the pipelines use: the least any reader or writer can cost.
 
+The latency rows (:mod:`._latency`) read and write a small array through a
+store that waits on every request, as S3 (``async``) or NFS (``sync``)
+does, with stock, fused and pipeline, counting the requests.
+
 Each configuration's first call (not timed) is checked against the data
 written; then every round times each configuration once, in turn, and a
 figure is the median over the rounds.  A ratio is the median of the
@@ -53,7 +57,7 @@ from ._floors import (
     write_floor,
 )
 from ._kernels import measure_threads
-from ._report import Selected, ZarrReport, ZarrRow
+from ._report import LatencyRow, Selected, ZarrReport, ZarrRow
 from ._targets import Ratio, judge
 from ._timing import MiB, Progress, Timed, format_size, in_turn
 from .cases import WIDTH, sample_units
@@ -721,6 +725,14 @@ def arrays(size: int = DEFAULT_SIZE, directory: str | None = None) -> Iterator[_
         yield _Bench(root, data, _integration())
 
 
+def latency_seconds(latency: float, rounds: int) -> float:
+    """Roughly how long the latency rows take: their requests, about 8 in flight (one at a
+    time for FusedCodecPipeline on the synchronous profile), in ``rounds`` + 2 calls each."""
+    requests = 226  # per profile: whole-array read and write, two selections
+    waits = 2 * 3 * requests / 8 + (requests if has_fused() else 0)
+    return 2.0 + (rounds + 2) * latency * waits
+
+
 def _size_zarr_thread_pool() -> None:
     """Make zarr's thread pool as wide as the widest row asks for.
 
@@ -741,6 +753,8 @@ def run(
     repeat: int = 9,
     progress: Progress | None = None,
     directory: str | None = None,
+    rows: Literal["all", "local", "latency"] = "all",
+    latency: float = 0.020,
 ) -> ZarrReport:
     """Measure zarr reads and writes with and without fixedutf32; a report dict.
 
@@ -750,18 +764,28 @@ def run(
         Bytes of the ``<U16`` array (rounded down to whole elements); chunks
         are 1 MiB, or the whole array if smaller.
     repeat : int
-        Timed rounds; each figure is the median over them.
+        Timed rounds; each figure is the median over them (the latency rows:
+        the best of at most 5 rounds).
     progress : callable, optional
         Called with a short message before each step.
     directory : str, optional
         Where to make the temporary directory (removed afterwards).
+    rows : {"all", "local", "latency"}
+        The rows of ``CASES`` on a local directory, the rows through a store
+        with ``latency`` seconds a request (:mod:`._latency`: 100 chunks of
+        64 KiB), or both.
+    latency : float
+        Seconds each request of the latency rows waits.
 
     Returns
     -------
     dict
         ``rows``: one per case with ``gbps`` and ``same_data`` per
         configuration (``None`` where it does not apply or the integration
-        is missing); ``ratios``: name, value, target and ``met``;
+        is missing); ``latency``: one per latency row with ``seconds``,
+        ``requests`` (gets, byte-range gets, sets, deletes, other, the most
+        in flight) and ``same_data`` per pipeline; ``ratios``: name, value,
+        target and ``met`` (``bound`` ``"<="`` on the request counts);
         ``threads_reference``: the scaling of ``decode_chunk`` and of
         ``numpy.copyto`` on two threads, the machine's own limit.
 
@@ -773,19 +797,40 @@ def run(
 
     Examples
     --------
-    >>> report = run(size=64 * 1024, repeat=1)
-    >>> report["rows"][0]["same_data"]["stock"]
-    True
+    >>> report = run(size=64 * 1024, repeat=1, latency=0.001)
+    >>> report["rows"][0]["same_data"]["stock"], report["latency"][0]["same_data"]["stock"]
+    (True, True)
     """
     say = progress or (lambda message: None)
     say(f"generating {format_size(size)} of <U{WIDTH} text")
-    rows: list[ZarrRow] = []
+    table: list[ZarrRow] = []
     times_by_case: dict[str, dict[str, list[float]]] = {}
-    with arrays(size, directory) as bench:
+    latency_rows: list[LatencyRow] = []
+    latency_ratios: list[Ratio] = []
+    # the latency rows make their own small array: the local rows' is made only for them
+    with arrays(size if rows != "latency" else ELEMENT_BYTES, directory) as bench:
         import zarr
 
+        if rows != "local":
+            # First, while zarr has no pool of its own: its requests on threads
+            # (a LocalStore's, the synchronous profile's) get asyncio's default
+            # pool, as with zarr's default settings, not the pool sized below.
+            from . import _latency
+
+            names = [
+                name
+                for name in ("stock", "fused", "pipeline")
+                if (name != "fused" or bench.fused)
+                and (name != "pipeline" or bench.integration is not None)
+            ]
+            latency_rows, latency_times = _latency.measure(
+                bench.config, names, min(repeat, 5), latency, progress=say, directory=directory
+            )
+            latency_ratios = _latency.ratios(latency_rows, latency_times)
         _size_zarr_thread_pool()
         for case, spec in CASES.items():
+            if rows == "latency":
+                break
             calls = {name: call for name, call in bench.calls(case).items() if call is not None}
             counted = bench.expected.nbytes
             say(f"{case} ({format_size(counted)}, {repeat} rounds)")
@@ -794,7 +839,7 @@ def run(
                 buffered = times.pop(BUFFERED_FLOOR)
                 times["floor"] = [min(a, b) for a, b in zip(times["floor"], buffered)]
                 same["floor"] = bool(same["floor"] and same.pop(BUFFERED_FLOOR))
-            rows.append(
+            table.append(
                 {
                     "case": case,
                     "endian": spec.endian,
@@ -819,7 +864,7 @@ def run(
                 }
             )
             times_by_case[case] = times
-    ratios = _ratios(times_by_case)
+    ratios = (_ratios(times_by_case) if table else []) + latency_ratios
     # On a shared machine the second core is not always there: the kernel and a
     # plain copy on two threads say how much scaling the machine allowed.
     say("2 threads: decode_chunk and numpy.copyto, for reference")
@@ -831,9 +876,10 @@ def run(
         "native_byteorder": sys.byteorder,
         "dtype": f"<U{WIDTH}",
         "size": bench.data.nbytes,
-        "chunk_size": rows[0]["chunk_size"] if rows else 0,
+        "chunk_size": table[0]["chunk_size"] if table else 0,
         "repeat": repeat,
-        "rows": rows,
+        "rows": table,
+        "latency": latency_rows,
         "ratios": ratios,
         "threads_reference": {
             "threads": 2,
