@@ -427,3 +427,89 @@ def test_convert_on_a_dask_cluster_from_s3(s3, prefix, cluster, tmp_path):
     )
     assert report.verified is True
     assert_same_hierarchy(fsspec_store(s3, f"{prefix}/src"), str(tmp_path / "dst"))
+
+
+# -- convert with credentials and endpoint in storage_options alone ------------
+
+# moto takes any secret: this one shows where the options went.
+SECRET = "only-in-storage-options-7f3a"
+
+
+@pytest.fixture
+def options_only(s3, monkeypatch, tmp_path):
+    """fsspec's options for the server, and an environment that leads nowhere without them.
+
+    No credentials, endpoint or credentials file in the environment: a store
+    opened without these options (by a Dask worker, ``verify``, the claim)
+    finds no credentials and fails.
+    """
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    return {"endpoint_url": s3.url, "key": CREDENTIALS["AWS_ACCESS_KEY_ID"], "secret": SECRET}
+
+
+def options_store(url, options, read_only=False):
+    return zarr.storage.FsspecStore.from_url(url, storage_options=options, read_only=read_only)
+
+
+@pytest.mark.parametrize("on", ["threads", "dask"])
+def test_convert_s3_to_s3_with_storage_options_alone(s3, prefix, options_only, request, on):
+    # Before: convert() took no storage_options (TypeError); the Dask workers,
+    # the verify step and the destination's claim must all open with them.
+    source, dest = f"s3://{BUCKET}/{prefix}/src", f"s3://{BUCKET}/{prefix}/dst"
+    hierarchy(options_store(source, options_only), zarr_format=2)
+    where = {"threads": 2} if on == "threads" else {"scheduler": request.getfixturevalue("cluster")}
+    report = convert(
+        source,
+        dest,
+        storage_options=options_only,
+        dest_storage_options=dict(options_only),
+        verify=True,
+        **where,
+    )
+    assert report.verified is True and not report.mismatches
+    assert_same_hierarchy(
+        options_store(source, options_only, True), options_store(dest, options_only, True)
+    )
+    # The claim beside the destination and the record in it were put and deleted.
+    assert not [k for k in s3.keys(BUCKET, f"{prefix}/dst") if ".fixedutf32" in k]
+
+
+def test_an_interrupted_convert_with_storage_options_records_no_secret(s3, prefix, options_only):
+    from fixedutf32.store import InvalidChunkError
+    from fixedutf32.store._stores import StoreSpec
+
+    source, dest = f"s3://{BUCKET}/{prefix}/src", f"s3://{BUCKET}/{prefix}/dst"
+    write(options_store(source, options_only), planted(), "raw")
+    options = dict(storage_options=options_only, dest_storage_options=options_only)
+    with pytest.raises(InvalidChunkError) as stopped:
+        convert(source, dest, threads=1, **options)
+    finish = stopped.value.finish
+    assert finish is not None and finish.startswith(f"fixedutf32 convert {source} {dest} --resume")
+    assert "pass storage_options and dest_storage_options again" in finish
+    record = s3.client.get_object(Bucket=BUCKET, Key=f"{prefix}/dst/.fixedutf32-convert.json")
+    assert SECRET.encode() not in record["Body"].read()
+    assert SECRET not in str(stopped.value)
+    assert SECRET not in repr(StoreSpec(dest, options_only))  # what Dask shows of a task
+    report = convert(source, dest, resume=True, skip_invalid=True, verify=True, **options)
+    assert report.verified is True and report.skipped_chunks > 0
+
+
+@pytest.mark.parametrize(
+    "source, dest, options, says",
+    [
+        ("{tmp}/src", "{tmp}/dst", {"storage_options": {"anon": True}}, "storage_options"),
+        ("memory://so-src", "{tmp}/dst", {"dest_storage_options": {"anon": True}}, "dest_"),
+        ("memory://so-src", "local://{tmp}/dst", {"dest_storage_options": {"a": 1}}, "dest_"),
+    ],
+)
+def test_convert_refuses_storage_options_for_a_store_that_is_no_url(
+    tmp_path, source, dest, options, says
+):
+    write(str(tmp_path / "src"), text())  # memory://so-src need not exist: refused before
+    source, dest = source.format(tmp=tmp_path), dest.format(tmp=tmp_path)
+    with pytest.raises(ValueError, match=f"{says}.*apply to a URL"):
+        convert(source, dest, **options)
+    assert not (tmp_path / "dst").exists() and not (tmp_path / "dst.fixedutf32-lock").exists()

@@ -30,6 +30,7 @@ from ._dest import (
     RECORD,
     Destination,
     check_apart,
+    check_dest_options,
     check_safe_key,
     is_bookkeeping,
     keys_under,
@@ -74,7 +75,14 @@ from ._resume import (
     record,
 )
 from ._run import StoreRef, Task, close_scheduler, open_scheduler, run_with_progress
-from ._stores import StoreError, StoreHandle, dask_spec, open_handle, spec_of
+from ._stores import (
+    StoreError,
+    StoreHandle,
+    check_storage_options,
+    dask_spec,
+    open_handle,
+    spec_of,
+)
 from ._transform import KeyConversion, convert_key, copy_key, journaled, longest_key
 from ._validate import KeyLongest, check_key
 from ._verify import compare_stores
@@ -256,6 +264,8 @@ def convert(
     skip_invalid: bool = False,
     verify: bool = False,
     follow_links: bool = False,
+    storage_options: dict[str, Any] | None = None,
+    dest_storage_options: dict[str, Any] | None = None,
 ) -> ConvertReport:
     """Write a copy of a Zarr store with its string arrays converted.
 
@@ -321,6 +331,15 @@ def convert(
         their targets were in it.  Without it such a source is refused
         (StoreError, nothing written); links inside the source are read as
         usual.
+    storage_options, dest_storage_options : dict, optional
+        For a URL ``source`` and a URL ``dest``: fsspec's options
+        (``endpoint_url``, ``key``, ``secret``...), as zarr-python takes
+        them, used for every access to that store: reading and writing,
+        the destination's claim, ``verify``, and Dask workers, which reopen
+        each URL with its options (sent with the tasks).  Without them
+        credentials come from the environment.  They are not written into
+        the destination's record nor into the command printed to resume
+        an interrupted conversion: pass them again with ``resume=True``.
 
     Returns
     -------
@@ -339,7 +358,8 @@ def convert(
         ``overwrite``/``resume``) or is the source, the source has metadata
         problems, or ``resume`` meets a destination written otherwise.
     ValueError
-        For invalid arguments.
+        For invalid arguments, and for ``storage_options`` or
+        ``dest_storage_options`` given with a store that is not a URL.
 
     Examples
     --------
@@ -361,6 +381,8 @@ def convert(
     options = ConvertOptions(
         to, zarr_format, endian, length_bytes, codecs_json, chunks, resume, skip_invalid
     )
+    check_storage_options(source, storage_options)
+    check_dest_options(dest, dest_storage_options)
     threads, client, cluster = open_scheduler(scheduler, threads)
     src: StoreHandle | None = None
     dst: StoreHandle | None = None
@@ -368,7 +390,7 @@ def convert(
     try:
         check_store_arg(source, "source")
         check_store_arg(dest, "destination")
-        src = open_handle(source, "r")
+        src = open_handle(source, "r", storage_options)
         within = None if follow_links else source_within(src)
         nodes = source_nodes(src, "", strings_only=False, max_depth=MAX_DEPTH, within=within)
         converter = _Conversion(src, nodes, options, threads, client, progress, within)
@@ -376,14 +398,14 @@ def convert(
         if client is not None:
             dask_spec(dest, "destination")
         check_apart(src, dest)  # compared as places, before anything is written or deleted
-        target = open_dest(dest, overwrite, resume)  # claimed for this run
+        target = open_dest(dest, overwrite, resume, dest_storage_options)  # claimed for this run
         dst = target.handle
         report = converter.run(dst)
         target.commit()  # a zip file is complete once closed, and renamed into place
         if verify:
             if dst.spec is not None:
                 dst.close()  # a zip file is complete once closed; read back what was written
-                dst = open_handle(dst.spec, "r")
+                dst = open_handle(dst.spec, "r", dst.storage_options)
             try:
                 found = compare_stores(src, dst, converter.jobs, converter.copies, report.skipped)
             except KeyboardInterrupt:

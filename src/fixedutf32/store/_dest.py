@@ -21,6 +21,7 @@ import pathlib
 import re
 import stat
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ._claim import Claim, claim
@@ -28,7 +29,7 @@ from ._layout import METADATA_NAMES
 from ._loops import run
 from ._places import place_of, relation
 from ._plans import count
-from ._stores import StoreError, StoreHandle, open_handle
+from ._stores import StoreError, StoreHandle, check_storage_options, open_handle
 
 __all__ = [
     "JOURNAL",
@@ -36,10 +37,12 @@ __all__ = [
     "ZIP_PARTIAL",
     "Destination",
     "check_apart",
+    "check_dest_options",
     "check_replaceable",
     "check_replaceable_handle",
     "check_safe_key",
     "is_bookkeeping",
+    "is_partial",
     "key_problem",
     "keys_under",
     "open_dest",
@@ -68,6 +71,11 @@ _RULE = (
 def is_bookkeeping(key: str) -> bool:
     """Whether ``key`` (at a store's root) is the record or journal of a conversion."""
     return key == RECORD or key.startswith(JOURNAL)
+
+
+def is_partial(key: str) -> bool:
+    """Whether ``key`` is what a killed LocalStore write leaves (``key.<hex>.partial``)."""
+    return _PARTIAL.search(key) is not None
 
 
 def key_problem(key: str) -> str | None:
@@ -210,7 +218,7 @@ def keys_under(dst: StoreHandle, path: str) -> list[str]:
         for key in dst.list_prefix(prefix)
         if key[len(prefix) :] not in METADATA_NAMES
         and not is_bookkeeping(key)
-        and not _PARTIAL.search(key)
+        and not is_partial(key)
     ]
 
 
@@ -220,7 +228,7 @@ def remove_partial_files(dst: StoreHandle) -> None:
 
     if isinstance(dst.store, LocalStore):
         for key in dst.list_prefix(""):
-            if _PARTIAL.search(key):
+            if is_partial(key):
                 dst.delete(key)
 
 
@@ -305,8 +313,30 @@ class Destination:
             self.claim.release()
 
 
-def open_dest(dest: object, overwrite: bool, resume: bool) -> Destination:
+def check_dest_options(dest: object, storage_options: Mapping[str, object] | None) -> None:
+    """ValueError when ``storage_options`` are given for a destination that is no remote URL.
+
+    A ``local://`` or ``file://`` destination is written as a directory
+    (:func:`open_dest`): fsspec's options would not be used.
+    """
+    check_storage_options(dest, storage_options, "dest_storage_options")
+    if storage_options and place_of(dest).kind == "local":
+        raise ValueError(
+            f"dest_storage_options apply to a URL (s3://..., gs://...), got {dest!r}: a "
+            f"local directory, written without fsspec"
+        )
+
+
+def open_dest(
+    dest: object,
+    overwrite: bool,
+    resume: bool,
+    storage_options: Mapping[str, object] | None = None,
+) -> Destination:
     """Claim the destination, then open it; refuse an existing one unless overwrite or resume.
+
+    ``storage_options`` open a URL destination (fsspec's options); the claim
+    beside it is put through the same file system.
 
     Returns
     -------
@@ -319,11 +349,15 @@ def open_dest(dest: object, overwrite: bool, resume: bool) -> Destination:
         When another conversion holds the destination ("in use by another
         conversion"), or it exists without ``overwrite``/``resume``, or is
         not a store that may be replaced.
+    ValueError
+        For ``storage_options`` with anything but a URL of a remote file
+        system.
     """
     if overwrite and resume:
         raise ValueError("overwrite and resume exclude each other: pass one")
     spec = os.fspath(dest) if isinstance(dest, os.PathLike) else dest
     name = spec if isinstance(spec, str) else str(spec)
+    check_dest_options(spec, storage_options)
     place = place_of(spec)
     take_stale = overwrite or resume
     held = claim(name, place, None, take_stale) if place.kind == "local" else None
@@ -331,7 +365,7 @@ def open_dest(dest: object, overwrite: bool, resume: bool) -> Destination:
     try:
         if isinstance(spec, str) and place.kind == "local":  # a path, file:// or local://
             return _open_local(spec, overwrite, resume, held or Claim())
-        handle = open_handle(spec, "w")
+        handle = open_handle(spec, "w", storage_options)
         if held is None:
             held = claim(name, place, handle, take_stale)
         if not (overwrite or resume) and not handle.is_empty():

@@ -352,10 +352,20 @@ def record(opts: ConvertOptions, src: StoreHandle, dst: StoreHandle) -> bytes:
 def finish_command(
     opts: ConvertOptions, src: StoreHandle, dst: StoreHandle, skip_invalid: bool = True
 ) -> str:
-    """The command (or call) that resumes this conversion, skipping invalid chunks or not."""
+    """The command (or call) that resumes this conversion, skipping invalid chunks or not.
+
+    fsspec options (credentials, often) are never part of it, nor of the
+    record it is written into: it says which ones to pass again.
+    """
+    again = [
+        name
+        for name, handle in (("storage_options", src), ("dest_storage_options", dst))
+        if handle.storage_options
+    ]
+    note = f" (pass {' and '.join(again)} again: they are not recorded)" if again else ""
     if src.spec is None or dst.spec is None:
         skip = ", skip_invalid=True" if skip_invalid else ""
-        return f"convert(source, dest, ..., resume=True{skip}), same options"
+        return f"convert(source, dest, ..., resume=True{skip}), same options{note}"
     words = ["fixedutf32", "convert", src.spec, dst.spec, "--resume"]
     if skip_invalid:
         words.append("--skip-invalid")
@@ -373,7 +383,7 @@ def finish_command(
     if compressor not in (None, "?"):
         words += ["--compressor", compressor]
     command = " ".join(shlex.quote(str(w)) for w in words)
-    return command + (" (with the same compressors)" if compressor == "?" else "")
+    return command + (" (with the same compressors)" if compressor == "?" else "") + note
 
 
 def _options_problem(options: object) -> str | None:

@@ -38,6 +38,7 @@ __all__ = [
     "StoreError",
     "StoreHandle",
     "StoreSpec",
+    "check_storage_options",
     "open_handle",
     "handle_for",
     "spec_of",
@@ -91,7 +92,8 @@ class StoreSpec:
     """
 
     url: str
-    storage_options: Mapping[str, object] = field(default_factory=dict)
+    # Credentials, often: kept out of the repr (Dask logs and dashboards show task arguments).
+    storage_options: Mapping[str, object] = field(default_factory=dict, repr=False)
 
 
 class StoreHandle:
@@ -302,11 +304,7 @@ def open_handle(
 
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
-    if storage_options and not (isinstance(spec, str) and _is_url(spec)):
-        raise ValueError(
-            f"storage_options apply to a URL (s3://..., gs://...), got {spec!r}; "
-            f"pass a store object with its own options instead"
-        )
+    check_storage_options(spec, storage_options)
     if isinstance(spec, Store):
         return StoreHandle(spec)
     if not isinstance(spec, str):
@@ -317,6 +315,22 @@ def open_handle(
     if path.suffix.lower() == ".zip":
         return _open_zip(spec, path, mode)
     return _open_directory(spec, path, mode)
+
+
+def check_storage_options(
+    spec: object, storage_options: Mapping[str, object] | None, name: str = "storage_options"
+) -> None:
+    """ValueError when ``storage_options`` are given for ``spec`` that is not a URL.
+
+    ``name`` is the argument's name, for the message.
+    """
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if storage_options and not (isinstance(spec, str) and _is_url(spec)):
+        raise ValueError(
+            f"{name} apply to a URL (s3://..., gs://...), got {spec!r}; "
+            f"pass a store object with its own options instead"
+        )
 
 
 def _open_url(spec: str, mode: str, options: Mapping[str, object]) -> StoreHandle:
