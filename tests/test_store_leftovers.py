@@ -12,13 +12,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
 zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
 
-from fixedutf32.store import StoreError, check  # noqa: E402
+from fixedutf32.store import StoreError, check, convert  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificationWarning")
 
@@ -130,3 +131,40 @@ def test_keys_of_an_array_of_another_data_type_are_not_leftovers_unless_partial(
     (path / "n" / "c" / f"1.{HEX}.partial").write_bytes(b"p")
     report = check(path)
     assert [item.key for item in report.leftovers] == [f"n/c/1.{HEX}.partial"]
+
+
+def test_a_running_conversions_claim_inside_the_store_is_no_leftover(store, tmp_path):
+    # A destination in a folder of the store has its claim beside it, inside the
+    # store. Before: "leftover inner.zarr.fixedutf32-lock", and --remove-leftovers
+    # deleted the claim of a running conversion, letting a second one in.
+    path, strays = store
+    source = tmp_path / "source.zarr"
+    data = np.array([f"s{i}" for i in range(12)])
+    zarr.create_array(str(source), shape=(12,), chunks=(1,), dtype="<U3")[:] = data
+    dest, claim = path / "inner.zarr", path / "inner.zarr.fixedutf32-lock"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "fixedutf32", "convert", str(source), str(dest), "--threads", "1"],
+        env={**os.environ, "FIXEDUTF32_TEST_WRITE_DELAY": "0.3"},  # 12 chunks: 3.6 s
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (dest / "c").is_dir() or not any((dest / "c").iterdir()):
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the conversion wrote nothing in time"
+            time.sleep(0.02)
+        report = check(path, remove_leftovers=True)
+        assert child.poll() is None, "the conversion ended too soon to test this"
+        assert claim.exists()
+        assert sorted(item.key for item in report.leftovers) == sorted(strays)  # removed
+        [claimed] = [p for p in report.problems if "claimed by a conversion" in p.message]
+        assert (claimed.kind, claimed.array) == ("incomplete", "inner.zarr")
+        assert "'inner.zarr.fixedutf32-lock'" in str(claimed) and "--resume" in str(claimed)
+        with pytest.raises(StoreError, match="in use by another conversion"):
+            convert(source, dest, overwrite=True)  # the claim still keeps a second one out
+    finally:
+        _, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    assert zarr.open_array(str(dest))[:].tolist() == data.tolist() and not claim.exists()

@@ -5,7 +5,9 @@ symbolic links that lead out of it (``link`` problems; not read unless
 ``follow_links``), and *leftovers*: keys no reader looks at (a killed
 write's ``*.partial`` files, keys that are no chunk of their array's grid,
 stray files in a group), listed apart from the data's problems with the
-command that removes them.
+command that removes them.  A conversion's claim on a destination nested in
+the store (``<dest>.fixedutf32-lock``) is no leftover but an ``incomplete``
+problem: removing it would let a second conversion in while one writes.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._source.files import is_within
-from ._dest import _PARTIAL, RECORD, is_bookkeeping, key_problem
+from ._claim import CLAIM_SUFFIX, is_claim
+from ._dest import RECORD, is_bookkeeping, is_partial, key_problem
 from ._layout import (
     FIXED,
     ArrayPlan,
@@ -268,6 +271,8 @@ def check(
     write's ``*.partial`` files, keys that are no chunk of their array's
     grid, stray files in a group) are :class:`Leftover` entries of the
     report, apart from its problems; they too make ``report.ok`` False.
+    A conversion's claim on a destination nested in the store is an
+    ``incomplete`` problem instead, and ``remove_leftovers`` leaves it.
 
     Parameters
     ----------
@@ -456,31 +461,53 @@ def _leftovers(
         for key in node.keys:
             if not node.path and is_bookkeeping(key):
                 continue  # an interrupted conversion: reported as incomplete, as ever
-            reason = (
-                partial if _PARTIAL.search(key) else "a key in a group that is no metadata document"
-            )
+            if is_claim(key):
+                report.problems.append(_claim_problem(key))
+                continue
+            reason = partial if is_partial(key) else "a key in a group that is no metadata document"
             found.append(Leftover(key, node.path, reason, _nbytes(root, key)))
     for array in arrays:
         if isinstance(array, Node):
             # Another data type, not planned: only partial writes are known strays.
             prefix = f"{array.path}/" if array.path else ""
             for key in handle.list_prefix(prefix):
-                if _PARTIAL.search(key) and key not in skip:
+                if is_partial(key) and key not in skip:
                     found.append(Leftover(key, array.path, partial, _nbytes(root, key)))
             continue
         indices, others = array.listed_keys(handle, skip)
         stored[array.path] = indices
         grid = f"grid {list(array.key_grid.grid_shape)} of keys"
         for key in others:
+            if is_claim(key):
+                report.problems.append(_claim_problem(key))
+                continue
             reason = (
                 partial
-                if _PARTIAL.search(key)
+                if is_partial(key)
                 else f"not a chunk key of the array's {grid} (shape {list(array.key_meta.shape)})"
             )
             found.append(Leftover(key, array.path, reason, _nbytes(root, key)))
     found.sort(key=lambda item: item.key)
     report.leftovers.extend(found)
     return stored
+
+
+def _claim_problem(key: str) -> Problem:
+    """The ``incomplete`` problem for a conversion's claim found in the store, never a leftover.
+
+    A destination nested in a folder that is itself a store has its claim
+    beside it, inside that store; deleting it would let a second conversion
+    in while the first writes.
+    """
+    dest = key[: -len(CLAIM_SUFFIX)]
+    return Problem(
+        "incomplete",
+        dest,
+        f"claimed by a conversion into it (its claim is the key {key!r}): one is writing "
+        f"it now, or one was killed before it ended; check it when the conversion ends, or, "
+        f"if none is running, convert into it again with --resume or --overwrite (either "
+        f"takes the claim over) or delete {key!r}",
+    )
 
 
 def _remove_command(handle: StoreHandle, path: str, follow_links: bool) -> str | None:

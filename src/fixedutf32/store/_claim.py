@@ -48,11 +48,22 @@ if TYPE_CHECKING:
     from ._places import Place
     from ._stores import StoreHandle
 
-__all__ = ["CLAIM_SUFFIX", "Claim", "claim"]
+__all__ = ["CLAIM_SUFFIX", "Claim", "claim", "is_claim"]
 
 # What the claim's name adds to the destination's.
 CLAIM_SUFFIX = ".fixedutf32-lock"
 _MAX_CLAIM_BYTES = 4096  # a claim is a short JSON object; read no more
+
+
+def is_claim(key: str) -> bool:
+    """Whether ``key`` is a conversion's claim on the destination beside it (``<dest>`` + suffix).
+
+    It lies inside a store when a destination is nested in a folder that
+    is itself a store: a marker of a conversion running or killed, never a
+    leftover to delete.
+    """
+    return key.endswith(CLAIM_SUFFIX) and len(key) > len(CLAIM_SUFFIX)
+
 
 _held: set[str] = set()  # object places claimed in this process
 _held_lock = threading.Lock()
