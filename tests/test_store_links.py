@@ -170,3 +170,35 @@ def test_an_empty_store_argument_is_refused_not_read_as_the_current_directory(tm
     result = run_cli("convert", "", tmp_path / "out.zarr", cwd=store)
     assert result.returncode == 2 and "the source: expected" in result.stderr
     assert not (tmp_path / "out.zarr").exists()
+
+
+def test_follow_links_reaches_dask_workers(tmp_path):
+    # Each task opens the source itself in a worker process: the plan it is sent
+    # must say whether links out of the store are read.
+    pytest.importorskip("distributed", reason="the Dask tests need the dask extra (distributed)")
+    from fixedutf32.store._run import dask_client
+
+    store = make_store(tmp_path / "store.zarr")
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(chunk_bytes("xx", "yy"))
+    os.unlink(store / "a" / "c" / "1")
+    os.symlink(outside, store / "a" / "c" / "1")
+    client, cluster = dask_client("local")
+    try:
+        assert cluster.processes  # worker processes, not threads
+        scheduler = cluster.scheduler_address
+        assert check(store, follow_links=True, scheduler=scheduler).ok
+        report = check(store, scheduler=scheduler)
+        assert [(p.kind, p.key) for p in report.problems] == [("link", "a/c/1")]
+        report = convert(
+            store, tmp_path / "out.zarr", follow_links=True, scheduler=scheduler, verify=True
+        )
+        assert report.verified is True
+        assert report.arrays[0]["chunks_written"] == 2
+        with pytest.raises(StoreError, match="leading outside it"):
+            convert(store, tmp_path / "out2.zarr", scheduler=scheduler)
+    finally:
+        client.close()
+        cluster.close()
+    got = zarr.open_array(str(tmp_path / "out.zarr" / "a"))[:].tolist()
+    assert got == ["ab", "cd", "xx", "yy"]
