@@ -207,3 +207,66 @@ def test_arrays_nothing_can_check_are_said_so(tmp_path):
         pytest.warns(fz.UncheckedChunksWarning, match=r"Zarr V2 filters.*not checked"),
     ):
         assert zarr.open_array(path)[:].tolist() == ["a", "b", "a", "a"]
+
+
+def _files(path):
+    return {
+        os.path.relpath(os.path.join(top, name), path): os.path.getsize(os.path.join(top, name))
+        for top, _, names in os.walk(path)
+        for name in names
+    }
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("where", ["first", "last"])
+@pytest.mark.parametrize("value_order", ["<", ">"])
+def test_a_refused_write_leaves_the_store_as_it_was_and_stops_with_its_error(
+    tmp_path, zarr_format, where, value_order
+):
+    # A lone surrogate anywhere in the value: nothing of the write is stored,
+    # and nothing of it is still running once the error has reached the caller
+    # (zarr gathers chunk writes, and its gather lets the others run on).
+    import time
+
+    dtype = f"{value_order}U3"
+    array = zarr.create_array(tmp_path / "a", shape=(48, 48), chunks=(1, 1), dtype=dtype,
+                              fill_value="", zarr_format=zarr_format, compressors=None)  # fmt: skip
+    array[:2] = "old"
+    before = _files(tmp_path / "a")
+    value = np.full((48, 48), "abc", dtype=dtype)
+    value[(0, 0) if where == "first" else (-1, -1)] = "a\ud800"
+    with fz.enabled():
+        writable = zarr.open_array(tmp_path / "a", mode="r+")
+        with pytest.raises(fz.InvalidChunkCodePointError, match="U\\+D800"):
+            writable[...] = value
+        assert _files(tmp_path / "a") == before
+        time.sleep(0.3)  # anything still running would have written by now
+    assert _files(tmp_path / "a") == before
+    assert zarr.open_array(tmp_path / "a")[:2].tolist() == [["old"] * 48] * 2
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_write_failing_on_a_stored_chunk_changes_nothing_after_it_raised(tmp_path, zarr_format):
+    # The stored partial chunk is what fails here, not the value: chunks written
+    # before it may stay written, but none is written after the error is raised.
+    import time
+
+    array = zarr.create_array(tmp_path / "a", shape=(48, 48), chunks=(2, 2), dtype="<U3",
+                              fill_value="", zarr_format=zarr_format, compressors=None)  # fmt: skip
+    array[...] = "old"
+    key = "23.23" if zarr_format == 2 else "c/23/23"
+    bad = tmp_path / "a" / key
+    bad.write_bytes("a\ud800".encode("utf-32-le", "surrogatepass").ljust(12, b"\0") * 4)
+    with fz.enabled():
+        writable = zarr.open_array(tmp_path / "a", mode="r+")
+        with pytest.raises(fz.InvalidChunkCodePointError, match=key.replace(".", "\\.")):
+            writable[1:47, 1:47] = "new"  # every edge chunk merged with what is stored
+        after_error = (
+            _files(tmp_path / "a"),
+            {p.name: p.stat().st_mtime_ns for p in (tmp_path / "a").rglob("*")},
+        )
+        time.sleep(0.3)
+    assert (
+        _files(tmp_path / "a"),
+        {p.name: p.stat().st_mtime_ns for p in (tmp_path / "a").rglob("*")},
+    ) == after_error

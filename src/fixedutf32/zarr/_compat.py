@@ -42,10 +42,11 @@ import zarr.codecs
 from zarr.core import codec_pipeline as _codec_pipeline
 from zarr.core.array import create_codec_pipeline as _create_codec_pipeline
 from zarr.core.codec_pipeline import BatchedCodecPipeline
-from zarr.core.common import concurrent_map
 from zarr.core.config import config
 from zarr.core.metadata import ArrayV2Metadata, ArrayV3Metadata
 from zarr.storage import LocalStore, MemoryStore
+
+from ._settle import settled_map
 
 if TYPE_CHECKING:
     from zarr.abc.codec import Codec, CodecPipeline
@@ -224,7 +225,7 @@ async def fan_out(call: Callable[[_T], object], items: Sequence[_T]) -> None:
     async def one(item: _T) -> None:
         await loop.run_in_executor(pool, call, item)
 
-    await concurrent_map([(item,) for item in items], one, limit)
+    await settled_map(one, items, limit)
 
 
 #: zarr's FusedCodecPipeline class (zarr >= 3.4), or None.

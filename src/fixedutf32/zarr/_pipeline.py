@@ -21,7 +21,6 @@ import numpy as np
 from zarr.abc.codec import CodecPipeline as _ZarrCodecPipeline
 from zarr.codecs.sharding import ShardingCodec
 from zarr.core.codec_pipeline import BatchedCodecPipeline
-from zarr.core.common import concurrent_map
 from zarr.core.config import config
 from zarr.core.metadata import ArrayV2Metadata, ArrayV3Metadata
 from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
@@ -34,6 +33,7 @@ from ._jobs import jobs_of
 from ._naming import ChunkNames
 from ._plan import ChunkPlan, Declined, ShardPlan, plan_for
 from ._read import BatchRead
+from ._settle import settled, settled_map
 from ._shard_writing import ShardWrite, check_value
 from ._writing import BatchWrite
 
@@ -617,7 +617,14 @@ class CodecPipeline(_ZarrCodecPipeline):
             return
         value_np = cast("np.ndarray[Any, Any]", value.as_ndarray_like())  # _plan_for checked it
         jobs = jobs_of(batch_info, plan, None, drop_axes)
-        await BatchWrite(plan, self._names, value_np, drop_axes).run(jobs)
+        writer = BatchWrite(plan, self._names, value_np, drop_axes)
+        # every element checked before any chunk is written: a refused write
+        # leaves the store as it was
+        if value_np.nbytes <= _INLINE_CHECK_BYTES:
+            writer.check_value(jobs)
+        else:
+            await asyncio.to_thread(writer.check_value, jobs)
+        await writer.run(jobs)
 
     async def _write_shards(
         self, plan: ShardPlan, batch_info: list[Any], value: NDBuffer, drop_axes: tuple[int, ...]
@@ -641,7 +648,7 @@ class CodecPipeline(_ZarrCodecPipeline):
         taken = {job.position for job in whole}
         rest = [item for position, item in enumerate(batch_info) if position not in taken]
         if rest:
-            await asyncio.gather(
+            await settled(
                 writer.run(whole), self._hand_on(self.fallback.write, rest, value, drop_axes)
             )
         else:
@@ -677,9 +684,12 @@ class CodecPipeline(_ZarrCodecPipeline):
                 key = getattr(getter, "path", None)
                 raise self._names.in_shard(key, getter, tuple(spec.shape), exc) from None
 
-        results = await concurrent_map(
-            [(item,) for item in batch_info], one, config.get("async.concurrency")
-        )
+        results: list[Any] = [None] * len(batch_info)
+
+        async def into(position: int) -> None:
+            results[position] = await one(batch_info[position])
+
+        await settled_map(into, range(len(batch_info)), config.get("async.concurrency"))
         return [status for result in results for status in (result or ())]
 
 

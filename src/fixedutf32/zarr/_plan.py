@@ -47,6 +47,21 @@ Order = Literal["C", "F"]
 NATIVE: Endian = "little" if sys.byteorder == "little" else "big"
 
 
+def value_endian(value: np.ndarray[Any, Any]) -> Endian:
+    """The byte order of ``value``'s code units in memory (a ``U`` array of either order).
+
+    zarr hands over values of the array's own data type, and a big-endian
+    ``>U`` array stays big-endian in memory: its units are swapped on this
+    machine, whatever byte order the chunks are stored in.
+    """
+    order = value.dtype.byteorder
+    if order == ">":
+        return "big"
+    if order == "<":
+        return "little"
+    return NATIVE  # "=" (and "|", which a U data type never has)
+
+
 @dataclass(frozen=True)
 class ChunkLayout:
     """The chunks of one shape of one array: what every read and write of them needs.

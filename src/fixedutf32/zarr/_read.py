@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from zarr.core.common import concurrent_map
 from zarr.core.config import config
 
 from .. import _kernels
@@ -39,6 +38,7 @@ from ._codec import InvalidChunkCodePointError
 from ._compat import MISSING, PRESENT, ChunkStatus, fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value, shares
 from ._plan import NATIVE, ChunkLayout, ChunkPlan, ShardPlan
+from ._settle import settled, settled_map
 
 if TYPE_CHECKING:
     from .._source import ShardIndex, ShardLayout
@@ -461,8 +461,8 @@ class BatchRead:
             awaitables += [asyncio.to_thread(self.read_sync_share, share) for share in shares(here)]
         if other:
             one = self.read_stored_shard if sharded else self.read_stored
-            awaitables.append(concurrent_map([(job,) for job in other], one, limit))
-        await asyncio.gather(*awaitables)
+            awaitables.append(settled_map(one, other, limit))
+        await settled(*awaitables)
         return tuple(self.statuses)
 
 

@@ -25,7 +25,6 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from zarr.core.common import concurrent_map
 from zarr.core.config import config
 
 from .. import _kernels
@@ -35,14 +34,15 @@ from ..errors import InvalidCodePointError
 from ._codec import InvalidChunkCodePointError
 from ._compat import fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value
-from ._plan import NATIVE, ChunkLayout, Endian, ShardPlan
+from ._plan import NATIVE, ChunkLayout, ShardPlan, value_endian
+from ._settle import settled_map
 
 if TYPE_CHECKING:
     from zarr.core.buffer import Buffer
 
     from ._naming import ChunkNames
 
-__all__ = ["ShardWrite", "check_value", "value_endian"]
+__all__ = ["ShardWrite", "check_value"]
 
 _VALIDATE = _kernels.VALIDATE
 _SRC_SWAPPED = _kernels.SRC_SWAPPED
@@ -52,21 +52,6 @@ _UINT8 = np.dtype(np.uint8)
 # Shards up to this size are encoded on the event loop's thread: a thread hop
 # costs about as much.
 _INLINE_BYTES = 256 * 1024
-
-
-def value_endian(value: np.ndarray[Any, Any]) -> Endian:
-    """The byte order of ``value``'s code units in memory (a ``U`` array of either order).
-
-    zarr hands over values of the array's own data type, and a big-endian
-    ``>U`` array stays big-endian in memory: its units are swapped on this
-    machine, whatever byte order the chunks are stored in.
-    """
-    order = value.dtype.byteorder
-    if order == ">":
-        return "big"
-    if order == "<":
-        return "little"
-    return NATIVE  # "=" (and "|", which a U data type never has)
 
 
 def _plain(selection: object, ndim: int) -> bool:
@@ -299,9 +284,7 @@ class ShardWrite:
         if jobs and sync_store_path(jobs[0].getter) and waits_per_request(jobs[0].getter.store):
             await fan_out(self.write_here, jobs)
             return
-        await concurrent_map(
-            [(job,) for job in jobs], self.write_one, config.get("async.concurrency")
-        )
+        await settled_map(self.write_one, jobs, config.get("async.concurrency"))
 
 
 def check_value(

@@ -18,16 +18,16 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from zarr.core.common import concurrent_map
 from zarr.core.config import config
 from zarr.core.indexing import is_scalar
 
-from .._source import thread_scratch
+from .._source import ElementLayout, thread_scratch
 from ..chunk import encode_chunk
 from ..errors import InvalidCodePointError
 from ._compat import fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value
-from ._plan import ChunkPlan
+from ._plan import ChunkPlan, value_endian
+from ._settle import settled_map
 
 if TYPE_CHECKING:
     from ._naming import ChunkNames
@@ -74,6 +74,35 @@ class BatchWrite:
             return None
         part = value[(*job.out_selection, Ellipsis)]
         return part if part.shape == job.layout.shape else None
+
+    def check_value(self, jobs: list[ChunkJob]) -> None:
+        """Refuse a value holding a lone surrogate before any chunk of the batch is written.
+
+        One kernel pass over the value, in its own byte order; only when it
+        fails is each job's chunk built (the stored part taken as the fill
+        value, nothing read or written) and encoded, so that the error names
+        the chunk and element a write would have named.
+
+        Raises
+        ------
+        InvalidChunkCodePointError
+            For a code unit of the value that is not a Unicode scalar value.
+        """
+        value = self.value
+        elements = ElementLayout(value.dtype.itemsize, value_endian(value))
+        if value.flags.c_contiguous or value.flags.f_contiguous:
+            units = value.reshape(-1, order="A")  # in memory order: a view
+        else:
+            units = np.ascontiguousarray(value).reshape(-1)
+        try:
+            elements.validate(units)
+        except InvalidCodePointError:
+            pass  # find the chunk it goes to
+        else:
+            return
+        for job in jobs:
+            chunk = self._whole_from_value(job)
+            self.encoded(job, self.merged(job, None) if chunk is None else chunk)
 
     def merged(self, job: ChunkJob, existing: Any) -> np.ndarray[Any, Any]:
         """The chunk after the write: the stored one (or fill) with the value put in."""
@@ -199,9 +228,7 @@ class BatchWrite:
         ):
             await fan_out(self.write_share, [[job] for job in jobs])
             return
-        await concurrent_map(
-            [(job,) for job in jobs], self.write_one, config.get("async.concurrency")
-        )
+        await settled_map(self.write_one, jobs, config.get("async.concurrency"))
 
 
 def _equals_fill(chunk: np.ndarray[Any, Any], fill: Any) -> bool:
