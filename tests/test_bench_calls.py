@@ -1,5 +1,7 @@
 """The call rows of ``fixedutf32 bench``: batches against single calls, the C API through ctypes."""
 
+import pytest
+
 from fixedutf32 import _kernels
 from fixedutf32.bench import _calls, _targets, format_table
 
@@ -8,7 +10,8 @@ def test_batch_rows_are_judged_on_their_ratio():
     rows = _calls.measure_batches(repeat=1, rounds=1)
     names = {row["call"] for row in rows}
     # Every target of the family names a row the bench measures, and the other way round.
-    assert names == {row for family, row, _ in _targets.TARGETS if family == "calls"}
+    targeted = {row for family, row, _ in _targets.TARGETS if family == "calls"}
+    assert names == targeted - {_calls.ARROW_CHECK}
     for row in rows:
         assert row["size"] == _calls.BATCH_CHUNK
         assert row["ratio"] == row["us"] / row["baseline_us"]
@@ -45,3 +48,12 @@ def test_the_table_prints_the_call_rows():
     }
     text = format_table(report)  # type: ignore[arg-type]
     assert "decode_chunks, swap, into outs" in text and "<= 0.25" in text
+
+
+def test_the_arrow_check_row_is_judged_against_making_the_same_strings():
+    row = _calls.measure_arrow_check(repeat=1, rounds=1, strings=1 << 12)
+    assert row["call"] == _calls.ARROW_CHECK and row["baseline"] == "to_arrow_strings"
+    assert row["size"] > 0 and row["us"] > 0 and row["baseline_us"] > 0
+    assert row["ratio"] == pytest.approx(row["us"] / row["baseline_us"])
+    assert row["bound"] == "<=" and row["target"] == 0.05
+    assert row["met"] is (row["ratio"] <= 0.05)

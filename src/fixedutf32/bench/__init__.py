@@ -137,7 +137,11 @@ def run(
     report["overhead_us"] = _kernels.measure_overhead()
     if progress:
         progress("batched calls and the C API")
-    report["calls"] = _calls.measure_batches() + _calls.measure_c_api()
+    report["calls"] = [
+        *_calls.measure_batches(),
+        *_calls.measure_c_api(),
+        _calls.measure_arrow_check(),
+    ]
     if progress:
         progress("64 KiB chunks")
     report["rows"].extend(

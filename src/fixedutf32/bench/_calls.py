@@ -12,6 +12,10 @@ reports the ctypes call on the chunk minus the same call on an empty chunk
 (which costs ctypes' own overhead and the entry's argument checks): an
 estimate of what a C caller pays, next to ``fixedutf32.validate``'s whole
 cost on the same chunk.
+
+Hand-built Arrow strings: what ``ArrowStrings(offsets, values, large)``
+costs with its offsets checked, over the :func:`~fixedutf32.to_arrow_strings`
+call that makes the same strings (alternately, in the same run).
 """
 
 import ctypes
@@ -19,16 +23,20 @@ import statistics
 from typing import Any
 
 from .. import _kernels
+from .._arrow import ArrowStrings
 from ..batch import decode_chunks
 from ..chunk import decode_chunk, validate
+from ..transcode import to_arrow_strings
 from ._report import CallRow
 from ._targets import judge
 from ._timing import KiB, alternate
-from .cases import FOREIGN, NATIVE, WIDTH, sample_chunk
+from .cases import FOREIGN, NATIVE, WIDTH, make_text, sample_chunk
 
 BATCH_CHUNK = 4 * KiB
 BATCH_SIZE = 64  # chunks per batch: 256 KiB in all, as a reader's batch of small chunks
 C_API_SIZES = (64, 4 * KiB, 64 * KiB)
+ARROW_STRINGS = 1 << 18  # strings of 16 code points: 16 MiB of UTF-32
+ARROW_CHECK = "ArrowStrings built by hand (offsets checked)"
 
 
 def _per_chunk(first: Any, second: Any, count: int, repeat: int, rounds: int) -> list[float]:
@@ -159,3 +167,36 @@ def measure_c_api(repeat: int = 21, rounds: int = 5) -> list[CallRow]:
             }
         )
     return rows
+
+
+def measure_arrow_check(repeat: int = 7, rounds: int = 3, strings: int = ARROW_STRINGS) -> CallRow:
+    """The check of hand-built Arrow strings, over making the same strings from ``<U16``.
+
+    Both sides hand back an :class:`~fixedutf32.ArrowStrings` of the same
+    strings: one built from the offsets and values (checked: monotonic,
+    inside the values), the other by transcoding the ``U`` array.
+    """
+    text = make_text("mixed", strings * 64)
+    made = to_arrow_strings(text)
+    offsets, values, large = made.offsets, made.values, made.large
+
+    def checked() -> None:
+        for _ in range(10):
+            ArrowStrings(offsets, values, large)
+
+    def transcoded() -> None:
+        to_arrow_strings(text)
+
+    check_time, make_time = _per_chunk(checked, transcoded, 1, repeat, rounds)
+    check_time /= 10
+    ratio = check_time / make_time
+    return {
+        "call": ARROW_CHECK,
+        "baseline": "to_arrow_strings",
+        "size": text.nbytes,
+        "us": check_time * 1e6,
+        "baseline_us": make_time * 1e6,
+        "ratio": ratio,
+        **judge("calls", ARROW_CHECK, ratio),
+        "bound": "<=",
+    }
