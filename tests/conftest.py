@@ -33,6 +33,30 @@ def memory_limit_code(nbytes):
     return f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({nbytes}, {nbytes}))\n"
 
 
+def run_cli(*argv, seconds=60, memory=0, cwd=None, env=None, preexec_fn=None):
+    """``fixedutf32 ARGV`` as a user runs it, in a new interpreter bounded in time
+    (and, with ``memory``, in address space); the completed process, text mode."""
+    code = "import sys; from fixedutf32.__main__ import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run(
+        [sys.executable, "-c", memory_limit_code(memory) + code, *map(str, argv)],
+        capture_output=True,
+        text=True,
+        timeout=seconds,
+        cwd=cwd,
+        env=env,
+        preexec_fn=preexec_fn,
+    )
+
+
+def assert_one_line_error(result, *phrases, status=2):
+    """A refusal as the CLI words one: exit ``status``, one line on stderr holding
+    every phrase, no traceback."""
+    assert result.returncode == status, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    for phrase in phrases:
+        assert phrase in result.stderr, result.stderr
+
+
 def run_bench(*args):
     """``fixedutf32 bench ARGS`` run as a user runs it, in a new process."""
     return subprocess.run(

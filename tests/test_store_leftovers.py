@@ -19,21 +19,13 @@ import pytest
 
 zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
 
+from conftest import run_cli  # noqa: E402
+
 from fixedutf32.store import StoreError, check, convert  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificationWarning")
 
 HEX = "0123456789abcdef" * 2  # the 32 hex digits of a LocalStore temporary name
-
-
-def run_cli(*args, seconds=60):
-    """``fixedutf32 ARGS`` in a fresh interpreter, bounded; the completed process."""
-    return subprocess.run(
-        [sys.executable, "-m", "fixedutf32", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=seconds,
-    )
 
 
 @pytest.fixture

@@ -13,30 +13,19 @@ Each CLI run is a fresh interpreter with a time bound.
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
 
+from conftest import run_cli  # noqa: E402
+
 from fixedutf32._source.files import open_chunk_file  # noqa: E402
 from fixedutf32.errors import CorruptChunkError  # noqa: E402
 from fixedutf32.store import StoreError, check, convert  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificationWarning")
-
-
-def run_cli(*args, cwd=None, seconds=60):
-    """``fixedutf32 ARGS`` in a fresh interpreter, bounded; the completed process."""
-    return subprocess.run(
-        [sys.executable, "-m", "fixedutf32", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=seconds,
-        cwd=cwd,
-    )
 
 
 def make_store(path, values=("ab", "cd", "ef", "gh")):

@@ -20,6 +20,7 @@ import pytest
 
 zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
 
+from conftest import assert_one_line_error, run_cli  # noqa: E402
 from store_data import quiet, tree  # noqa: E402
 
 import fixedutf32.store as store  # noqa: E402
@@ -27,25 +28,6 @@ from fixedutf32.store._places import place_of, relation  # noqa: E402
 
 TIMEOUT = 60
 CLAIM = ".fixedutf32-lock"
-
-
-def run_cli(*argv, env=None, preexec_fn=None):
-    """``fixedutf32 ARGV`` in a new process."""
-    return subprocess.run(
-        [sys.executable, "-m", "fixedutf32", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=env,
-        preexec_fn=preexec_fn,
-    )
-
-
-def assert_refused(result, *phrases):
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1, result.stderr
-    for phrase in phrases:
-        assert phrase in result.stderr, result.stderr
 
 
 def strings(where, data, chunks):
@@ -126,7 +108,7 @@ def test_overwrite_into_the_source_spelled_another_way_deletes_nothing(tmp_path,
     dest = spelling.format(s=source, link=tmp_path / "link")
     before = tree(source)
     result = run_cli("convert", source, dest, "--overwrite")
-    assert_refused(result, f"the destination {dest!r} ({source}", f"the source '{source}'")
+    assert_one_line_error(result, f"the destination {dest!r} ({source}", f"the source '{source}'")
     assert tree(source) == before
     assert not any(CLAIM in p.name for p in tmp_path.rglob("*"))
 
@@ -138,7 +120,7 @@ def test_overwrite_of_a_store_holding_the_source_deletes_nothing(tmp_path):
         group.create_array("a", shape=(8,), chunks=(2,), dtype=EIGHT.dtype)[:] = EIGHT
     before = tree(top)
     result = run_cli("convert", top / "a", f"local://{top}/", "--overwrite")
-    assert_refused(result, "holds the source")
+    assert_one_line_error(result, "holds the source")
     assert tree(top) == before
 
 
@@ -205,7 +187,7 @@ def test_second_conversion_into_a_claimed_destination_is_refused(tmp_path, sourc
         assert held["pid"] == first.pid and held["host"] == socket.gethostname()
         for extra in ((), ("--overwrite",), ("--resume",)):
             result = run_cli("convert", other, f"local://{dest}/", *extra)
-            assert_refused(
+            assert_one_line_error(
                 result,
                 "is in use by another conversion",
                 f"process {first.pid}",
@@ -247,7 +229,7 @@ def test_stale_claim_is_named_and_taken_over_only_when_asked(tmp_path, source):
     stale = {"pid": dead_pid(), "host": socket.gethostname(), "started": "2026-01-01T00:00:00"}
     claim.write_text(json.dumps(stale))
     result = run_cli("convert", source, dest)
-    assert_refused(result, "no longer runs", f"process {stale['pid']}", "pass --resume")
+    assert_one_line_error(result, "no longer runs", f"process {stale['pid']}", "pass --resume")
     assert not dest.exists()
     result = run_cli("convert", source, dest, "--overwrite")
     assert result.returncode == 0, result.stderr
@@ -256,7 +238,7 @@ def test_stale_claim_is_named_and_taken_over_only_when_asked(tmp_path, source):
     # Another host's claim: whether it runs is not known here, so it is never taken.
     claim.write_text(json.dumps({**stale, "host": "elsewhere.example"}))
     result = run_cli("convert", source, dest, "--overwrite")
-    assert_refused(result, "in use by another conversion", "'elsewhere.example'", str(claim))
+    assert_one_line_error(result, "in use by another conversion", "'elsewhere.example'", str(claim))
     assert claim.exists() and read(dest) == EIGHT.tolist()
 
 
@@ -343,7 +325,7 @@ def test_zip_left_by_a_killed_conversion_is_replaced(tmp_path, source):
     assert child.returncode == -signal.SIGKILL
     assert not target.exists()  # what it wrote is beside it, with its claim
     result = run_cli("convert", source, target)
-    assert_refused(result, "no longer runs", "--overwrite")
+    assert_one_line_error(result, "no longer runs", "--overwrite")
     result = run_cli("convert", source, target, "--overwrite", "--verify")
     assert result.returncode == 0 and "verified" in result.stdout, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "out.zip"]

@@ -27,7 +27,8 @@ import pytest
 
 zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
 
-from conftest import memory_limit_code  # noqa: E402
+from conftest import assert_one_line_error  # noqa: E402
+from conftest import run_cli as cli  # noqa: E402
 from store_data import quiet, tree  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
@@ -39,22 +40,9 @@ PIECE = ".fixedutf32-convert.journal.0.json"
 TWELVE = np.array(["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op", "qr", "st", "uv", "wx"])
 
 
-def run_cli(*argv, timeout=TIMEOUT):
+def run_cli(*argv, seconds=TIMEOUT):
     """``fixedutf32 ARGV`` in a new process, under an address-space bound."""
-    code = "import sys; from fixedutf32.__main__ import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run(
-        [sys.executable, "-c", memory_limit_code(MEMORY) + code, *map(str, argv)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def assert_one_line(result, *phrases, status=2):
-    assert result.returncode == status, (result.returncode, result.stderr)
-    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1, result.stderr
-    for phrase in phrases:
-        assert phrase in result.stderr, result.stderr
+    return cli(*argv, seconds=seconds, memory=MEMORY)
 
 
 def strings(where, data, chunks):
@@ -132,8 +120,8 @@ def test_resume_refuses_a_fifo_record_or_journal_piece_without_blocking(
     (dest / name).unlink()
     os.mkfifo(dest / name)
     before = tree(dest)
-    result = run_cli("convert", source, dest, "--resume", timeout=30)
-    assert_one_line(result, repr(name), "expected a regular file, got a FIFO")
+    result = run_cli("convert", source, dest, "--resume", seconds=30)
+    assert_one_line_error(result, repr(name), "expected a regular file, got a FIFO")
     assert tree(dest) == before and (dest / name).exists()
 
 
@@ -180,7 +168,7 @@ def test_resume_names_what_is_wrong_with_a_damaged_record_in_one_line(interrupte
         (dest / RECORD).write_text(text)
     before = tree(dest)
     result = run_cli("convert", source, dest, "--resume")
-    assert_one_line(
+    assert_one_line_error(
         result,
         f"the conversion record {RECORD!r} in {str(dest)!r}",
         reason,
@@ -218,7 +206,9 @@ def test_resume_names_what_is_wrong_with_a_damaged_journal_piece_in_one_line(
         (dest / PIECE).write_text(changed if isinstance(changed, str) else json.dumps(changed))
     before = tree(dest)
     result = run_cli("convert", source, dest, "--resume")
-    assert_one_line(result, f"the journal piece {PIECE!r} in {str(dest)!r}", reason, "delete it")
+    assert_one_line_error(
+        result, f"the journal piece {PIECE!r} in {str(dest)!r}", reason, "delete it"
+    )
     assert tree(dest) == before
 
 

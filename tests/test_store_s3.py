@@ -22,6 +22,7 @@ import pytest
 
 zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
 
+from conftest import assert_one_line_error, run_cli  # noqa: E402
 from s3_server import CREDENTIALS, free_port  # noqa: E402
 from store_data import CHUNKS, PLANTED, found, hierarchy, planted, quiet, text  # noqa: E402
 from zarr.codecs import ZstdCodec  # noqa: E402
@@ -113,24 +114,6 @@ def assert_same_hierarchy(source, dest):
         a = zarr.open_array(source, path=path, mode="r")
         b = zarr.open_array(dest, path=path, mode="r")
         assert equal_elements(a, b), path
-
-
-def run_cli(*argv, env=None):
-    """``fixedutf32 ARGV`` in a new process, with the test's environment (or ``env``)."""
-    return subprocess.run(
-        [sys.executable, "-m", "fixedutf32", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=env,
-    )
-
-
-def assert_one_line_error(result, *phrases):
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1, result.stderr
-    for phrase in phrases:
-        assert phrase in result.stderr, result.stderr
 
 
 # -- the rule: zarr's loop -----------------------------------------------------
