@@ -210,8 +210,10 @@ class ShardWrite:
             stored = tuple(chunk if in_c_order else chunk[::-1])
             target = data.view(native).reshape(grid + stored)
             target[...] = split.transpose([2 * i for i in range(ndim)] + inner_axes)
-            # check_value has checked the elements; a swap checks them again for free
-            status = _kernels.convert(data, data, units, _VALIDATE | seen | swap) if swap else _OK
+            # checked again as placed (in cache, with the swap if any): what is
+            # stored is what was checked, even if the value changed since
+            # check_value read it
+            status = _kernels.convert(data, data, units, _VALIDATE | seen | swap)
         if status[0]:
             error = status_error(status)
             assert isinstance(error, InvalidCodePointError)
