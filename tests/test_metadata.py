@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixedutf32.errors import FixedUTF32Error
+from fixedutf32.errors import DataError, FixedUTF32Error
 from fixedutf32.metadata import (
     ArrayMetadata,
     FixedLengthUTF32,
@@ -69,7 +69,8 @@ def rejects(*patterns):
 # --- errors ---------------------------------------------------------------
 
 
-def test_metadata_error_is_a_fixedutf32_error_and_a_value_error():
+def test_metadata_error_is_a_data_error_and_a_value_error():
+    assert issubclass(MetadataError, DataError)
     assert issubclass(MetadataError, FixedUTF32Error)
     assert issubclass(MetadataError, ValueError)
 

@@ -39,7 +39,7 @@ def status_error(
     values: Any = None,
     starts: Any = None,
     chunk: int | None = None,
-) -> ValueError:
+) -> FixedUTF32Error | ValueError:
     """The exception for a kernel status that is not ``OK``.
 
     Parameters

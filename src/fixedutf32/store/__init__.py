@@ -13,9 +13,9 @@ small reports come back.  zarr-python (and numcodecs) are needed here and
 imported only by this subpackage.
 """
 
+from ..errors import InvalidChunkError, StoreError
 from ._check import ArrayReport, CheckReport, Leftover, Problem, check
-from ._convert import ConvertReport, InvalidChunkError, convert
-from ._stores import StoreError
+from ._convert import ConvertReport, convert
 
 # Shown, in tracebacks and reprs, by the module they are imported from.
 for _public in (
@@ -24,8 +24,6 @@ for _public in (
     Leftover,
     Problem,
     ConvertReport,
-    InvalidChunkError,
-    StoreError,
 ):
     _public.__module__ = __name__
 del _public

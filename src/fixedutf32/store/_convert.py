@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._checks import check_endian, check_length_bytes
-from ..errors import FixedUTF32Error
+from ..errors import InvalidChunkError
 from ._dest import (
     RECORD,
     Destination,
@@ -90,43 +90,11 @@ from ._verify import compare_stores
 if TYPE_CHECKING:
     import distributed
 
-__all__ = ["ConvertReport", "InvalidChunkError", "convert"]
+__all__ = ["ConvertReport", "convert"]
 
 # The deepest hierarchy convert writes: zarr-python's LocalStore creates a
 # chunk's directories recursively, one Python frame per level.
 MAX_DEPTH = 256
-
-
-class InvalidChunkError(FixedUTF32Error):
-    """A source chunk that cannot be converted stopped ``convert``.
-
-    Attributes
-    ----------
-    problem : Problem
-        The array, key, chunk index, coordinates and code point.
-    finish : str or None
-        The command that finishes the conversion (resume, skipping invalid
-        chunks), when chunks were written; None when nothing was.
-    """
-
-    def __init__(self, problem: Problem, finish: str | None = None) -> None:
-        self.problem = problem
-        self.finish = finish
-        if finish is None:
-            advice = (
-                "nothing was written: fix the source, or convert with skip_invalid=True "
-                "(--skip-invalid)"
-            )
-        else:
-            advice = (
-                "the conversion stopped before writing this array's metadata, so the "
-                "destination is incomplete (chunks without metadata): fix the source and "
-                "resume, or finish it with the fill value for invalid chunks: " + finish
-            )
-        super().__init__(f"{problem}; {advice}")
-
-    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
-        return type(self), (self.problem, self.finish)
 
 
 # One entry of ConvertReport.arrays ("from" is a keyword, hence this form).

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._checks import ByteView, as_bytes
-from ..errors import FixedUTF32Error
+from ..errors import StoreError
 from ._loops import call, collect
 from ._loops import run as _run
 
@@ -44,14 +44,6 @@ __all__ = [
     "spec_of",
     "dask_spec",
 ]
-
-
-class StoreError(FixedUTF32Error):
-    """A store cannot be opened, read or written, or is not what was asked for.
-
-    The ``fixedutf32`` command turns it into one line on stderr and exit
-    status 2.
-    """
 
 
 def _prototype() -> BufferPrototype:

@@ -32,9 +32,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f"pip install 'fixedutf32[zarr]'"
     ) from exc
 
-from ._codec import _DTYPE_NAME, BytesCodec, InvalidChunkCodePointError, StrictFixedLengthUTF32
-from ._pipeline import BATCHED_PATH, FALLBACK_KEY, CodecPipeline, UncheckedChunksWarning
-from ._setitem import StringTooLongForArrayError, setitem
+from ..errors import InvalidChunkCodePointError, StringTooLongForArrayError, UncheckedChunksWarning
+from ._codec import _DTYPE_NAME, BytesCodec, StrictFixedLengthUTF32
+from ._pipeline import BATCHED_PATH, FALLBACK_KEY, CodecPipeline
+from ._setitem import setitem
 
 __all__ = [
     "BytesCodec",

@@ -10,7 +10,6 @@ from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
 
 from .. import metadata as _rules
 from ..chunk import decode_chunk, encode_chunk
-from ..errors import InvalidCodePointError
 from . import _compat
 
 if TYPE_CHECKING:
@@ -298,51 +297,3 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
 
 
 _SAME_DTYPE = (_ZarrFixedLengthUTF32, StrictFixedLengthUTF32)
-
-
-@dataclass(eq=False, repr=False)
-class InvalidChunkCodePointError(InvalidCodePointError):
-    """An :class:`fixedutf32.InvalidCodePointError` that says which chunk and where.
-
-    Raised by :class:`fixedutf32.zarr.CodecPipeline` for a bad code unit
-    met while reading or writing a chunk through zarr.
-
-    Parameters
-    ----------
-    index, position, code_point : int
-        As for :class:`fixedutf32.InvalidCodePointError` (``index`` counts
-        elements in the chunk's stored order).
-    chunk_key : str or None
-        The chunk's key in the store (``"c/0/2"``, ``"0.2"``).
-    array_index : tuple of int or None
-        The element's coordinates in the array, when known.
-
-    Attributes
-    ----------
-    chunk_key, array_index
-        As given; plus those of :class:`fixedutf32.InvalidCodePointError`.
-
-    Examples
-    --------
-    >>> err = InvalidChunkCodePointError(3, 1, 0xD800, "c/0/2", (65539,))
-    >>> print(str(err).split(";")[0])
-    invalid code point U+D800 (surrogate) at element 3, position 1 of chunk c/0/2
-    (array index (65539,))
-    >>> import fixedutf32
-    >>> isinstance(err, fixedutf32.InvalidCodePointError)
-    True
-    """
-
-    __module__ = "fixedutf32.zarr"
-
-    chunk_key: str | None = None
-    array_index: tuple[int, ...] | None = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        where = f"at element {self.index}, position {self.position}"
-        if self.chunk_key is not None:
-            detail = f" of chunk {self.chunk_key}"
-            if self.array_index is not None:
-                detail += f" (array index {self.array_index})"
-            self.args = (self.args[0].replace(where, where + detail, 1),)

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from zarr.core.metadata import ArrayV3Metadata
 
-from ..errors import InvalidCodePointError
-from ._codec import InvalidChunkCodePointError
+from ..errors import InvalidChunkCodePointError, InvalidCodePointError
 
 if TYPE_CHECKING:
     from zarr.core.metadata import ArrayMetadata

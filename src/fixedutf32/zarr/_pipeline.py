@@ -26,8 +26,9 @@ from zarr.core.metadata import ArrayV2Metadata, ArrayV3Metadata
 from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
 
 from .. import metadata as _rules
+from ..errors import InvalidChunkCodePointError, UncheckedChunksWarning
 from . import _compat
-from ._codec import BytesCodec, InvalidChunkCodePointError
+from ._codec import BytesCodec
 from ._compat import ChunkStatus as GetResult
 from ._jobs import jobs_of
 from ._naming import ChunkNames
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     ReadBatch = Iterable[tuple[ByteGetter, ArraySpec, SelectorTuple, SelectorTuple, bool]]
     WriteBatch = Iterable[tuple[ByteSetter, ArraySpec, SelectorTuple, SelectorTuple, bool]]
 
-__all__ = ["BATCHED_PATH", "FALLBACK_KEY", "CodecPipeline", "UncheckedChunksWarning"]
+__all__ = ["BATCHED_PATH", "FALLBACK_KEY", "CodecPipeline"]
 
 #: The zarr configuration key that names the pipeline for the arrays this one
 #: does not handle (``ZARR_FIXEDUTF32__FALLBACK_PIPELINE`` in the environment).
@@ -61,19 +62,6 @@ BATCHED_PATH = "zarr.core.codec_pipeline.BatchedCodecPipeline"
 # Values up to this size are checked on the event loop's thread (about a
 # millisecond): a thread hop costs as much.
 _INLINE_CHECK_BYTES = 4 * 1024 * 1024
-
-
-class UncheckedChunksWarning(UserWarning):
-    """A fixed_length_utf32 array whose chunks no part of fixedutf32 can check.
-
-    :class:`fixedutf32.zarr.CodecPipeline` reads almost every layout itself;
-    the rest goes to zarr's pipeline, whose chunks are checked only when
-    they pass through :class:`fixedutf32.zarr.BytesCodec` (V3 arrays, with
-    ``codecs.bytes`` configured).  When neither can, this warning says so,
-    once per array, with the reason.
-    """
-
-    __module__ = "fixedutf32.zarr"
 
 
 def _fallback_class() -> type[_ZarrCodecPipeline]:

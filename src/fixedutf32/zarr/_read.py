@@ -33,8 +33,7 @@ from .._checks import as_bytes
 from .._source import thread_scratch
 from .._source.files import open_chunk_file
 from .._status import status_error
-from ..errors import InvalidCodePointError
-from ._codec import InvalidChunkCodePointError
+from ..errors import InvalidChunkCodePointError, InvalidCodePointError
 from ._compat import MISSING, PRESENT, ChunkStatus, fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value, shares
 from ._plan import NATIVE, ChunkLayout, ChunkPlan, ShardPlan

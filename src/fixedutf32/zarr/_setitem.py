@@ -9,56 +9,16 @@ a function of its own, called in place of the assignment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._checks import dtype_endian
 from ..chunk import str_lengths
-from ..errors import StringTooLongError
+from ..errors import StringTooLongForArrayError
 from ..transcode import string_dtype_to_unicode
 
-__all__ = ["StringTooLongForArrayError", "setitem"]
-
-
-@dataclass(eq=False, repr=False)
-class StringTooLongForArrayError(StringTooLongError):
-    """A value to write holds a string longer than the array's elements.
-
-    Raised by :func:`fixedutf32.zarr.setitem`; nothing was written.
-
-    Parameters
-    ----------
-    index, length, capacity : int
-        As for :class:`fixedutf32.StringTooLongError`: ``index`` is the flat
-        index of the string in the value (C order), ``capacity`` the array's
-        code points per element.
-    value_index : tuple of int
-        The string's coordinates in the value (``()`` for a scalar).
-
-    Examples
-    --------
-    >>> err = StringTooLongForArrayError(5, 7, 4, (1, 2))
-    >>> print(err)
-    string at value index (1, 2) has 7 code points; the array's elements hold at most 4 \
-(<U4, length_bytes 16), so zarr would cut it; nothing was written
-    >>> import fixedutf32
-    >>> isinstance(err, fixedutf32.StringTooLongError)
-    True
-    """
-
-    __module__ = "fixedutf32.zarr"
-
-    value_index: tuple[int, ...] = ()
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.args = (
-            f"string at value index {self.value_index} has {self.length} code points; the "
-            f"array's elements hold at most {self.capacity} (<U{self.capacity}, length_bytes "
-            f"{4 * self.capacity}), so zarr would cut it; nothing was written",
-        )
+__all__ = ["setitem"]
 
 
 def _array_dtype(array: Any) -> np.dtype[Any]:

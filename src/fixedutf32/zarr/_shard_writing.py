@@ -30,8 +30,7 @@ from zarr.core.config import config
 from .. import _kernels
 from .._source import ElementLayout, ShardIndex, thread_scratch
 from .._status import status_error
-from ..errors import InvalidCodePointError
-from ._codec import InvalidChunkCodePointError
+from ..errors import InvalidChunkCodePointError, InvalidCodePointError
 from ._compat import fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value
 from ._plan import NATIVE, ChunkLayout, ShardPlan, value_endian
