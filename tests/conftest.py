@@ -48,6 +48,36 @@ def run_cli(*argv, seconds=60, memory=0, cwd=None, env=None, preexec_fn=None):
     )
 
 
+# ``fixedutf32 convert`` through the command line's own convert_main (its exit
+# statuses, one-line messages and Ctrl-C handling), with convert's on_progress
+# waiting after each task and journal_seconds=0 (a journal piece per task).
+_SLOW_CONVERT = """
+import functools, sys, time
+import fixedutf32.store
+from fixedutf32.store._cli import convert_main
+delay = float(sys.argv[1])
+fixedutf32.store.convert = functools.partial(
+    fixedutf32.store.convert, on_progress=lambda done, total: time.sleep(delay), journal_seconds=0
+)
+sys.exit(convert_main(sys.argv[2:]))
+"""
+
+
+def start_slow_convert(
+    *argv, delay, threads=1, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+):
+    """``fixedutf32 convert ARGV --threads THREADS`` in a new process that pauses ``delay``
+    seconds after each task and journals every task at once, so that a test can kill or
+    interrupt it after known chunks; the Popen (text mode)."""
+    argv = [*map(str, argv), "--threads", str(threads)]
+    return subprocess.Popen(
+        [sys.executable, "-c", _SLOW_CONVERT, str(delay), *argv],
+        stdout=stdout,
+        stderr=stderr,
+        text=True,
+    )
+
+
 def assert_one_line_error(result, *phrases, status=2):
     """A refusal as the CLI words one: exit ``status``, one line on stderr holding
     every phrase, no traceback."""

@@ -2,7 +2,6 @@
 lost, refusals that change nothing, and a killed conversion resumed."""
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -192,9 +191,11 @@ def test_killed_conversion_resumed_equals_an_uninterrupted_one(tmp_path):
     source = str(tmp_path / "src")
     hierarchy(source, zarr_format=2)
     dest, whole = tmp_path / "dst", tmp_path / "whole"
-    code = "import sys, fixedutf32.store as s; s.convert(sys.argv[1], sys.argv[2], threads=1)"
-    env = {**os.environ, "FIXEDUTF32_TEST_WRITE_DELAY": "0.5"}
-    child = subprocess.Popen([sys.executable, "-c", code, source, str(dest)], env=env)
+    code = (
+        "import sys, time, fixedutf32.store as s; s.convert(sys.argv[1], sys.argv[2], threads=1, "
+        "on_progress=lambda *_: time.sleep(0.5))"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code, source, str(dest)])
     chunks = dest / "people" / "names" / "c"
     deadline = time.monotonic() + 60
     while not (chunks.exists() and sum(1 for p in chunks.rglob("*") if p.is_file()) >= 2):
@@ -216,3 +217,22 @@ def test_killed_conversion_resumed_equals_an_uninterrupted_one(tmp_path):
     # Resuming a finished conversion writes nothing and keeps it equal.
     again = convert(source, str(dest), resume=True)
     assert again.bytes_written == 0 and tree(dest) == tree(whole)
+
+
+def test_on_progress_is_called_after_each_task_and_journal_seconds_is_checked(tmp_path):
+    source = str(tmp_path / "src")
+    hierarchy(source, zarr_format=2)
+    seen = []
+    convert(source, str(tmp_path / "dst"), threads=2, on_progress=lambda *a: seen.append(a))
+    totals = {total for _, total in seen}
+    assert len(totals) == 1 and [done for done, _ in seen] == sorted(done for done, _ in seen)
+    assert seen[-1][0] == seen[-1][1] > 0
+    for kwargs, message in [
+        (dict(on_progress=1), "on_progress must be a callable"),
+        (dict(journal_seconds=-1), "journal_seconds"),
+        (dict(journal_seconds=float("nan")), "journal_seconds"),
+        (dict(journal_seconds=True), "journal_seconds"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            convert(source, str(tmp_path / "never"), **kwargs)
+        assert not (tmp_path / "never").exists()

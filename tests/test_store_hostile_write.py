@@ -20,7 +20,7 @@ import pytest
 
 zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
 
-from conftest import memory_limit_code  # noqa: E402
+from conftest import memory_limit_code, start_slow_convert  # noqa: E402
 from store_data import quiet, tree  # noqa: E402
 
 TIMEOUT = 60
@@ -224,19 +224,9 @@ def test_overwrite_replaces_a_store_or_an_empty_directory(tmp_path, small_source
 # -- finding 5: --resume trusts nothing it finds ------------------------------
 
 
-def start_killable(*argv, delay="0.4"):
+def start_killable(*argv, delay=0.4):
     """``fixedutf32 convert ARGV`` in a new process that pauses after each chunk it writes."""
-    env = {
-        **os.environ,
-        "FIXEDUTF32_TEST_WRITE_DELAY": delay,
-        "FIXEDUTF32_TEST_JOURNAL_SECONDS": "0",
-    }
-    return subprocess.Popen(
-        [sys.executable, "-m", "fixedutf32", "convert", *map(str, argv), "--threads", "1"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    return start_slow_convert(*argv, delay=delay)
 
 
 def kill_after(child, chunks_dir, count):

@@ -11,7 +11,6 @@ the store's top stay what they are: an interrupted conversion.
 import json
 import os
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -19,7 +18,7 @@ import pytest
 
 zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
 
-from conftest import run_cli  # noqa: E402
+from conftest import run_cli, start_slow_convert  # noqa: E402
 
 from fixedutf32.store import StoreError, check, convert  # noqa: E402
 
@@ -134,12 +133,8 @@ def test_a_running_conversions_claim_inside_the_store_is_no_leftover(store, tmp_
     data = np.array([f"s{i}" for i in range(12)])
     zarr.create_array(str(source), shape=(12,), chunks=(1,), dtype="<U3")[:] = data
     dest, claim = path / "inner.zarr", path / "inner.zarr.fixedutf32-lock"
-    child = subprocess.Popen(
-        [sys.executable, "-m", "fixedutf32", "convert", str(source), str(dest), "--threads", "1"],
-        env={**os.environ, "FIXEDUTF32_TEST_WRITE_DELAY": "0.3"},  # 12 chunks: 3.6 s
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    child = start_slow_convert(  # 12 chunks: 3.6 s
+        source, dest, delay=0.3, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     try:
         deadline = time.monotonic() + 60

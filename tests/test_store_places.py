@@ -20,7 +20,7 @@ import pytest
 
 zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
 
-from conftest import assert_one_line_error, run_cli  # noqa: E402
+from conftest import assert_one_line_error, run_cli, start_slow_convert  # noqa: E402
 from store_data import quiet, tree  # noqa: E402
 
 import fixedutf32.store as store  # noqa: E402
@@ -153,16 +153,9 @@ def test_store_objects_over_the_source_are_refused(source):
 # -- finding 3: one writer per destination -------------------------------------
 
 
-def start_slow(*argv, delay="0.3"):
+def start_slow(*argv, delay=0.3):
     """``fixedutf32 convert ARGV`` in a new process that pauses after each chunk it writes."""
-    env = {**os.environ, "FIXEDUTF32_TEST_WRITE_DELAY": delay}
-    return subprocess.Popen(
-        [sys.executable, "-m", "fixedutf32", "convert", *map(str, argv), "--threads", "1"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_slow_convert(*argv, delay=delay, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def wait_for_chunks(child, chunks_dir, count=1):
@@ -180,7 +173,7 @@ def test_second_conversion_into_a_claimed_destination_is_refused(tmp_path, sourc
     strings(str(other), np.array(["zz"] * 40), (4,))
     dest = tmp_path / "out.zarr"
     claim = tmp_path / f"out.zarr{CLAIM}"
-    first = start_slow(first_source, dest, delay="0.4")
+    first = start_slow(first_source, dest, delay=0.4)
     try:
         wait_for_chunks(first, dest / "c")
         held = json.loads(claim.read_text())

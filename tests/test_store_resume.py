@@ -27,7 +27,7 @@ import pytest
 
 zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
 
-from conftest import assert_one_line_error  # noqa: E402
+from conftest import assert_one_line_error, start_slow_convert  # noqa: E402
 from conftest import run_cli as cli  # noqa: E402
 from store_data import quiet, tree  # noqa: E402
 
@@ -54,18 +54,7 @@ def strings(where, data, chunks):
 
 def start_slow(*argv, threads=1, stderr=subprocess.DEVNULL):
     """``fixedutf32 convert ARGV`` pausing after each chunk it writes, a journal piece per task."""
-    env = {
-        **os.environ,
-        "FIXEDUTF32_TEST_WRITE_DELAY": "0.4",
-        "FIXEDUTF32_TEST_JOURNAL_SECONDS": "0",
-    }
-    return subprocess.Popen(
-        [sys.executable, "-m", "fixedutf32", "convert", *map(str, argv), "--threads", str(threads)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-        text=True,
-    )
+    return start_slow_convert(*argv, delay=0.4, threads=threads, stderr=stderr)
 
 
 def wait_for_chunks(child, chunks_dir, count):
@@ -292,17 +281,15 @@ def test_ctrl_c_through_the_python_api_is_a_keyboard_interrupt_that_says_the_sam
     strings(source, TWELVE, (2,))
     code = textwrap.dedent(
         """
-        import sys, fixedutf32.store as s
+        import sys, time, fixedutf32.store as s
         try:
-            s.convert(sys.argv[1], sys.argv[2], threads=1)
+            s.convert(sys.argv[1], sys.argv[2], threads=1, on_progress=lambda *_: time.sleep(0.4))
         except KeyboardInterrupt as exc:
             print(exc)
         """
     )
-    env = {**os.environ, "FIXEDUTF32_TEST_WRITE_DELAY": "0.4"}
     child = subprocess.Popen(
         [sys.executable, "-c", code, str(source), str(dest)],
-        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -12,8 +12,6 @@ import asyncio
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 import uuid
 
@@ -22,7 +20,7 @@ import pytest
 
 zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (extra [zarr])")
 
-from conftest import assert_one_line_error, run_cli  # noqa: E402
+from conftest import assert_one_line_error, run_cli, start_slow_convert  # noqa: E402
 from s3_server import CREDENTIALS, free_port  # noqa: E402
 from store_data import CHUNKS, PLANTED, found, hierarchy, planted, quiet, text  # noqa: E402
 from zarr.codecs import ZstdCodec  # noqa: E402
@@ -280,17 +278,7 @@ def test_convert_from_an_obstore_store_with_verify(s3, prefix, tmp_path):
 
 def start_killable(*argv):
     """``fixedutf32 convert ARGV`` in a new process that pauses after each chunk it writes."""
-    env = {
-        **os.environ,
-        "FIXEDUTF32_TEST_WRITE_DELAY": "0.3",
-        "FIXEDUTF32_TEST_JOURNAL_SECONDS": "0",
-    }
-    return subprocess.Popen(
-        [sys.executable, "-m", "fixedutf32", "convert", *map(str, argv), "--threads", "1"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    return start_slow_convert(*argv, delay=0.3)
 
 
 def test_convert_into_s3_killed_then_resumed(s3, prefix, tmp_path):

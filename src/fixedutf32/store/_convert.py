@@ -31,13 +31,13 @@ from ._dest import (
     Destination,
     check_apart,
     check_dest_options,
-    check_safe_key,
     is_bookkeeping,
     keys_under,
     open_dest,
     remove_partial_files,
 )
 from ._jobs import Job, changes, check_fits, json_bytes, plan_job
+from ._keys import check_safe_key
 from ._layout import (
     FIXED,
     METADATA_NAMES,
@@ -66,6 +66,7 @@ from ._plans import (
 )
 from ._regrid import convert_region, region_keys
 from ._resume import (
+    FLUSH_SECONDS,
     Journal,
     JournalEntry,
     check_record,
@@ -234,6 +235,8 @@ def convert(
     follow_links: bool = False,
     storage_options: dict[str, Any] | None = None,
     dest_storage_options: dict[str, Any] | None = None,
+    on_progress: Callable[[int, int], object] | None = None,
+    journal_seconds: float = FLUSH_SECONDS,
 ) -> ConvertReport:
     """Write a copy of a Zarr store with its string arrays converted.
 
@@ -308,6 +311,20 @@ def convert(
         credentials come from the environment.  They are not written into
         the destination's record nor into the command printed to resume
         an interrupted conversion: pass them again with ``resume=True``.
+    on_progress : callable, optional
+        Called in the calling process as ``on_progress(done, total)`` after
+        each task of the writing pass (the chunks under one source key, or
+        one copied key), with the chunks done so far and in all, before the
+        task is journaled.  The next results wait for it (with
+        ``threads=1``, the next task too); an exception it raises stops the
+        conversion and propagates (a KeyboardInterrupt says what was written,
+        as Ctrl-C does).
+    journal_seconds : float
+        The longest a finished task waits to be journaled in a directory or
+        URL destination; 0 journals every task at once.  A run killed
+        without cleanup (SIGKILL, a crash) is resumed from what was
+        journaled: at most the last ``journal_seconds`` of work is done
+        again.  Smaller values write more, smaller journal pieces.
 
     Returns
     -------
@@ -346,6 +363,16 @@ def convert(
         length_bytes = check_length_bytes(length_bytes)
     codecs_json = compressor_json(compressors, zarr_format)
     chunks = check_chunk_shape(chunks)
+    if on_progress is not None and not callable(on_progress):
+        raise ValueError(f"on_progress must be a callable or None, got {on_progress!r}")
+    if (
+        isinstance(journal_seconds, bool)
+        or not isinstance(journal_seconds, int | float)
+        or not 0 <= journal_seconds < math.inf
+    ):
+        raise ValueError(
+            f"journal_seconds must be a number of seconds >= 0, got {journal_seconds!r}"
+        )
     options = ConvertOptions(
         to, zarr_format, endian, length_bytes, codecs_json, chunks, resume, skip_invalid
     )
@@ -362,6 +389,7 @@ def convert(
         within = None if follow_links else source_within(src)
         nodes = source_nodes(src, "", strings_only=False, max_depth=MAX_DEPTH, within=within)
         converter = _Conversion(src, nodes, options, threads, client, progress, within)
+        converter.on_progress, converter.journal_seconds = on_progress, journal_seconds
         converter.plan()  # every refusal before the destination is touched
         if client is not None:
             dask_spec(dest, "destination")
@@ -422,6 +450,9 @@ class _Conversion:
         self.copies: list[Node] = []  # arrays copied as they are
         self.copy_keys: dict[str, list[str]] = {}  # their keys (not documents), by path
         self.groups: list[Node] = []
+        # convert's arguments of the same names
+        self.on_progress: Callable[[int, int], object] | None = None
+        self.journal_seconds = FLUSH_SECONDS
 
     # planning
 
@@ -660,7 +691,7 @@ class _Conversion:
         if self.options.resume:
             recorded = check_record(self.options, self.src, dst)  # refusals before any write
             complete = {j.path for j in self.jobs if documents_written(j, dst, recorded)}
-        journal = None if isinstance(dst.store, ZipStore) else Journal(dst)
+        journal = None if isinstance(dst.store, ZipStore) else Journal(dst, self.journal_seconds)
         trusted: dict[str, JournalEntry] = {}
         if journal is not None:
             if recorded:
@@ -681,6 +712,8 @@ class _Conversion:
 
         def consume(result: KeyConversion) -> bool:
             done[0] += result["chunks"]
+            if self.on_progress is not None:
+                self.on_progress(done[0], total)
             report.bytes_read += result["bytes_read"]
             report.bytes_written += result["bytes_written"]
             path = result["path"]

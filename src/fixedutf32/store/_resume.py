@@ -58,9 +58,9 @@ __all__ = [
 ]
 
 _PIECE = re.compile(re.escape(JOURNAL) + r"([0-9]+)\.json$")
-# Seconds between journal pieces; the tests set 0 (a piece per task) to kill
-# a conversion after known tasks. Never set in normal use.
-_FLUSH_SECONDS = float(os.environ.get("FIXEDUTF32_TEST_JOURNAL_SECONDS") or "2")
+# convert's default journal_seconds: at most this much work is done again
+# after a kill, for a piece every few seconds however fast the tasks are.
+FLUSH_SECONDS = 2.0
 _FLUSH_ENTRIES = 5000
 # A piece is flushed before its JSON passes this; a larger one is refused
 # when read (a record is a few hundred bytes).
@@ -217,11 +217,13 @@ class Journal:
     Each piece is a small JSON object ``{task: [fingerprint, missing,
     {key: size}]}`` added every few seconds (never rewritten), so its cost
     does not grow with the store; a task is journaled only after its writes
-    returned.
+    returned.  ``flush_seconds`` is the longest a finished task waits to be
+    written (0: a piece per task).
     """
 
-    def __init__(self, dst: StoreHandle) -> None:
+    def __init__(self, dst: StoreHandle, flush_seconds: float = FLUSH_SECONDS) -> None:
         self.dst = dst
+        self.flush_seconds = flush_seconds
         self.pending: dict[str, list[Any]] = {}
         self.pending_bytes = 0
         self.next_piece = 0
@@ -285,7 +287,7 @@ class Journal:
         if (
             len(self.pending) >= _FLUSH_ENTRIES
             or self.pending_bytes >= _FLUSH_BYTES
-            or time.monotonic() - self.flushed >= _FLUSH_SECONDS
+            or time.monotonic() - self.flushed >= self.flush_seconds
         ):
             self.flush()
 

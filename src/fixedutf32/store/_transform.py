@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from collections.abc import Callable
 from typing import Any, TypedDict
 
@@ -43,10 +42,6 @@ __all__ = [
     "string_chunk",
     "write_chunk",
 ]
-
-# Seconds to wait after each chunk written: lets the tests kill a conversion
-# in the middle, deterministically. Never set in normal use.
-_WRITE_DELAY = float(os.environ.get("FIXEDUTF32_TEST_WRITE_DELAY", "0") or 0)
 
 
 def string_chunk(
@@ -162,8 +157,6 @@ def write_chunk(
     result["written"] += 1
     result["bytes_written"] += nbytes
     result["keys"][key] = nbytes
-    if _WRITE_DELAY:
-        time.sleep(_WRITE_DELAY)
 
 
 class KeyConversion(TypedDict):
