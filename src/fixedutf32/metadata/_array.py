@@ -83,7 +83,7 @@ class ArrayMetadata:
         set_(self, "chunk_shape", chunks)
         if not isinstance(self.data_type, FixedLengthUTF32):
             raise _fail("data_type", "a FixedLengthUTF32", repr(self.data_type))
-        _check_chunk_size(chunks, self.data_type, "chunk_shape")
+        _check_chunk_size(chunks, self.data_type.length_bytes, "chunk_shape")
         _check_endian(self.endian)
         if not isinstance(self.order, str) or self.order not in ("C", "F"):
             raise _fail("order", '"C" or "F"', self.order)

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy
 
 from ..errors import MetadataError
 from ._json import _MAX_EXTENT, _fail, _is_json_int, _show
-
-if TYPE_CHECKING:  # the data type module uses these shapes: imported for typing only
-    from ._dtype import FixedLengthUTF32
 
 
 def _check_shape(value: Any, key: str, *, minimum: int) -> tuple[int, ...]:
@@ -36,14 +33,14 @@ def _as_shape(value: Any, key: str, *, minimum: int) -> tuple[int, ...]:
     )
 
 
-def _check_chunk_size(chunks: tuple[int, ...], data_type: FixedLengthUTF32, key: str) -> None:
+def _check_chunk_size(chunks: tuple[int, ...], length_bytes: int, key: str) -> None:
     """One chunk must fit in one buffer: decode_chunk makes it one NumPy array."""
-    nbytes = data_type.length_bytes
+    nbytes = length_bytes
     for n in chunks:
         nbytes *= n
     if nbytes > sys.maxsize:
         raise MetadataError(
             f"{key}: expected a chunk of at most {sys.maxsize} bytes (the largest buffer), "
-            f"got {_show(list(chunks))} elements of length_bytes {data_type.length_bytes}, "
+            f"got {_show(list(chunks))} elements of length_bytes {length_bytes}, "
             f"{nbytes} bytes"
         )

@@ -65,7 +65,7 @@ def _parse_v3(doc: Mapping[str, Any]) -> ArrayMetadata:
         raise _fail(
             "chunk_grid.configuration.chunk_shape", f"{len(shape)} dimensions like shape", chunks
         )
-    _check_chunk_size(chunks, dtype, "chunk_grid.configuration.chunk_shape")
+    _check_chunk_size(chunks, dtype.length_bytes, "chunk_grid.configuration.chunk_shape")
 
     encoding = doc["chunk_key_encoding"]
     if not isinstance(encoding, Mapping) or not (
@@ -145,7 +145,7 @@ def _parse_v2(doc: Mapping[str, Any]) -> ArrayMetadata:
     chunks = _check_shape(doc["chunks"], "chunks", minimum=1)
     if len(chunks) != len(shape):
         raise _fail("chunks", f"{len(shape)} dimensions like shape", chunks)
-    _check_chunk_size(chunks, data_type, "chunks")
+    _check_chunk_size(chunks, data_type.length_bytes, "chunks")
     order = doc["order"]
     if not (_is_str(order, "C") or _is_str(order, "F")):
         raise _fail("order", '"C" or "F"', order)

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._source.files import is_within
 from ._claim import CLAIM_SUFFIX, is_claim
-from ._dest import RECORD, is_bookkeeping, is_partial, key_problem
+from ._dest import RECORD, is_bookkeeping, is_partial
+from ._keys import key_problem
 from ._layout import (
     FIXED,
     ArrayPlan,

@@ -1,10 +1,8 @@
 """What ``convert`` may write and replace: safe keys, replaceable destinations.
 
-A store read from anywhere may hold keys such as ``a/../../x``; written as
-they are, a directory store (or fsspec's local file system) resolves them
-outside the destination.  And ``overwrite`` deletes what is there, so it
-must be a store, not a user's files.  Both checks live here, and nothing
-else decides them.
+``overwrite`` deletes what is there, so it must be a store, not a user's
+files: that check lives here, and nothing else decides it (which keys may
+be written is :mod:`._keys`).
 
 Also the destination itself: refused when it is, holds or lies in the
 source (compared as places, :mod:`._places`), claimed for one conversion at
@@ -40,10 +38,8 @@ __all__ = [
     "check_dest_options",
     "check_replaceable",
     "check_replaceable_handle",
-    "check_safe_key",
     "is_bookkeeping",
     "is_partial",
-    "key_problem",
     "keys_under",
     "open_dest",
     "overlaps",
@@ -62,10 +58,6 @@ JOURNAL = ".fixedutf32-convert.journal."
 _PARTIAL = re.compile(r"\.[0-9a-f]{32}\.partial$")
 # What marks the top of a Zarr store (V3 and V2).
 _TOP_DOCUMENTS = ("zarr.json", ".zgroup", ".zarray")
-_RULE = (
-    "expected segments separated by '/', none of them empty, '.' or '..', "
-    "without backslashes or NUL characters"
-)
 
 
 def is_bookkeeping(key: str) -> bool:
@@ -76,59 +68,6 @@ def is_bookkeeping(key: str) -> bool:
 def is_partial(key: str) -> bool:
     """Whether ``key`` is what a killed LocalStore write leaves (``key.<hex>.partial``)."""
     return _PARTIAL.search(key) is not None
-
-
-def key_problem(key: str) -> str | None:
-    """Why ``key`` cannot be used as a destination key, or None when it can.
-
-    Parameters
-    ----------
-    key : str
-        A store key (a path relative to the store's root, ``/``-separated).
-
-    Returns
-    -------
-    str or None
-        A short reason ("a '..' segment", ...), or None for a safe key.
-
-    Examples
-    --------
-    >>> from fixedutf32.store._dest import key_problem
-    >>> key_problem("a/c/0") is None, key_problem("a/../../victim.txt")
-    (True, "a '..' segment")
-    """
-    if not isinstance(key, str) or not key:
-        return "an empty key"
-    if "\0" in key:
-        return "a NUL character"
-    if "\\" in key:
-        return "a backslash"
-    if key.startswith("/"):
-        return "an absolute path"
-    for segment in key.split("/"):
-        if segment == "":
-            return "an empty segment"
-        if segment in (".", ".."):
-            return f"a {segment!r} segment"
-    if len(key) >= 2 and key[1] == ":" and key[0].isalpha():
-        return "a drive letter"
-    return None
-
-
-def check_safe_key(key: str, where: str) -> None:
-    """Raise StoreError unless ``key`` is safe to write (see :func:`key_problem`).
-
-    Parameters
-    ----------
-    key : str
-    where : str
-        Where the key came from, for the message ("the source 'in.zip'").
-    """
-    problem = key_problem(key)
-    if problem is not None:
-        raise StoreError(
-            f"unsafe key {key!r} in {where}: it holds {problem}; {_RULE}. Nothing was written"
-        )
 
 
 def _zip_top(path: pathlib.Path) -> str | None:

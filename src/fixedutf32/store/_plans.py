@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..errors import InvalidCodePointError, InvalidUTF8Error, MetadataError, StringTooLongError
+from ._keys import key_problem
 from ._layout import (
     FIXED,
     ArrayPlan,
@@ -192,12 +193,10 @@ def check_store_arg(spec: object, role: str) -> None:
 def check_key_path(path: object) -> str:
     """``path`` if it names a node inside a store (``""`` or a safe key), else StoreError.
 
-    The rule of the keys convert writes (``_dest.key_problem``): no ``..``,
+    The rule of the keys convert writes (``_keys.key_problem``): no ``..``,
     ``.`` or empty segments, no absolute path, backslash or NUL, so that a
     path never leads out of the store it is given with.
     """
-    from ._dest import key_problem
-
     if not isinstance(path, str):
         raise StoreError(f"path: expected a str, got {type(path).__name__}")
     problem = None if path == "" else key_problem(path)

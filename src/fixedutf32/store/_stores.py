@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from .._checks import ByteView, as_bytes
 from ..errors import StoreError
+from ._keys import check_safe_key
 from ._loops import call, collect
 from ._loops import run as _run
 
@@ -158,8 +159,6 @@ class StoreHandle:
         # The last guard before a write: a key with '..' or an absolute path
         # would land outside a directory store. convert checks the source's
         # keys before it starts; this holds for every other caller.
-        from ._dest import check_safe_key
-
         check_safe_key(key, f"a write to {self.name!r}")
 
     def list_dir(self, prefix: str) -> list[str]:
