@@ -14,6 +14,7 @@ import pytest
 zarr = pytest.importorskip("zarr")
 
 import fixedutf32.zarr  # noqa: E402
+from fixedutf32 import _store_kinds  # noqa: E402
 from fixedutf32.bench._latency import AsyncLatencyStore, SyncLatencyStore  # noqa: E402
 from fixedutf32.bench._report import requests_total  # noqa: E402
 from fixedutf32.zarr import _compat, _read  # noqa: E402
@@ -147,7 +148,7 @@ def test_network_file_systems_are_read_from_the_mount_table(tmp_path, fstype, re
         f"server:/export /mnt/my\\040data {fstype} rw 0 0\n"
         "server:/other /mnt/my nfs rw 0 0\n"
     )
-    on_remote = _compat._on_remote_filesystem
+    on_remote = _store_kinds._on_remote_filesystem
     assert on_remote("/mnt/my data/a.zarr", str(mounts)) is remote
     assert on_remote("/mnt/my data", str(mounts)) is remote
     assert on_remote("/mnt/my", str(mounts)) is True
@@ -159,7 +160,7 @@ def test_network_file_systems_are_read_from_the_mount_table(tmp_path, fstype, re
 def test_a_local_store_on_a_network_file_system_reads_chunk_by_chunk(tmp_path, monkeypatch):
     # Its files are still read directly, but one chunk per thread of the request pool.
     data = _create(tmp_path)
-    monkeypatch.setattr(_compat, "_on_remote_filesystem", lambda root: True)
+    monkeypatch.setattr(_store_kinds, "_on_remote_filesystem", lambda root: True)
     calls = []
     read_local = _read.BatchRead.read_local
 

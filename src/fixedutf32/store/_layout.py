@@ -37,6 +37,7 @@ from .._source import (
     thread_scratch,
 )
 from .._source.files import is_within, outside_link_reason, read_regular_file
+from .._store_kinds import local_root as store_root
 from ..errors import CorruptChunkError, FixedUTF32Error, MetadataError
 from ..metadata import ArrayMetadata, FixedLengthUTF32, parse_array_metadata
 from ._stores import StoreError, StoreHandle
@@ -337,11 +338,8 @@ def redo(codecs: Sequence[Codec], data: ByteView) -> ByteView:
 
 
 def local_root(handle: StoreHandle) -> str | None:
-    """The directory of a local store, whose chunk files are read directly; else None."""
-    from zarr.storage import LocalStore
-
-    store = handle.store
-    return os.fspath(store.root) if isinstance(store, LocalStore) else None
+    """:func:`fixedutf32._store_kinds.local_root` of the handle's store."""
+    return store_root(handle.store)
 
 
 def local_directory(handle: StoreHandle) -> str | None:

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._checks import ByteView, as_bytes
+from .._store_kinds import does_sync_io, local_root
 from ..errors import StoreError
 from ._keys import check_safe_key
 from ._loops import call, collect
@@ -62,13 +63,8 @@ class _SyncStore(Protocol):
 
 
 def _is_sync(store: Store) -> TypeGuard[_SyncStore]:
-    # zarr 3.4's wrapper stores (LatencyStore...) have the methods whatever
-    # they wrap, and say False in _supports_sync_io when it is asynchronous.
-    return (
-        hasattr(store, "get_sync")
-        and hasattr(store, "set_sync")
-        and bool(getattr(store, "_supports_sync_io", True))
-    )
+    """:func:`~fixedutf32._store_kinds.does_sync_io`, typed as the methods used here."""
+    return does_sync_io(store)
 
 
 @dataclass(frozen=True)
@@ -177,10 +173,8 @@ class StoreHandle:
         Other stores are asked ``getsize`` key by key.  A key whose size the
         store does not say is left out.
         """
-        from zarr.storage import LocalStore
-
-        if isinstance(self.store, LocalStore):
-            root = os.fspath(self.store.root)
+        root = local_root(self.store)
+        if root is not None:
             return {k: n for k, n in _local_sizes(root).items() if k.startswith(prefix)}
         return _run(_store_sizes(self.store, prefix))
 

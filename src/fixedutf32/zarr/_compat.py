@@ -17,22 +17,19 @@ by looking for the feature itself rather than comparing version numbers:
   (:func:`build_pipeline`, :func:`evolve_pipeline`);
 - zarr 3.4 has ``FusedCodecPipeline`` (:data:`FusedCodecPipeline`).
 
-It also holds the one rule for how a store's requests are issued: whether a
-store does its IO synchronously (:func:`sync_store_path`), and whether each
-of its requests may wait on a network, so that a batch keeps
-``async.concurrency`` of them in flight on threads of their own
-(:func:`waits_per_request`, :func:`fan_out`) rather than reading one chunk
-after another on a share of the CPUs.
+It also holds how a store's requests are issued: synchronously when the
+store does its IO so (:func:`sync_store_path`), and with ``async.concurrency``
+of them in flight on threads of their own when each may wait on a network
+(:func:`waits_per_request`, :func:`fan_out`) rather than one chunk after
+another on a share of the CPUs; both rules are :mod:`fixedutf32._store_kinds`'s,
+which the store tools follow too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import importlib
 import importlib.util
-import os
-import re
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -44,8 +41,8 @@ from zarr.core.array import create_codec_pipeline as _create_codec_pipeline
 from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.config import config
 from zarr.core.metadata import ArrayV2Metadata, ArrayV3Metadata
-from zarr.storage import LocalStore, MemoryStore
 
+from .._store_kinds import does_sync_io, waits_per_request
 from ._settle import settled_map
 
 if TYPE_CHECKING:
@@ -114,81 +111,15 @@ class ChunkStatus(TypedDict):
 PRESENT: Final[ChunkStatus] = {"status": "present"}
 MISSING: Final[ChunkStatus] = {"status": "missing"}
 
-try:  # zarr >= 3.4: stores that read, write and delete without an event loop
-    from zarr.abc.store import SupportsSyncStore as _SupportsSyncStore
-except ImportError:  # pragma: no cover - zarr 3.1
-    _SupportsSyncStore = None  # type: ignore[assignment,misc]
-
 
 def sync_store_path(getter: object) -> bool:
-    """Whether ``getter`` is a ``StorePath`` whose store does its IO synchronously.
+    """Whether ``getter`` is a ``StorePath`` whose store :func:`does_sync_io`.
 
-    ``StorePath.get_sync``, ``set_sync`` and ``delete_sync`` then work: on
-    zarr 3.1.6 ``LocalStore`` and ``MemoryStore`` have them, and from 3.4 a
-    store opts out with ``_supports_sync_io``.
+    ``StorePath.get_sync``, ``set_sync`` and ``delete_sync`` then work.
     """
     from zarr.storage import StorePath
 
-    if _SupportsSyncStore is None or type(getter) is not StorePath:
-        return False
-    store = getter.store
-    return isinstance(store, _SupportsSyncStore) and bool(getattr(store, "_supports_sync_io", True))
-
-
-# File systems whose every request crosses a network (fstype in /proc/mounts).
-_REMOTE_FILESYSTEMS = frozenset(
-    {
-        "nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "ceph", "glusterfs",
-        "beegfs", "9p", "afs", "panfs", "wekafs", "pvfs2", "orangefs", "fuse",
-    }
-)  # fmt: skip
-# FUSE file systems over a local disk: fuse.<name> is remote unless named here.
-_LOCAL_FUSE = frozenset({"fuseblk", "fuse.fuse-overlayfs", "fuse.bindfs", "fuse.lxcfs"})
-
-
-def _unescape_mount(field: str) -> str:
-    """A /proc/mounts path field with its octal escapes (``\\040`` for a space) undone."""
-    return re.sub(r"\\([0-7]{3})", lambda octal: chr(int(octal.group(1), 8)), field)
-
-
-@functools.lru_cache(maxsize=256)
-def _on_remote_filesystem(root: str, mounts: str = "/proc/mounts") -> bool:
-    """Whether the directory ``root`` lies on a network or FUSE file system (Linux; else False)."""
-    try:
-        with open(mounts, encoding="utf-8", errors="surrogateescape") as file:
-            lines = file.read().splitlines()
-    except OSError:
-        return False  # no /proc/mounts (not Linux): taken as a local disk
-    path = os.path.realpath(root)
-    longest, fstype = -1, ""
-    for line in lines:
-        fields = line.split()
-        if len(fields) < 3:
-            continue
-        mount = _unescape_mount(fields[1])
-        inside = path == mount or path.startswith(mount.rstrip("/") + "/")
-        if inside and len(mount) > longest:
-            longest, fstype = len(mount), fields[2]
-    if fstype in _LOCAL_FUSE:
-        return False
-    return fstype in _REMOTE_FILESYSTEMS or fstype.startswith("fuse.")
-
-
-def waits_per_request(store: object) -> bool:
-    """Whether each request to ``store`` may wait (on a network), so many should be in flight.
-
-    A ``MemoryStore`` answers at once, and so does a ``LocalStore`` on a local
-    disk: their synchronous reads are best made a share of the batch per
-    CPU.  A ``LocalStore`` whose root is on a network or FUSE file system
-    (NFS, Lustre, GPFS, CIFS, sshfs, ...; read from ``/proc/mounts``) and
-    any other store (a wrapper, an object store) may make every request wait:
-    their synchronous requests go through :func:`fan_out`.
-    """
-    if isinstance(store, MemoryStore):
-        return False
-    if isinstance(store, LocalStore):
-        return _on_remote_filesystem(os.fspath(store.root))
-    return True
+    return type(getter) is StorePath and does_sync_io(getter.store)
 
 
 _T = TypeVar("_T")

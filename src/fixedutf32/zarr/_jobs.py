@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from zarr.storage import LocalStore, StorePath
+from zarr.storage import StorePath
 
+from .._store_kinds import local_root
 from ._plan import ChunkLayout, ChunkPlan, ShardPlan
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ def jobs_of(
         if type(getter) is StorePath:
             if getter.store is not last_store:  # one store for the whole batch, as a rule
                 last_store = getter.store
-                root = os.fspath(last_store.root) if isinstance(last_store, LocalStore) else None
+                root = local_root(last_store)
             if root is not None:
                 local = os.path.join(root, getter.path)
         jobs.append(
