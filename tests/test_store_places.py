@@ -134,6 +134,16 @@ def test_memory_destination_inside_the_source_is_refused():
     assert {path: fs.cat_file(path) for path in fs.find("/m/places.zarr")} == before
 
 
+@pytest.mark.parametrize("root", ["memory://", "memory:///", "s3a://"])
+def test_a_whole_file_system_is_never_a_destination(source, root):
+    # --overwrite there would clear every key of the file system
+    fs = zarr.storage.FsspecStore.from_url("memory://m").fs.sync_fs
+    fs.pipe_file("/m/keep.txt", b"theirs")
+    with pytest.raises(store.StoreError, match="names no bucket or folder"):
+        store.convert(str(source), root, overwrite=True)
+    assert fs.cat_file("/m/keep.txt") == b"theirs"
+
+
 def test_store_objects_over_the_source_are_refused(source):
     before = tree(source)
     with pytest.raises(store.StoreError, match="is the source"):

@@ -329,6 +329,12 @@ def _open_url(spec: str, mode: str, options: Mapping[str, object]) -> StoreHandl
     except (ImportError, ValueError, TypeError, OSError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise StoreError(f"cannot open the URL {spec!r}: {reason}") from None
+    if mode != "r" and not store.path.strip("/"):
+        # the whole file system (no bucket, no folder): never a destination
+        raise StoreError(
+            f"the URL {spec!r} names no bucket or folder; expected one such as "
+            "'s3://bucket/out.zarr'. Nothing was written"
+        )
     handle = StoreHandle(store, spec, owned=True, storage_options=options)
     if mode == "r":
         try:
