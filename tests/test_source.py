@@ -411,6 +411,29 @@ def test_convert_into_leaves_dst_as_it_was_on_error():
     assert bytes(bad) == copy
 
 
+@pytest.mark.parametrize("stored", ["little", "big"])
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_place_and_store_are_inverse_in_every_byte_order(stored, endian):
+    """place copies checked elements out of the stored order, store checks them back in."""
+    codec = {"little": "utf-32-le", "big": "utf-32-be"}
+    layout = ElementLayout(8, stored)
+    text = "ab\U00010000\x00"
+    dst = np.zeros(4, np.uint32)
+    layout.place(text.encode(codec[stored]), dst, endian)
+    assert dst.tobytes() == text.encode(codec[endian])
+    back = bytearray(16)
+    layout.store(dst, back, endian)
+    assert bytes(back) == text.encode(codec[stored])
+    layout.store(dst, dst, endian)  # in place
+    assert dst.tobytes() == text.encode(codec[stored])
+    bad = np.array([0x61, 0xDFFF, 0, 0], "<u4" if endian == "little" else ">u4").view(np.uint8)
+    before = bad.tobytes()
+    with pytest.raises(InvalidCodePointError) as info:
+        layout.store(bad, bad, endian)
+    assert (info.value.index, info.value.position, info.value.code_point) == (0, 1, 0xDFFF)
+    assert bad.tobytes() == before
+
+
 @pytest.mark.parametrize("endian", ["little", "big"])
 @pytest.mark.parametrize("count", [0, 1, 255, 256, 257, 1000])
 def test_longest_string_matches_the_lengths_and_finds_the_bad_unit(endian, count):

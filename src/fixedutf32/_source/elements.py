@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,8 @@ __all__ = ["ElementLayout"]
 _VALIDATE = _kernels.VALIDATE
 _SRC_SWAPPED = _kernels.SRC_SWAPPED
 _SWAP = _kernels.SWAP
+_STREAM = _kernels.STREAM
+_STREAM_MIN = _kernels.STREAM_MIN_BYTES
 
 
 @dataclass(frozen=True)
@@ -293,6 +295,38 @@ class ElementLayout:
             status = self._check(src)
             if not status[0]:
                 status = _kernels.convert(src, dst, self.units, flags)
+        if status[0]:
+            raise status_error(status)
+
+    def place(self, src: Buffer, dst: npt.NDArray[Any], endian: Literal["little", "big"]) -> None:
+        """Copy elements already checked into ``dst`` (contiguous) in ``endian`` byte order.
+
+        For a reader that validated ``src`` while it was in cache: one unchecked
+        pass, with non-temporal stores for a destination too large for the cache.
+        ``endian`` is not checked (this runs once per chunk).
+        """
+        flags = _SWAP if endian != self.endian else 0
+        if dst.nbytes >= _STREAM_MIN:
+            flags |= _STREAM
+        status = _kernels.convert(src, dst, self.units, flags)
+        if status[0]:  # pragma: no cover - nothing fails without validation
+            raise status_error(status)
+
+    def store(self, src: Buffer, dst: Buffer, endian: Literal["little", "big"]) -> None:
+        """Check elements held in ``endian`` byte order and write them to ``dst`` as stored.
+
+        The inverse of :meth:`convert_into`, in one pass: ``dst`` may be ``src``
+        (left as it was on an error) or a scratch buffer (then partly written).
+        ``endian`` is not checked.
+
+        Raises
+        ------
+        InvalidCodePointError
+            At the first invalid unit; ``index`` counts from the start of ``src``.
+        """
+        held = endian != sys.byteorder
+        flags = _VALIDATE | (_SRC_SWAPPED if held else 0) | (_SWAP if held != self.swapped else 0)
+        status = _kernels.convert(src, dst, self.units, flags)
         if status[0]:
             raise status_error(status)
 

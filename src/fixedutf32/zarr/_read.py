@@ -28,11 +28,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr.core.config import config
 
-from .. import _kernels
 from .._checks import as_bytes
 from .._source import thread_scratch
 from .._source.files import open_chunk_file
-from .._status import status_error
 from ..errors import InvalidChunkCodePointError, InvalidCodePointError
 from ._compat import MISSING, PRESENT, ChunkStatus, fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value, shares
@@ -45,9 +43,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BatchRead"]
 
-_SWAP = _kernels.SWAP
-_STREAM = _kernels.STREAM
-_STREAM_MIN = _kernels.STREAM_MIN_BYTES
 # Uncompressed chunks of other stores up to this size are decoded where they
 # arrive (on the event loop's thread): a thread hop costs as much.
 _INLINE_BYTES = 4 * 1024 * 1024
@@ -107,12 +102,7 @@ class BatchRead:
         layout = job.layout
         block = job.block
         if block is not None:
-            flags = _SWAP if layout.endian != self.wanted else 0
-            if block.nbytes >= _STREAM_MIN:
-                flags |= _STREAM
-            status = _kernels.convert(data, block, layout.length_bytes // 4, flags)
-            if status[0]:  # pragma: no cover - sizes are checked before; nothing is validated
-                raise status_error(status)
+            layout.elements.place(data, block, self.wanted)
             return
         chunk = np.frombuffer(data, _stored_dtype(layout), count=layout.count)
         part = chunk.reshape(layout.shape, order=layout.order)[job.chunk_selection]

@@ -27,13 +27,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr.core.config import config
 
-from .. import _kernels
 from .._source import ElementLayout, ShardIndex, thread_scratch
-from .._status import status_error
 from ..errors import InvalidChunkCodePointError, InvalidCodePointError
 from ._compat import fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value
-from ._plan import NATIVE, ChunkLayout, ShardPlan, value_endian
+from ._plan import ChunkLayout, ShardPlan, value_endian
 from ._settle import settled_map
 
 if TYPE_CHECKING:
@@ -43,10 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ShardWrite", "check_value"]
 
-_VALIDATE = _kernels.VALIDATE
-_SRC_SWAPPED = _kernels.SRC_SWAPPED
-_SWAP = _kernels.SWAP
-_OK = _kernels.OK_STATUS
 _UINT8 = np.dtype(np.uint8)
 # Shards up to this size are encoded on the event loop's thread: a thread hop
 # costs about as much.
@@ -187,19 +181,11 @@ class ShardWrite:
             source = padded
         elif value.ndim == 0:
             source = np.full(padded_shape, value, native)  # a scalar, everywhere
-        # the value's units are in its own byte order (a ">U" value is swapped
-        # here), the stored ones in the inner chunks': swap where they differ,
-        # and validate them as the value holds them
-        held = value_endian(value)
-        swap = _SWAP if inner.endian != held else 0
-        seen = _SRC_SWAPPED if held != NATIVE else 0
-        units = inner.length_bytes // 4
         in_c_order = inner.order == "C" or len(chunk) == 1
         if in_c_order and all(g == 1 for g in grid[1:]) and source.flags.c_contiguous:
             # the inner chunks, one after another, are the source's own bytes:
             # copied (and swapped) by the kernel, checked in the same pass
-            flat = source.reshape(-1).view(_UINT8)
-            status = _kernels.convert(flat, data, units, _VALIDATE | seen | swap)
+            placed = source.reshape(-1).view(_UINT8)
         else:
             ndim = len(chunk)
             split = source.reshape(tuple(n for pair in zip(grid, chunk) for n in pair))
@@ -212,10 +198,13 @@ class ShardWrite:
             # checked again as placed (in cache, with the swap if any): what is
             # stored is what was checked, even if the value changed since
             # check_value read it
-            status = _kernels.convert(data, data, units, _VALIDATE | seen | swap)
-        if status[0]:
-            error = status_error(status)
-            assert isinstance(error, InvalidCodePointError)
+            placed = data
+        try:
+            # the value's units are in its own byte order (a ">U" value is
+            # swapped here), the stored ones in the inner chunks': swapped where
+            # they differ, validated as the value holds them
+            inner.elements.store(placed, data, value_endian(value))
+        except InvalidCodePointError as error:
             raise self._named(job, inner, grid, error) from None
 
     def _named(
