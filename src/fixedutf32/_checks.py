@@ -17,7 +17,8 @@ from . import _kernels
 from .errors import ChunkSizeError
 
 if TYPE_CHECKING:
-    from ._kernels import Buffer
+    # the type of every buffer argument, for the modules above that may not import _kernels
+    from ._kernels import Buffer as Buffer
 
 # A buffer the kernels read: the object itself or a flat uint8 memoryview of it.
 ByteView: TypeAlias = "bytes | bytearray | np.ndarray[Any, Any] | memoryview"

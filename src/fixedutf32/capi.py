@@ -17,6 +17,10 @@ __all__ = ["get_include"]
 # (major, minor) of the table in the capsule: an extension built against
 # major M, minor m loads it when the major is M and the minor at least m.
 C_API_VERSION: tuple[int, int] = _kernels.C_API_VERSION
+# The capsule itself (also ``fixedutf32._C_API``), named
+# b"fixedutf32._kernels._C_API": for code that reads the table through
+# ``PyCapsule_GetPointer`` from Python (ctypes, cffi) rather than C.
+C_API: object = _kernels._C_API
 
 
 def get_include() -> str:

@@ -23,7 +23,7 @@ from .shard import ShardIndex, ShardLayout
 from .sizes import chunk_size_error
 
 if TYPE_CHECKING:
-    from .._kernels import Buffer
+    from .._checks import Buffer
 
 __all__ = ["ChunkDecoder", "ShardDecoder"]
 

@@ -39,7 +39,7 @@ from .frames import check_frame
 from .sizes import DecodedSize, compress_bound
 
 if TYPE_CHECKING:
-    from .._kernels import Buffer
+    from .._checks import Buffer
 
 __all__ = ["DEFAULTS", "JSON", "CodecSpec", "CodecChain", "parse_codec", "parse_codecs"]
 

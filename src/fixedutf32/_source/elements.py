@@ -27,7 +27,7 @@ from ..errors import InvalidCodePointError
 from .files import BLOCK_BYTES
 
 if TYPE_CHECKING:
-    from .._kernels import Buffer
+    from .._checks import Buffer
 
 __all__ = ["ElementLayout"]
 

@@ -30,7 +30,7 @@ from .._checks import as_bytes
 from ..errors import CorruptChunkError
 
 if TYPE_CHECKING:
-    from .._kernels import Buffer
+    from .._checks import Buffer
 
 __all__ = [
     "BLOCK_BYTES",

@@ -17,7 +17,7 @@ from ..errors import CorruptChunkError
 from .sizes import DecodedSize
 
 if TYPE_CHECKING:
-    from .._kernels import Buffer
+    from .._checks import Buffer
 
 __all__ = ["FrameKind", "check_frame", "zstd_content_size"]
 

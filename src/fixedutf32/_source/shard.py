@@ -22,7 +22,7 @@ from ..errors import CorruptChunkError
 from .sizes import shard_index_size_error
 
 if TYPE_CHECKING:
-    from .._kernels import Buffer
+    from .._checks import Buffer
 
 __all__ = ["ShardLayout", "ShardIndex"]
 

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
-from .._kernels import get_simd_level
+from .. import get_simd_level
 from . import _calls, _kernels, _report, _session, _store, _transcode, _zarr
 from ._report import BenchReport
 from ._store import stores

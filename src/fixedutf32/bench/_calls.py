@@ -22,7 +22,7 @@ import ctypes
 import statistics
 from typing import Any
 
-from .. import _kernels
+from .. import capi
 from .._arrow import ArrowStrings
 from ..batch import decode_chunks
 from ..chunk import decode_chunk, validate
@@ -123,7 +123,7 @@ def c_api_table() -> Any:
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
     get_pointer.restype = ctypes.c_void_p
     get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    address = get_pointer(_kernels._C_API, b"fixedutf32._kernels._C_API")
+    address = get_pointer(capi.C_API, b"fixedutf32._kernels._C_API")
     return _Table.from_address(address)
 
 
