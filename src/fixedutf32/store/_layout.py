@@ -12,13 +12,14 @@ store holds: one chunk, or one shard of several chunks.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
 import os
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +41,7 @@ from .._source.files import is_within, outside_link_reason, read_regular_file
 from .._store_kinds import local_root as store_root
 from ..errors import CorruptChunkError, FixedUTF32Error, MetadataError
 from ..metadata import ArrayMetadata, FixedLengthUTF32, parse_array_metadata
+from ..metadata._model import Declined, parse_model
 from ._stores import StoreError, StoreHandle
 
 V3_DOC, V2_ARRAY, V2_GROUP, V2_ATTRS = "zarr.json", ".zarray", ".zgroup", ".zattrs"
@@ -860,13 +862,6 @@ def _as_error(key: str, exc: Exception) -> FixedUTF32Error:
     return CorruptChunkError(key, f"{type(exc).__name__}: {exc}")
 
 
-def _regular(doc: dict[str, Any], chunk_shape: Any) -> dict[str, Any]:
-    return {
-        **doc,
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunk_shape)}},
-    }
-
-
 def plan_array(node: Node) -> ArrayPlan | None:
     """The :class:`ArrayPlan` of a string array node.
 
@@ -884,107 +879,60 @@ def plan_array(node: Node) -> ArrayPlan | None:
         raise MetadataError(node.error)
     kind = data_type_of(node)
     if kind == FIXED:
-        return _plan_fixed(node)
+        return _fixed_plan(node)
     if kind == STRING and node.zarr_format == 3:
         return _plan_string(node)
     return None
 
 
-def _chunk_decoder(meta: ArrayMetadata, specs: Sequence[CodecSpec]) -> ChunkDecoder:
-    length_bytes = meta.data_type.length_bytes
-    endian: Literal["little", "big"] = "big" if meta.endian == "big" else "little"
-    return ChunkDecoder.build(length_bytes, endian, math.prod(meta.chunk_shape), specs)
-
-
-def _fixed_plan(
-    node: Node,
-    meta: ArrayMetadata,
-    specs: Sequence[CodecSpec],
-    key_meta: ArrayMetadata | None = None,
-    shard: ShardLayout | None = None,
-    shard_specs: Sequence[CodecSpec] = (),
-) -> ArrayPlan:
-    decoder = _chunk_decoder(meta, specs)
-    sharded = None if shard is None else ShardDecoder(shard, decoder, tuple(shard_specs))
+def _fixed_plan(node: Node) -> ArrayPlan:
+    """A ``fixed_length_utf32`` array: its :class:`~fixedutf32.metadata._model.ArrayModel`
+    and the document parsed for the grid (as the inner chunks see it, when sharded)."""
+    doc = node.doc
+    model = parse_model(doc)
+    if isinstance(model, Declined):
+        if not model.sharded:
+            parse_array_metadata(doc)  # what the document breaks, if it does
+        raise MetadataError(f"codecs: expected codecs this tool reads, got {model.reason}")
+    shard = model.shard
+    if shard is None:
+        meta = key_meta = parse_array_metadata(doc)
+    else:  # the document as its inner chunks see it, on the grid of shards
+        inner_codecs = doc["codecs"][0]["configuration"]["codecs"]
+        key_meta = parse_array_metadata({**doc, "codecs": inner_codecs})
+        meta = dataclasses.replace(key_meta, chunk_shape=shard.chunk_shape)
+    specs = model.runnable()
+    elements = cast("Literal['little', 'big']", meta.endian)
+    decoder = ChunkDecoder.build(
+        meta.data_type.length_bytes, elements, math.prod(meta.chunk_shape), specs
+    )
+    sharded = None
+    if shard is not None:
+        per_shard = shard.chunks_per_shard(key_meta.chunk_shape)
+        for axis, (s, c) in enumerate(zip(key_meta.chunk_shape, shard.chunk_shape)):
+            if s % c:
+                raise MetadataError(
+                    f"codecs[0].configuration.chunk_shape[{axis}]: expected a divisor of the "
+                    f"shard shape {list(key_meta.chunk_shape)}, got {c}"
+                )
+        layout = ShardLayout(
+            per_shard, shard.index_endian, shard.index_checksum, shard.index_location
+        )
+        count = math.prod(meta.chunk_shape)
+        inner = shard.inner.runnable()
+        decoder = ChunkDecoder.build(meta.data_type.length_bytes, elements, count, inner)
+        sharded = ShardDecoder(layout, decoder, specs)
     return ArrayPlan(
         node.path,
         FIXED,
         meta.zarr_format,
         meta,
-        meta if key_meta is None else key_meta,
+        key_meta,
         decoder.chain,
         decoder,
         sharded,
         str(meta.fill_value),
     )
-
-
-def _plan_fixed(node: Node) -> ArrayPlan:
-    doc = node.doc
-    if node.zarr_format == 2:
-        meta = parse_array_metadata(doc)
-        specs = tuple(parse_codec(c, 2, "filters") for c in meta.filters)
-        specs += tuple(parse_codec(c, 2, "compressor") for c in meta.codecs)
-        return _fixed_plan(node, meta, specs)
-    listed = doc.get("codecs")
-    codecs: list[Any] = listed if isinstance(listed, list) else []
-    sharded = [
-        i
-        for i, c in enumerate(codecs)
-        if isinstance(c, dict) and c.get("name") == "sharding_indexed"
-    ]
-    if not sharded:
-        meta = parse_array_metadata(doc)
-        return _fixed_plan(node, meta, _v3_specs(meta.codecs))
-    where = sharded[0]
-    if where != 0 or len(sharded) > 1:
-        raise MetadataError(
-            f'codecs[{where}]: expected "sharding_indexed" first and once; this tool reads '
-            f"shards with no codec before them"
-        )
-    config = codecs[0].get("configuration")
-    key = "codecs[0].configuration"
-    if not isinstance(config, dict) or not {"chunk_shape", "codecs"} <= set(config):
-        raise MetadataError(
-            f"{key}: expected an object with chunk_shape and codecs, got {config!r}"
-        )
-    inner = parse_array_metadata(
-        {**_regular(doc, config["chunk_shape"]), "codecs": config["codecs"]}
-    )
-    outer = parse_array_metadata(
-        {**doc, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, *codecs[1:]]}
-    )
-    per_shard = []
-    for axis, (s, c) in enumerate(zip(outer.chunk_shape, inner.chunk_shape)):
-        if s % c:
-            raise MetadataError(
-                f"{key}.chunk_shape[{axis}]: expected a divisor of the shard shape "
-                f"{list(outer.chunk_shape)}, "
-                f"got {c}"
-            )
-        per_shard.append(s // c)
-    location = config.get("index_location", "end")
-    if location not in ("start", "end"):
-        raise MetadataError(f'{key}.index_location: expected "start" or "end", got {location!r}')
-    index_endian, index_crc = _index_codecs(config.get("index_codecs"), f"{key}.index_codecs")
-    layout = ShardLayout(tuple(per_shard), index_endian, index_crc, location)
-    return _fixed_plan(node, inner, _v3_specs(inner.codecs), outer, layout, _v3_specs(outer.codecs))
-
-
-def _index_codecs(codecs: Any, key: str) -> tuple[Literal["little", "big"], bool]:
-    names = [c.get("name") if isinstance(c, dict) else c for c in codecs or []]
-    if names not in (["bytes"], ["bytes", "crc32c"]):
-        raise MetadataError(
-            f"{key}: expected [bytes] or [bytes, crc32c] (the index codecs this tool reads), "
-            f"got {names}"
-        )
-    config = codecs[0].get("configuration") if isinstance(codecs[0], dict) else None
-    endian = (config or {}).get("endian", "little")
-    if endian not in ("little", "big"):
-        raise MetadataError(
-            f'{key}[0].configuration.endian: expected "little" or "big", got {endian!r}'
-        )
-    return endian, len(names) == 2
 
 
 def _v3_specs(codecs: Sequence[Any]) -> tuple[CodecSpec, ...]:

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
-from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, TransposeCodec
+from zarr.abc.codec import BytesBytesCodec
 
 from .._source import (
     ChunkDecoder,
@@ -31,9 +30,8 @@ from .._source import (
     ElementLayout,
     ShardIndex,
     ShardLayout,
-    parse_codec,
 )
-from ..errors import MetadataError
+from ..metadata._model import ArrayModel, Declined, parse_model
 from . import _compat
 
 if TYPE_CHECKING:
@@ -260,63 +258,23 @@ class ShardPlan:
         return start, in_file_order
 
 
-@dataclass(frozen=True)
-class Declined:
-    """A codec chain the pipeline leaves to zarr, and why (for the warning)."""
-
-    reason: str
-
-
-def _split(codecs: Sequence[Codec]) -> tuple[list[Any], Any, list[Any]]:
-    aa = [c for c in codecs if isinstance(c, ArrayArrayCodec)]
-    bb = [c for c in codecs if isinstance(c, BytesBytesCodec)]
-    ab = next((c for c in codecs if isinstance(c, ArrayBytesCodec)), None)
-    return aa, ab, bb
+def _json(codec: Codec) -> Any:
+    try:
+        return codec.to_dict()
+    except (AttributeError, TypeError, ValueError):  # unserializable: a codec not run here
+        return {"name": type(codec).__name__}
 
 
-def _order_of(aa: list[Any]) -> Order | Declined:
-    if not aa:
-        return "C"
-    if len(aa) > 1 or not isinstance(aa[0], TransposeCodec):
-        return Declined(f"array-to-array codecs {[c.to_dict()['name'] for c in aa]}")
-    perm = tuple(aa[0].order)
-    if perm == tuple(range(len(perm))):
-        return "C"
-    if perm == tuple(reversed(range(len(perm)))):
-        return "F"
-    return Declined(f"a transpose of order {list(perm)} (only C or reversed axes are read)")
-
-
-def _specs(bb: Sequence[Any], zarr_format: Literal[2, 3]) -> tuple[CodecSpec, ...] | None:
-    """The numcodecs specs of zarr's bytes-to-bytes codecs (or a V2 compressor), or None."""
-    specs = []
-    for i, codec in enumerate(bb):
-        try:
-            if zarr_format == 2:
-                spec = parse_codec(codec.get_config(), 2, "compressor")
-            else:
-                spec = parse_codec(codec.to_dict(), 3, f"codecs[{i}]")
-        except (MetadataError, AttributeError, TypeError):
-            return None
-        specs.append(spec)
-    return tuple(specs)
-
-
-def _index_codecs(codecs: Sequence[Any]) -> tuple[Endian, bool] | None:
-    """(index byte order, crc32c) of a shard index codec chain this pipeline reads."""
-    if not codecs or not isinstance(codecs[0], BytesCodec):
-        return None
-    endian = _compat.endian_name(codecs[0].endian)
-    rest = list(codecs[1:])
-    if endian not in ("little", "big") or len(rest) > 1:
-        return None
-    if rest and not isinstance(rest[0], Crc32cCodec):
-        return None
-    return endian, bool(rest)  # type: ignore[return-value]  # checked above
+def _chunk_plan(model: ArrayModel, bb: Sequence[Codec] = ()) -> ChunkPlan:
+    zarr_codecs = () if model.specs is not None else tuple(bb)
+    return ChunkPlan(3, model.endian, model.order, model.specs, zarr_codecs)
 
 
 def plan_for(codecs: Sequence[Codec]) -> ChunkPlan | ShardPlan | Declined:
     """The plan for a zarr codec chain, or why the pipeline leaves it to zarr.
+
+    The chain is read by :func:`fixedutf32.metadata._model.parse_model`
+    from zarr's JSON of it.
 
     Parameters
     ----------
@@ -334,38 +292,36 @@ def plan_for(codecs: Sequence[Codec]) -> ChunkPlan | ShardPlan | Declined:
     >>> plan.endian, plan.order, [spec.id for spec in plan.specs]
     ('big', 'C', ['zstd'])
     """
-    aa, ab, bb = _split(codecs)
     V2Codec = _compat.V2Codec
-    if V2Codec is not None and isinstance(ab, V2Codec):
-        if aa or bb or ab.filters:
+    v2 = [c for c in codecs if V2Codec is not None and isinstance(c, V2Codec)]
+    if v2:
+        ab: Any = v2[0]
+        if len(codecs) > 1 or ab.filters:
             return Declined("Zarr V2 filters")
         compressor = ab.compressor
-        specs = _specs([compressor] if compressor is not None else [], 2)
-        if specs is None:
+        try:
+            config = None if compressor is None else compressor.get_config()
+        except (AttributeError, TypeError):
+            config = compressor
+        model = parse_model({"zarr_format": 2, "compressor": config})
+        if isinstance(model, Declined) or model.specs is None:
             return Declined(f"the compressor {compressor!r}, which numcodecs cannot run here")
-        return ChunkPlan(2, None, None, specs)
-    order = _order_of(aa)
-    if isinstance(order, Declined):
-        return order
-    if isinstance(ab, ShardingCodec):
-        if aa or bb:
-            return Declined("codecs around the sharding codec")
-        inner = plan_for(list(ab.codecs))
-        index = _index_codecs(list(ab.index_codecs))
-        if not isinstance(inner, ChunkPlan):
-            return inner if isinstance(inner, Declined) else Declined("shards of shards")
-        if inner.specs is None:
-            return Declined("inner codecs numcodecs cannot run here")
-        if index is None:
-            return Declined("a shard index stored other than as bytes (+ crc32c)")
-        location = _compat.literal(ab.index_location)
-        if location not in ("end", "start"):
-            return Declined(f"a shard index at {location!r}")
-        return ShardPlan(inner, tuple(ab.chunk_shape), index[0], index[1], location)  # type: ignore[arg-type]  # checked above
-    if not isinstance(ab, BytesCodec):
-        return Declined(f"the array-to-bytes codec {type(ab).__name__}")
-    endian = _compat.endian_name(ab.endian)
-    if endian not in ("little", "big"):
-        return Declined("a bytes codec without endian")
-    specs = _specs(bb, 3)
-    return ChunkPlan(3, endian, order, specs, () if specs is not None else tuple(bb))  # type: ignore[arg-type]
+        return ChunkPlan(2, None, None, model.specs)
+    model = parse_model({"zarr_format": 3, "codecs": [_json(c) for c in codecs]})
+    if isinstance(model, Declined):
+        return model
+    shard = model.shard
+    if shard is None:
+        bb = [c for c in codecs if isinstance(c, BytesBytesCodec)]
+        return _chunk_plan(model, bb)
+    if model.specs != ():
+        return Declined("codecs around the sharding codec")
+    if shard.inner.specs is None:
+        return Declined("inner codecs numcodecs cannot run here")
+    return ShardPlan(
+        _chunk_plan(shard.inner),
+        shard.chunk_shape,
+        shard.index_endian,
+        shard.index_checksum,
+        shard.index_location,
+    )
