@@ -29,13 +29,14 @@ from fixedutf32._source import (  # noqa: E402
     ChunkGrid,
     CodecChain,
     ElementLayout,
-    ShardDecoder,
+    KeyReader,
     ShardLayout,
     open_chunk_file,
     parse_codec,
     parse_codecs,
 )
 from fixedutf32.errors import MetadataError  # noqa: E402
+from fixedutf32.metadata._model import parse_model  # noqa: E402
 
 MODULES = ["sizes", "frames", "codecs", "grid", "shard", "files", "elements", "scratch", "chunks"]
 
@@ -314,17 +315,37 @@ def test_shard_index_at_the_start_with_a_checksum():
         layout.read_index(pointing_into_index, key="c/0", max_chunk_nbytes=4)
 
 
-def test_shard_decoder_gives_each_inner_chunk():
-    inner = ChunkDecoder.build(4, "little", 2, ["zstd"])
-    chunks = [numcodecs.Zstd().encode("ab".encode("utf-32-le")), b""]
-    body = chunks[0]
-    entries = [0, len(body), 2**64 - 1, 2**64 - 1]
-    decoder = ShardDecoder(ShardLayout((2,)), inner)
-    got = [
-        (local, bytes(inner.decode(c, key="c/0")))
-        for local, c in decoder.chunks(shard(entries, body), key="c/0")
-    ]
-    assert got == [(0, "ab".encode("utf-32-le"))]
+def test_key_reader_gives_each_inner_chunk_of_a_shard(tmp_path):
+    bytes_le = {"name": "bytes", "configuration": {"endian": "little"}}
+    sharding = {"chunk_shape": [2], "codecs": [bytes_le, {"name": "zstd"}]}
+    sharding["index_codecs"] = [bytes_le]
+    model = parse_model(
+        {
+            "zarr_format": 3,
+            "data_type": {"name": "fixed_length_utf32", "configuration": {"length_bytes": 4}},
+            "codecs": [{"name": "sharding_indexed", "configuration": sharding}],
+        }
+    )
+    reader = KeyReader.build(model, ChunkGrid((4,), (2,)), ChunkGrid((4,), (4,)), "a")
+    body = numcodecs.Zstd().encode("ab".encode("utf-32-le"))
+    stored = shard([0, len(body), 2**64 - 1, 2**64 - 1], body)
+    got = []
+
+    def sink(index, data, error):
+        got.append((index, None if data is None else bytes(data), error))
+
+    (tmp_path / "a" / "c").mkdir(parents=True)
+    (tmp_path / "a" / "c" / "0").write_bytes(stored)
+    for source in ({"a/c/0": stored}.get, str(tmp_path)):  # any store, or local files
+        got.clear()
+        assert reader.read((0,), source, sink) == len(stored)
+        assert got == [((0,), "ab".encode("utf-32-le"), None)]
+    assert reader.read((0,), {}.get, sink) is None
+    got.clear()
+    assert reader.read((0,), {"a/c/0": stored[:-1]}.get, sink) == 0
+    [(index, data, error)] = got
+    assert index == (0,) and data is None and isinstance(error, CorruptChunkError)
+    assert "a/c/0" in str(error)
 
 
 # --- local files -----------------------------------------------------------------------------

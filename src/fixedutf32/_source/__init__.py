@@ -20,7 +20,9 @@ the bench's standalone reader and the zarr-python pipeline alike:
   larger than the chunk can be) into a given buffer, in blocks;
 - :mod:`.elements`: the chunk kernels on blocks, their arguments checked
   once per array;
-- :mod:`.chunks`: a stored chunk, or the chunks of a shard, to their bytes;
+- :mod:`.chunks`: a stored chunk to its bytes;
+- :mod:`.reader`: one key of an array (a chunk, or a shard's inner chunks)
+  from a local directory or any store, each chunk handed to a sink;
 - :mod:`.scratch`: buffers reused from chunk to chunk, per thread.
 
 Plain buffers, memoryviews and NumPy arrays go in; frozen dataclasses are
@@ -28,12 +30,13 @@ the records.  Nothing here imports zarr-python; numcodecs is imported when a
 codec chain is built.
 """
 
-from .chunks import ChunkDecoder, ShardDecoder
+from .chunks import ChunkDecoder
 from .codecs import DEFAULTS, CodecChain, CodecSpec, parse_codec, parse_codecs
 from .elements import ElementLayout
 from .files import BLOCK_BYTES, ChunkFile, open_chunk_file
 from .frames import check_frame, zstd_content_size
 from .grid import ChunkGrid, Index
+from .reader import KeyReader
 from .scratch import Scratch, borrowed_scratch, thread_scratch
 from .shard import ShardIndex, ShardLayout
 from .sizes import DecodedSize, chunk_size_error, compress_bound, shard_index_size_error
@@ -49,8 +52,8 @@ __all__ = [
     "DecodedSize",
     "ElementLayout",
     "Index",
+    "KeyReader",
     "Scratch",
-    "ShardDecoder",
     "ShardIndex",
     "ShardLayout",
     "borrowed_scratch",

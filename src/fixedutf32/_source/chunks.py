@@ -1,17 +1,17 @@
-"""One stored chunk (or shard) of an array to its bytes: codecs undone, size
-checked, local files read safely.
+"""One stored chunk of an array to its bytes: codecs undone, size checked,
+local files read safely.
 
 :class:`ChunkDecoder` puts together what is known of an array's chunks once
 (their elements, their codec chain) and turns a stored chunk into exactly
-its bytes, or raises; :class:`ShardDecoder` does the same for the chunks
-inside the shards of a ``sharding_indexed`` array.
+its bytes, or raises; :class:`~fixedutf32._source.reader.KeyReader` uses it
+for every chunk of a key, the inner chunks of a shard too.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -19,13 +19,12 @@ from .codecs import CodecChain, CodecSpec
 from .elements import ElementLayout
 from .files import ChunkFile, open_chunk_file
 from .scratch import Scratch, thread_scratch
-from .shard import ShardIndex, ShardLayout
 from .sizes import chunk_size_error
 
 if TYPE_CHECKING:
     from .._checks import Buffer
 
-__all__ = ["ChunkDecoder", "ShardDecoder"]
+__all__ = ["ChunkDecoder"]
 
 # on_block(block, offset): a part of a chunk just read into its buffer.
 OnBlock = Callable[[memoryview, int], None]
@@ -257,102 +256,3 @@ class ChunkDecoder:
         if on_block is not None:
             on_block(result, 0)
         return result
-
-
-@dataclass(frozen=True)
-class ShardDecoder:
-    """How the shards of a ``sharding_indexed`` array hold their inner chunks.
-
-    Parameters
-    ----------
-    layout : ShardLayout
-        Inner chunks per shard and where the index is.
-    inner : ChunkDecoder
-        The inner chunks' decoder.
-    specs : tuple of CodecSpec
-        The codecs applied to a whole shard after sharding (usually none).
-
-    Attributes
-    ----------
-    chain : CodecChain
-        Those codecs, built for a shard of at most :attr:`max_nbytes`.
-    max_nbytes : int
-        The most bytes a shard may hold once ``chain`` is undone.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> inner = ChunkDecoder.build(4, "little", 1, [])
-    >>> decoder = ShardDecoder(ShardLayout((2,)), inner)
-    >>> shard = "a".encode("utf-32-le") + np.array([0, 4, 2**64 - 1, 2**64 - 1], "<u8").tobytes()
-    >>> [(local, bytes(chunk)) for local, chunk in decoder.chunks(shard, key="c/0")]
-    [(0, b'a\\x00\\x00\\x00')]
-    """
-
-    layout: ShardLayout
-    inner: ChunkDecoder
-    specs: tuple[CodecSpec, ...] = ()
-    max_nbytes: int = field(init=False)
-    chain: CodecChain = field(init=False)
-
-    def __post_init__(self) -> None:
-        layout = self.layout
-        max_nbytes = layout.count * self.inner.max_stored_nbytes + layout.index_nbytes
-        object.__setattr__(self, "max_nbytes", max_nbytes)
-        object.__setattr__(self, "chain", CodecChain(self.specs, max_nbytes, exact=False))
-
-    @property
-    def max_stored_nbytes(self) -> int:
-        """The most bytes a stored shard may hold."""
-        return self.chain.max_stored_nbytes
-
-    def open(self, stored: Buffer, *, key: str) -> tuple[memoryview, ShardIndex]:
-        """Undo the codecs after sharding and read the shard's index.
-
-        Parameters
-        ----------
-        stored : buffer
-            The shard as stored (read only).
-        key : str
-            Its store key, for errors.
-
-        Returns
-        -------
-        (memoryview, ShardIndex)
-            The shard's bytes (a view of ``stored`` without codecs) and its
-            checked index.
-
-        Raises
-        ------
-        ChunkSizeError, CorruptChunkError
-            As :meth:`ShardLayout.read_index` and :meth:`CodecChain.decode`.
-        """
-        shard = self.chain.decode(stored, key=key)
-        index = self.layout.read_index(
-            shard, key=key, max_chunk_nbytes=self.inner.max_stored_nbytes
-        )
-        return shard, index
-
-    def chunks(self, stored: Buffer, *, key: str) -> Iterator[tuple[int, memoryview]]:
-        """``(local, stored bytes)`` of each inner chunk a shard holds, in index order.
-
-        ``local`` is the flat C index of the chunk inside the shard
-        (:meth:`ShardLayout.chunk_index` gives its grid index); its bytes are
-        a view of the shard, for :meth:`ChunkDecoder.decode`.
-
-        Parameters
-        ----------
-        stored : buffer
-        key : str
-
-        Returns
-        -------
-        iterator of (int, memoryview)
-
-        Raises
-        ------
-        ChunkSizeError, CorruptChunkError
-            As :meth:`open`, before the first chunk is given.
-        """
-        shard, index = self.open(stored, key=key)
-        return ((local, shard[start : start + n]) for local, start, n in index.entries())

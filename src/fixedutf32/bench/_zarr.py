@@ -45,8 +45,10 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from .._source.reader import KeyReader
 from ..chunk import decode_chunk
 from ..metadata import parse_array_metadata
+from ..metadata._model import parse_stored
 from ._floors import (
     FileSlices,
     read_elements_floor,
@@ -212,9 +214,10 @@ def has_fused() -> bool:
 def read_array(store: str | os.PathLike[str]) -> npt.NDArray[np.str_]:
     """Read a local Zarr array of the ``fixed_length_utf32`` type with fixedutf32 alone.
 
-    The standalone reader of docs/reader.md, with each whole chunk decoded straight
-    into its slice of the result (``decode_chunk(..., out=...)``), so its
-    bytes are written once.
+    The standalone reader of docs/reader.md on the package's one reader of
+    keys (:class:`fixedutf32._source.reader.KeyReader`, sharded arrays too),
+    with each whole chunk decoded straight into its slice of the result
+    (``decode_chunk(..., out=...)``), so its bytes are written once.
 
     Parameters
     ----------
@@ -245,33 +248,27 @@ def read_array(store: str | os.PathLike[str]) -> npt.NDArray[np.str_]:
     ...     read_array(path).tolist()
     ['ab', 'c', 'd']
     """
-    from .._source import ChunkDecoder, parse_codec
-
     store = pathlib.Path(store)
     name = "zarr.json" if (store / "zarr.json").exists() else ".zarray"
-    meta = parse_array_metadata((store / name).read_bytes())
+    model, meta, key_meta = parse_stored((store / name).read_bytes())
+    reader = KeyReader.build(model, meta.grid, key_meta.grid)
     out = meta.data_type.fill_array(meta.shape, meta.fill_value)
     kwargs = meta.decode_kwargs()
-    # The chunk-source layer reads and undoes the codecs (V2 filters, then
-    # the compressor; V3 those after "bytes"), every frame checked first.
-    v2 = meta.zarr_format == 2
-    specs = [parse_codec(c, 2, "filters") for c in meta.filters] if v2 else []
-    specs += [parse_codec(c, meta.zarr_format, "codecs") for c in meta.codecs]
-    endian: Literal["little", "big"] = "big" if meta.endian == "big" else "little"
-    count = int(np.prod(meta.chunk_shape))
-    decoder = ChunkDecoder.build(meta.data_type.length_bytes, endian, count, specs)
-    chunk = np.empty(decoder.nbytes, np.uint8)
-    for index in meta.chunk_indices():
-        key = meta.chunk_key(index)
-        data = decoder.read_file(store / key, key=key, out=chunk)
-        if data is None:
-            continue  # a missing chunk reads as the fill value
+
+    def place(index: tuple[int, ...], data: memoryview | None, error: Exception | None) -> None:
+        if error is not None:
+            raise error
+        assert data is not None  # the reader gives each chunk's data or an error
         target, source = meta.chunk_region(index)
         view = out[target]
         if view.shape == kwargs["shape"] and view.flags.c_contiguous and kwargs["order"] == "C":
             decode_chunk(data, **kwargs, out=view)  # the whole chunk, in place
         else:
             out[target] = decode_chunk(data, **kwargs)[source]  # an edge chunk
+
+    # Missing keys (and chunks a shard does not hold) read as the fill value.
+    for key_index in key_meta.chunk_indices():
+        reader.read(key_index, str(store), place)
     return out
 
 

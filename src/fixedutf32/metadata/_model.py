@@ -13,14 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeGuard
 
 from .._source.codecs import CodecSpec, parse_codec
 from ..errors import MetadataError
+from ._array import ArrayMetadata
 from ._dtype import FixedLengthUTF32, parse_v2_dtype
+from ._json import _load
+from ._parse import parse_array_metadata
 
-__all__ = ["ArrayModel", "Declined", "ShardModel", "parse_model"]
+__all__ = ["ArrayModel", "Declined", "ShardModel", "parse_model", "parse_stored"]
 
 Endian = Literal["little", "big"]
 Order = Literal["C", "F"]
@@ -214,3 +217,33 @@ def parse_model(doc: Mapping[str, Any]) -> ArrayModel | Declined:
         with suppress(MetadataError):  # another data type, or parse_array_metadata says why
             length_bytes = FixedLengthUTF32.from_json(data_type).length_bytes
     return _v3(doc.get("codecs"), length_bytes, "codecs")
+
+
+def parse_stored(doc: Any) -> tuple[ArrayModel, ArrayMetadata, ArrayMetadata]:
+    """An array's model, its metadata as its chunks see it and as its keys do; or MetadataError.
+
+    ``doc`` is a whole ``zarr.json`` or ``.zarray`` document, or its JSON text.
+    For a sharded array the chunks are the inner chunks, on the grid of shards
+    (the keys); else both are the document's.  Raises MetadataError for what
+    the document breaks, or codecs this package does not read.
+    """
+    doc = _load(doc, "metadata")
+    if not isinstance(doc, Mapping):
+        parse_array_metadata(doc)  # raises: an object was expected
+    model = parse_model(doc)
+    if isinstance(model, Declined):
+        if not model.sharded:
+            parse_array_metadata(doc)  # what the document breaks, if it does
+        raise MetadataError(f"codecs: expected codecs this tool reads, got {model.reason}")
+    shard = model.shard
+    if shard is None:
+        meta = parse_array_metadata(doc)
+        return model, meta, meta
+    key_meta = parse_array_metadata({**doc, "codecs": doc["codecs"][0]["configuration"]["codecs"]})
+    for axis, (s, c) in enumerate(zip(key_meta.chunk_shape, shard.chunk_shape)):
+        if s % c:
+            raise MetadataError(
+                f"codecs[0].configuration.chunk_shape[{axis}]: expected a divisor of the "
+                f"shard shape {list(key_meta.chunk_shape)}, got {c}"
+            )
+    return model, replace(key_meta, chunk_shape=shard.chunk_shape), key_meta

@@ -408,7 +408,7 @@ def _plan(
                 meta.chunk_shape,
                 meta.data_type.length_bytes,
                 meta.endian,
-                plan.shard is not None,
+                plan.per_shard is not None,
                 plan.chunk_count,
                 longest=len(meta.fill_value),
             )

@@ -71,16 +71,16 @@ def changes(job: Job) -> list[str]:
         out.append(
             f"length_bytes {width}" if old in (None, width) else f"length_bytes {old} -> {width}"
         )
-    if plan.shard is not None:
+    if plan.per_shard is not None:
         out.append(
             f"shards {list(plan.key_meta.chunk_shape)} of chunks {list(src.chunk_shape)} -> "
             f"chunks {list(dst.chunk_shape)}"
         )
     elif tuple(src.chunk_shape) != tuple(dst.chunk_shape):
         out.append(f"chunks {list(src.chunk_shape)} -> {list(dst.chunk_shape)}")
-    before = [spec.id for spec in plan.chain.specs]
-    if plan.shard is not None:  # the codecs applied to whole shards
-        before += [spec.id for spec in plan.shard.specs]
+    before = [spec.id for spec in plan.reader.chain.specs]
+    if plan.reader.shard_chain is not None:  # the codecs applied to whole shards
+        before += [spec.id for spec in plan.reader.shard_chain.specs]
     after = [codec.spec.id for codec in job.codecs]
     if before != after:
         out.append(f"codecs [{', '.join(before)}] -> [{', '.join(after)}]")

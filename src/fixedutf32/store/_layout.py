@@ -12,36 +12,25 @@ store holds: one chunk, or one shard of several chunks.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import math
 import os
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import ByteView, as_bytes
-from .._source import (
-    ChunkDecoder,
-    ChunkGrid,
-    CodecChain,
-    CodecSpec,
-    Scratch,
-    ShardDecoder,
-    ShardLayout,
-    open_chunk_file,
-    parse_codec,
-    thread_scratch,
-)
+from .._checks import ByteView
+from .._source import ChunkGrid, CodecChain, CodecSpec, Scratch, parse_codec
 from .._source.files import is_within, outside_link_reason, read_regular_file
+from .._source.reader import KeyReader, OnBlock, Sink
 from .._store_kinds import local_root as store_root
 from ..errors import CorruptChunkError, FixedUTF32Error, MetadataError
-from ..metadata import ArrayMetadata, FixedLengthUTF32, parse_array_metadata
-from ..metadata._model import Declined, parse_model
+from ..metadata import ArrayMetadata, FixedLengthUTF32
+from ..metadata._model import parse_stored
 from ._stores import StoreError, StoreHandle
 
 V3_DOC, V2_ARRAY, V2_GROUP, V2_ATTRS = "zarr.json", ".zarray", ".zgroup", ".zattrs"
@@ -497,21 +486,6 @@ def memory_order(meta: ArrayMetadata) -> Literal["C", "F"]:
     return "F" if meta.order == "F" else "C"
 
 
-def _grid(meta: ArrayMetadata) -> ChunkGrid:
-    encoding: Literal["default", "v2"] = "v2" if meta.chunk_key_encoding == "v2" else "default"
-    separator: Literal["/", "."] = "." if meta.separator == "." else "/"
-    return ChunkGrid(meta.shape, meta.chunk_shape, encoding, separator, memory_order(meta))
-
-
-# Called after each chunk of a key is read: (chunk index, its bytes with the
-# codecs undone, None) or (chunk index, None, why it cannot be read).  The
-# bytes are a reused buffer: valid during the call only.
-ChunkVisit: TypeAlias = Callable[[Index, "memoryview | None", "FixedUTF32Error | None"], None]
-# Called on the parts of a chunk as they are read (while in cache): the
-# chunk's index, a block of its decoded bytes and where the block starts.
-BlockVisit: TypeAlias = Callable[[Index, memoryview, int], None]
-
-
 @dataclass(frozen=True)
 class ArrayPlan:
     """Everything a worker needs to read the chunks of one string array.
@@ -530,14 +504,9 @@ class ArrayPlan:
         shape, chunks and fill value are meaningful.
     key_meta : ArrayMetadata
         Names the store keys (``chunk_key``) on the key grid (shards).
-    chain : CodecChain
-        The bytes-to-bytes codecs of one chunk, as the chunk-source layer
-        runs them (every frame checked before it is inflated).
-    decoder : ChunkDecoder or None
-        The chunks' decoder (``fixed_length_utf32`` arrays); None for
-        ``string`` arrays, whose chunks have no fixed size.
-    shard : ShardDecoder or None
-        How the inner chunks sit in a shard (sharded arrays).
+    reader : KeyReader
+        Reads its keys: the chunks' codecs and, for ``fixed_length_utf32``
+        arrays, their size; for sharded arrays the shards' layout.
     fill : str
         The fill value (missing chunks read as it).
     within : str or None
@@ -551,17 +520,17 @@ class ArrayPlan:
     zarr_format: int
     meta: ArrayMetadata
     key_meta: ArrayMetadata
-    chain: CodecChain
-    decoder: ChunkDecoder | None = None
-    shard: ShardDecoder | None = None
+    reader: KeyReader
     fill: str = ""
     within: str | None = None
-    grid: ChunkGrid = field(init=False, repr=False, compare=False)
-    key_grid: ChunkGrid = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "grid", _grid(self.meta))
-        object.__setattr__(self, "key_grid", _grid(self.key_meta))
+    @property
+    def grid(self) -> ChunkGrid:
+        return self.reader.grid
+
+    @property
+    def key_grid(self) -> ChunkGrid:
+        return self.reader.key_grid
 
     @property
     def grid_shape(self) -> Index:
@@ -579,7 +548,8 @@ class ArrayPlan:
     @property
     def per_shard(self) -> Index | None:
         """Chunks along each axis of a shard (None when not sharded)."""
-        return None if self.shard is None else self.shard.layout.chunks_per_shard
+        shard = self.reader.shard
+        return None if shard is None else shard.chunks_per_shard
 
     def chunk_nbytes(self) -> int:
         """Bytes of one decoded chunk (the elements times ``length_bytes``)."""
@@ -587,7 +557,7 @@ class ArrayPlan:
 
     def key(self, key_index: Sequence[int]) -> str:
         """The store key (from the store's root) of the key at grid ``key_index``."""
-        return join(self.path, self.key_grid.key(key_index))
+        return self.reader.key(key_index)
 
     def stored_keys(self, handle: StoreHandle) -> list[Index]:
         """The grid indices of the keys the store holds, listed once, in C order.
@@ -669,93 +639,28 @@ class ArrayPlan:
         """Array coordinates of flat ``element`` (in the chunk's order) of a chunk."""
         return self.grid.coordinates(chunk_index, element)
 
-    def _stored(
-        self,
-        handle: StoreHandle,
-        root: str | None,
-        key: str,
-        max_nbytes: int,
-        scratch: Scratch,
-    ) -> memoryview | None:
-        """A key's bytes as stored (a reused buffer for local files), checked against its bound."""
-        if root is not None:
-            path = os.path.join(root, key)
-            file = open_chunk_file(path, key=key, max_nbytes=max_nbytes, within=self.within)
-            if file is None:
-                return None
-            with file:
-                return file.read_into(scratch.bytes("stored", file.size))
-        raw = handle.get(key)
-        if raw is None:
-            return None
-        if raw.nbytes > max_nbytes:
-            raise CorruptChunkError(
-                key, f"it holds {raw.nbytes} bytes; a chunk here holds at most {max_nbytes}"
-            )
-        return as_bytes(raw)
-
     def read_key(
         self,
         handle: StoreHandle,
         key_index: Sequence[int],
-        visit: ChunkVisit,
+        visit: Sink,
         *,
-        on_block: BlockVisit | None = None,
+        on_block: OnBlock | None = None,
         scratch: Scratch | None = None,
     ) -> int | None:
-        """Read one key through the chunk-source layer and hand each chunk to ``visit``.
+        """:meth:`KeyReader.read` of one key (local files only inside ``within``).
 
-        Local files are opened as :func:`fixedutf32._source.open_chunk_file`
-        opens them (regular files no larger than a chunk can be); every
-        frame is checked before it is inflated; every size is checked
-        against the metadata.  Chunks a shard does not hold are left out.
-
-        Parameters
-        ----------
-        handle : StoreHandle
-        key_index : sequence of int
-            The key's index in the key grid.
-        visit : callable
-            ``visit(chunk_index, data, error)`` for each chunk read:
-            ``data`` its bytes with every codec undone (exactly
-            :meth:`chunk_nbytes` for ``fixed_length_utf32`` arrays; a reused
-            buffer, valid during the call), or ``error`` why not.
-        on_block : callable, optional
-            ``on_block(chunk_index, block, offset)`` on the decoded bytes of
-            a chunk before ``visit``: block by block as a raw local chunk
-            file is read (while in cache), else once on the whole chunk.
-        scratch : Scratch, optional
-            The buffers to reuse; default this thread's.  Pass a new one
-            when the bytes given to ``visit`` must outlive the next read.
-
-        Returns
-        -------
-        int or None
-            The bytes read; None when the key is missing.
+        ``visit(chunk_index, data, error)`` gets each chunk the key holds:
+        ``data`` its bytes with every codec undone (exactly
+        :meth:`chunk_nbytes` for ``fixed_length_utf32`` arrays; a reused
+        buffer, valid during the call), or ``error`` why not.  Returns the
+        bytes read; None when the key is missing.
         """
-        scratch = thread_scratch() if scratch is None else scratch
         root = local_root(handle)
-        key = self.key(key_index)
-        index = tuple(key_index)
-        if self.shard is None:
-            return self._read_chunk(handle, root, key, index, visit, on_block, scratch)
-        try:
-            stored = self._stored(handle, root, key, self.shard.max_stored_nbytes, scratch)
-            if stored is None:
-                return None
-            nread = stored.nbytes
-            chunks = list(self.shard.chunks(stored, key=key))
-        except _READ_ERRORS as exc:
-            visit(index, None, _as_error(key, exc))
-            return 0
-        layout = self.shard.layout
-        grid = self.grid_shape
-        for local, data in chunks:
-            chunk = layout.chunk_index(index, local)
-            if any(i >= g for i, g in zip(chunk, grid)):
-                continue  # an entry past the array's edge: nothing reads it
-            self._decode(key, chunk, data, visit, on_block, scratch)
-        return nread
+        source = handle.get if root is None else root
+        return self.reader.read(
+            key_index, source, visit, within=self.within, on_block=on_block, scratch=scratch
+        )
 
     def read_parts(
         self, handle: StoreHandle, key_index: Sequence[int]
@@ -776,90 +681,6 @@ class ArrayPlan:
 
         nread = self.read_key(handle, key_index, visit)
         return None if nread is None else (nread, parts)
-
-    def _read_chunk(
-        self,
-        handle: StoreHandle,
-        root: str | None,
-        key: str,
-        index: Index,
-        visit: ChunkVisit,
-        on_block: BlockVisit | None,
-        scratch: Scratch,
-    ) -> int | None:
-        decoder = self.decoder
-        if root is not None and decoder is not None and self.chain.raw:
-            # A raw local chunk: read into the chunk buffer block by block,
-            # each block handed on while it is in cache.
-            try:
-                file = decoder.open_file(os.path.join(root, key), key=key, within=self.within)
-            except _READ_ERRORS as exc:
-                visit(index, None, _as_error(key, exc))
-                return 0
-            if file is None:
-                return None
-            blocks = None if on_block is None else functools.partial(on_block, index)
-            with file:
-                try:
-                    data = file.read_into(
-                        scratch.bytes("chunk", decoder.nbytes),
-                        block_bytes=decoder.elements.block_bytes(_READ_BLOCK),
-                        on_block=blocks,
-                    )
-                except _READ_ERRORS as exc:
-                    visit(index, None, _as_error(key, exc))
-                    return file.size
-            visit(index, data, None)
-            return file.size
-        try:
-            stored = self._stored(handle, root, key, self.chain.max_stored_nbytes, scratch)
-        except _READ_ERRORS as exc:
-            visit(index, None, _as_error(key, exc))
-            return 0
-        if stored is None:
-            return None
-        self._decode(key, index, stored, visit, on_block, scratch)
-        return stored.nbytes
-
-    def _decode(
-        self,
-        key: str,
-        index: Index,
-        stored: memoryview,
-        visit: ChunkVisit,
-        on_block: BlockVisit | None,
-        scratch: Scratch,
-    ) -> None:
-        decoder = self.decoder
-        try:
-            if decoder is None:
-                data = self.chain.decode(stored, key=key)
-            else:
-                out = None if decoder.chain.raw else scratch.bytes("chunk", decoder.nbytes)
-                data = decoder.decode(stored, key=key, out=out)
-        except _READ_ERRORS as exc:
-            visit(index, None, _as_error(key, exc))
-            return
-        if on_block is not None:
-            on_block(index, data, 0)
-        visit(index, data, None)
-
-
-# Bytes of a raw local chunk read before ``on_block`` sees them: a chunk of
-# up to 4 MiB in one read, larger ones in 4 MiB blocks.  Such a block is still
-# in the last-level cache when it is validated, and fewer, larger blocks mean
-# fewer hand-offs of the GIL between worker threads (256 KiB blocks made two
-# threads slower than one).
-_READ_BLOCK = 4 << 20
-
-# What reading a chunk may raise on hostile bytes: reported, never a traceback.
-_READ_ERRORS = (FixedUTF32Error, OSError, ValueError)
-
-
-def _as_error(key: str, exc: Exception) -> FixedUTF32Error:
-    if isinstance(exc, FixedUTF32Error):
-        return exc
-    return CorruptChunkError(key, f"{type(exc).__name__}: {exc}")
 
 
 def plan_array(node: Node) -> ArrayPlan | None:
@@ -886,52 +707,11 @@ def plan_array(node: Node) -> ArrayPlan | None:
 
 
 def _fixed_plan(node: Node) -> ArrayPlan:
-    """A ``fixed_length_utf32`` array: its :class:`~fixedutf32.metadata._model.ArrayModel`
-    and the document parsed for the grid (as the inner chunks see it, when sharded)."""
-    doc = node.doc
-    model = parse_model(doc)
-    if isinstance(model, Declined):
-        if not model.sharded:
-            parse_array_metadata(doc)  # what the document breaks, if it does
-        raise MetadataError(f"codecs: expected codecs this tool reads, got {model.reason}")
-    shard = model.shard
-    if shard is None:
-        meta = key_meta = parse_array_metadata(doc)
-    else:  # the document as its inner chunks see it, on the grid of shards
-        inner_codecs = doc["codecs"][0]["configuration"]["codecs"]
-        key_meta = parse_array_metadata({**doc, "codecs": inner_codecs})
-        meta = dataclasses.replace(key_meta, chunk_shape=shard.chunk_shape)
-    specs = model.runnable()
-    elements = cast("Literal['little', 'big']", meta.endian)
-    decoder = ChunkDecoder.build(
-        meta.data_type.length_bytes, elements, math.prod(meta.chunk_shape), specs
-    )
-    sharded = None
-    if shard is not None:
-        per_shard = shard.chunks_per_shard(key_meta.chunk_shape)
-        for axis, (s, c) in enumerate(zip(key_meta.chunk_shape, shard.chunk_shape)):
-            if s % c:
-                raise MetadataError(
-                    f"codecs[0].configuration.chunk_shape[{axis}]: expected a divisor of the "
-                    f"shard shape {list(key_meta.chunk_shape)}, got {c}"
-                )
-        layout = ShardLayout(
-            per_shard, shard.index_endian, shard.index_checksum, shard.index_location
-        )
-        count = math.prod(meta.chunk_shape)
-        inner = shard.inner.runnable()
-        decoder = ChunkDecoder.build(meta.data_type.length_bytes, elements, count, inner)
-        sharded = ShardDecoder(layout, decoder, specs)
+    """A ``fixed_length_utf32`` array, read by the :class:`KeyReader` of its model."""
+    model, meta, key_meta = parse_stored(node.doc)
+    reader = KeyReader.build(model, meta.grid, key_meta.grid, node.path)
     return ArrayPlan(
-        node.path,
-        FIXED,
-        meta.zarr_format,
-        meta,
-        key_meta,
-        decoder.chain,
-        decoder,
-        sharded,
-        str(meta.fill_value),
+        node.path, FIXED, meta.zarr_format, meta, key_meta, reader, str(meta.fill_value)
     )
 
 
@@ -964,4 +744,5 @@ def _plan_string(node: Node) -> ArrayPlan:
     )
     # A vlen-utf8 chunk has no fixed size: its frames are checked against a bound.
     chain = CodecChain(_v3_specs(codecs[1:]), _UNSIZED_BOUND, exact=False)
-    return ArrayPlan(node.path, STRING, 3, meta, meta, chain, fill=str(fill))
+    reader = KeyReader(meta.grid, meta.grid, chain, path=node.path)
+    return ArrayPlan(node.path, STRING, 3, meta, meta, reader, fill=str(fill))

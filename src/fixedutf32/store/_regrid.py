@@ -37,8 +37,8 @@ def region_keys(job: Job, index: Index) -> dict[Index, set[Index]]:
     for chunk in wanted:
         key_index = (
             chunk
-            if plan.shard is None
-            else tuple(c // n for c, n in zip(chunk, plan.per_shard or ()))
+            if plan.per_shard is None
+            else tuple(c // n for c, n in zip(chunk, plan.per_shard))
         )
         keys.setdefault(key_index, set()).add(chunk)
     return keys

@@ -33,8 +33,9 @@ def _code_point_problems(
 
 
 def _elements(plan: ArrayPlan) -> ElementLayout:
-    assert plan.decoder is not None  # a fixed_length_utf32 array's plan has its decoder
-    return plan.decoder.elements
+    decoder = plan.reader.decoder
+    assert decoder is not None  # a fixed_length_utf32 array's reader sizes its chunks
+    return decoder.elements
 
 
 def _longest(plan: ArrayPlan, index: Index, lengths: npt.NDArray[np.intp]) -> int:
