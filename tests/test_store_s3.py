@@ -484,3 +484,34 @@ def test_convert_refuses_storage_options_for_a_store_that_is_no_url(
     with pytest.raises(ValueError, match=f"{says}.*apply to a URL"):
         convert(source, dest, **options)
     assert not (tmp_path / "dst").exists() and not (tmp_path / "dst.fixedutf32-lock").exists()
+
+
+def test_check_and_convert_an_obstore_s3_store_on_a_dask_cluster(s3, prefix, cluster, tmp_path):
+    # The workers get zarr's ObjectStore over S3Store itself (it travels by
+    # pickle); before, a store object was refused for Dask.
+    write(obstore_store(s3, prefix), planted(), "sharded")
+    on_threads = check(obstore_store(s3, prefix, read_only=True), threads=2)
+    on_dask = check(obstore_store(s3, prefix, read_only=True), scheduler=cluster)
+    assert on_dask.to_dict() == on_threads.to_dict() and len(on_dask.problems) == len(PLANTED)
+    report = convert(
+        obstore_store(s3, prefix, read_only=True),
+        str(tmp_path / "dst"),
+        scheduler=cluster,
+        skip_invalid=True,
+        verify=True,
+    )
+    assert report.verified is True and report.mismatches == []
+    on_threads = convert(
+        obstore_store(s3, prefix, read_only=True), str(tmp_path / "dst2"), skip_invalid=True
+    )
+    assert report.skipped and report.skipped == on_threads.skipped
+
+
+def test_an_obstore_memory_store_is_refused_for_dask_with_one_line(cluster):
+    obstore = pytest.importorskip("obstore.store", reason="obstore is not installed")
+    if not hasattr(zarr.storage, "ObjectStore"):
+        pytest.skip(f"zarr {zarr.__version__} has no zarr.storage.ObjectStore")
+    store = zarr.storage.ObjectStore(obstore.MemoryStore())
+    write(store, planted(), "zstd")
+    with pytest.raises(StoreError, match="passed as an object; Dask tasks open stores"):
+        check(store, scheduler=cluster)

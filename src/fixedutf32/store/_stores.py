@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pathlib
+import pickle
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -74,15 +75,21 @@ class StoreSpec:
     Attributes
     ----------
     url : str
-        A directory, a ``.zip`` file or a URL every worker can reach.
+        A directory, a ``.zip`` file or a URL every worker can reach; for a
+        store object, its ``str``, for messages.
     storage_options : dict
         Passed to ``zarr.storage.FsspecStore.from_url`` for a URL (endpoint,
         credentials...); empty for a local path.
+    pickled : bytes or None
+        A store object that every worker can reach (zarr's ``ObjectStore``
+        over obstore's S3, GCS or Azure store), pickled: what the workers
+        open instead of ``url``.
     """
 
     url: str
     # Credentials, often: kept out of the repr (Dask logs and dashboards show task arguments).
     storage_options: Mapping[str, object] = field(default_factory=dict, repr=False)
+    pickled: bytes | None = field(default=None, repr=False)
 
 
 class StoreHandle:
@@ -381,23 +388,43 @@ def _open_directory(spec: str, path: pathlib.Path, mode: str) -> StoreHandle:
     return StoreHandle(LocalStore(path, read_only=False), spec, owned=True)
 
 
-_handles: dict[tuple[str, str, str], StoreHandle] = {}
+_handles: dict[tuple[str, str, bytes | None, str], StoreHandle] = {}
 _handles_lock = threading.Lock()
 
 
 def handle_for(spec: StoreSpec, mode: str) -> StoreHandle:
     """The handle for ``spec`` that this process keeps open (for Dask tasks)."""
-    key = (spec.url, repr(sorted(spec.storage_options.items())), mode)
+    key = (spec.url, repr(sorted(spec.storage_options.items())), spec.pickled, mode)
     with _handles_lock:
         handle = _handles.get(key)
         if handle is None:
-            handle = _handles[key] = open_handle(spec.url, mode, spec.storage_options)
+            if spec.pickled is not None:
+                # pickled by spec_of in this run's client, not read from a store
+                handle = StoreHandle(pickle.loads(spec.pickled), None, owned=True)
+            else:
+                handle = open_handle(spec.url, mode, spec.storage_options)
+            _handles[key] = handle
         return handle
 
 
 def spec_of(handle: StoreHandle, role: str) -> StoreSpec:
     """What a Dask task reopens ``handle`` from; StoreError if it has no path or URL."""
+    if handle.spec is None and _reached_by_every_worker(handle.store):
+        return StoreSpec(str(handle.store), pickled=pickle.dumps(handle.store))
     return StoreSpec(dask_spec(handle.spec, role), handle.storage_options)
+
+
+def _reached_by_every_worker(store: object) -> bool:
+    """Whether ``store`` is zarr's ``ObjectStore`` over an obstore cloud store (S3, GCS,
+    Azure): the same objects from any machine, and it travels by pickle.  A local or
+    in-memory obstore store is one machine's (or one process's)."""
+    try:
+        from zarr.storage import ObjectStore
+    except ImportError:  # zarr without obstore support
+        return False
+    if not isinstance(store, ObjectStore):
+        return False
+    return type(store.store).__name__ in ("S3Store", "GCSStore", "AzureStore")
 
 
 def dask_spec(spec: object, role: str) -> str:
@@ -407,7 +434,8 @@ def dask_spec(spec: object, role: str) -> str:
     if not isinstance(spec, str):
         raise StoreError(
             f"the {role} store was passed as an object; Dask tasks open stores themselves, "
-            f"so pass its path or URL"
+            f"so pass its path or URL (or, for obstore's S3, GCS and Azure stores, zarr's "
+            f"ObjectStore over them)"
         )
     if spec.lower().endswith(".zip") and role == "destination":
         raise StoreError(
