@@ -799,9 +799,10 @@ _CHAINS = (
 def store_chunk(data):
     """A stored chunk (lying blosc/zstd/lz4 headers, bombs, short frames) through the
     chunk-source layer as check, convert and the pipeline decode it, and the same bytes
-    as a shard: exactly the chunk's size, or ChunkSizeError / CorruptChunkError."""
+    as a shard through the one reader of keys: exactly the chunk's size, or
+    ChunkSizeError / CorruptChunkError."""
     from fixedutf32 import CorruptChunkError
-    from fixedutf32._source import ChunkDecoder, ShardDecoder, ShardLayout
+    from fixedutf32._source import ChunkDecoder, ChunkGrid, CodecChain, KeyReader, ShardLayout
 
     if len(data) < 2:
         return
@@ -815,12 +816,25 @@ def store_chunk(data):
         pass
     else:
         assert out.nbytes == decoder.nbytes, (out.nbytes, decoder.nbytes)
-    shard = ShardDecoder(ShardLayout((2,), index_checksum=bool(data[0] & 0x80)), decoder)
-    refused = (ChunkSizeError, CorruptChunkError)
-    with contextlib.suppress(*refused):
-        for _, inner in shard.chunks(stored, key="c/0"):
-            with contextlib.suppress(*refused):
-                assert decoder.decode(inner, key="c/0").nbytes == decoder.nbytes
+    layout = ShardLayout((2,), index_checksum=bool(data[0] & 0x80))
+    bound = layout.count * decoder.max_stored_nbytes + layout.index_nbytes
+    reader = KeyReader(
+        ChunkGrid((2 * count,), (count,)),
+        ChunkGrid((2 * count,), (2 * count,)),
+        decoder.chain,
+        decoder,
+        layout,
+        CodecChain((), bound, exact=False),
+    )
+
+    def sink(index, chunk, error):
+        # every inner chunk handed on is whole, or refused with one of the two errors
+        if error is None:
+            assert chunk.nbytes == decoder.nbytes, (chunk.nbytes, decoder.nbytes)
+        else:
+            assert isinstance(error, (ChunkSizeError, CorruptChunkError)), repr(error)
+
+    reader.read((0,), {"c/0": stored}.get, sink)
 
 
 def _store_from(data):
