@@ -402,26 +402,11 @@ def outside_links(handle: StoreHandle, path: str = "") -> list[Link]:
     top = os.path.join(directory, path) if path else directory
     if path and not is_within(real, os.path.realpath(top)):
         return [Link(path, os.path.realpath(top))]  # the path itself leads out
-    found: list[Link] = []
-    entered: set[str] = set()  # real directories entered through a link
-    stack = [path]
-    while stack:
-        where = stack.pop()
-        try:
-            entries = list(os.scandir(os.path.join(directory, where) if where else directory))
-        except OSError:
-            continue  # gone, or not a directory: nothing under it
-        for entry in entries:
-            key = join(where, entry.name)
-            if entry.is_symlink():
-                target = os.path.realpath(entry.path)
-                if not is_within(real, target):
-                    found.append(Link(key, target))
-                elif os.path.isdir(target) and target not in entered:
-                    entered.add(target)
-                    stack.append(key)
-            elif entry.is_dir(follow_symlinks=False):
-                stack.append(key)
+    found = [
+        Link(key, target)
+        for key, target, out in _scan(directory, path, False, set())
+        if out and target is not None  # only links lead out
+    ]
     found.sort(key=lambda link: link.key)
     return found
 
@@ -446,8 +431,23 @@ def _local_keys(
     :func:`outside_links` names.  ``entered`` collects the real
     directories entered through a link.
     """
-    keys: list[str] = []
     entered = set() if entered is None else entered
+    return [key for key, _, _ in _scan(root, path, follow, entered)]
+
+
+def _scan(
+    root: str, path: str, follow: bool, entered: set[str]
+) -> Iterator[tuple[str, str | None, bool]]:
+    """``(key, real target or None, leads out)`` for every entry under ``path`` not walked into.
+
+    Directories are walked; a link to a directory is walked once (a loop of
+    links ends) when it resolves inside the store, or wherever it leads with
+    ``follow``, and ``entered`` collects the real directories so walked.
+    Everything else (files, FIFOs, links to files, links not walked) is
+    yielded, a link with its real path.  The one walk of :func:`outside_links`
+    and :func:`_local_keys`.
+    """
+    real = real_root(root)
     stack = [path]
     while stack:
         where = stack.pop()
@@ -459,16 +459,18 @@ def _local_keys(
             key = join(where, entry.name)
             if entry.is_dir(follow_symlinks=False):
                 stack.append(key)
-            elif entry.is_symlink() and _is_dir(entry):
-                target = os.path.realpath(entry.path)
-                if not follow and not is_within(real_root(root), target):
-                    keys.append(key)
-                elif target not in entered:
+                continue
+            if not entry.is_symlink():
+                yield key, None, False
+                continue
+            target = os.path.realpath(entry.path)
+            out = not is_within(real, target)
+            if _is_dir(entry) and (follow or not out):
+                if target not in entered:
                     entered.add(target)
                     stack.append(key)
-            else:
-                keys.append(key)
-    return keys
+                continue
+            yield key, target, out
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
