@@ -1,34 +1,6 @@
-"""The one reader of stored chunks: every tool of the package reads them through here.
-
-What a stored chunk is, and how it is turned into its bytes, lives in one
-module per concern, each used by the store tools (``fixedutf32.store``),
-the bench's standalone reader and the zarr-python pipeline alike:
-
-- :mod:`.codecs`: codec JSON (V3 objects, V2 numcodecs configurations) to
-  numcodecs objects with one table of defaults; a chain that checks every
-  frame before inflating it, decompresses into a given buffer, and
-  encodes with blosc's typesize as the metadata gives it;
-- :mod:`.frames`: what blosc, zstd and lz4 frame headers declare, checked
-  against the chunk;
-- :mod:`.sizes`: how large a chunk is and may be, and the messages when it
-  is not;
-- :mod:`.grid`: the chunk grid, its keys both ways, element coordinates
-  and edge chunks;
-- :mod:`.shard`: the index of a ``sharding_indexed`` shard, every entry
-  checked against the shard;
-- :mod:`.files`: local chunk files read safely (regular files only, no
-  larger than the chunk can be) into a given buffer, in blocks;
-- :mod:`.elements`: the chunk kernels on blocks, their arguments checked
-  once per array;
-- :mod:`.chunks`: a stored chunk to its bytes;
-- :mod:`.reader`: one key of an array (a chunk, or a shard's inner chunks)
-  from a local directory or any store, each chunk handed to a sink;
-- :mod:`.scratch`: buffers reused from chunk to chunk, per thread.
-
-Plain buffers, memoryviews and NumPy arrays go in; frozen dataclasses are
-the records.  Nothing here imports zarr-python; numcodecs is imported when a
-codec chain is built.
-"""
+"""The one reader of stored chunks (codecs, frames, sizes, grid, shard, files, elements, reader)."""
+# Used by the store tools, the bench and the zarr pipeline alike; no zarr-python import here,
+# numcodecs only when a codec chain is built. Records are frozen dataclasses.
 
 from .chunks import ChunkDecoder
 from .codecs import DEFAULTS, CodecChain, CodecSpec, parse_codec, parse_codecs

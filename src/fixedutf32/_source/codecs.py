@@ -1,26 +1,6 @@
-"""Codec JSON to numcodecs objects, built once per array; chunks decoded and
-encoded through them.
-
-The bytes-to-bytes codecs of an array are named in its metadata: V3
-``{"name": "zstd", "configuration": {...}}`` objects (``gzip``, ``zstd``,
-``blosc``, ``crc32c`` and ``numcodecs.<id>``) or a V2 numcodecs
-``{"id": ...}`` compressor and filters.  :func:`parse_codec` reads either
-form into a :class:`CodecSpec` (the numcodecs id and configuration, with the
-defaults of :data:`DEFAULTS` for what is left out), and :class:`CodecChain`
-builds the numcodecs objects of an array's chain once and runs them on its
-chunks:
-
-- decoding checks every frame before it is inflated (:mod:`.frames`): a
-  blosc, zstd or lz4 frame that declares another size than the chunk's is
-  refused without inflating it; gzip, zlib, bz2 and lzma streams, which
-  declare nothing, are inflated with a cap of the chunk's size plus one
-  byte; the innermost frame is decompressed straight into the caller's
-  buffer when it declares its size (or can be capped by that buffer);
-- encoding shows blosc's shuffle the element size the metadata gives
-  (``typesize``), not single bytes.
-
-numcodecs is imported when a chain is built, not before.
-"""
+"""Codec JSON (V3 objects, V2 numcodecs configs) to numcodecs objects, built once per array."""
+# Decoding checks every frame before inflating it (frames.py); streams that declare no size are
+# capped at the chunk's size plus one byte. Encoding gives blosc the metadata's element size.
 
 from __future__ import annotations
 
@@ -94,19 +74,7 @@ def _fail(key: str, expected: str, value: object) -> MetadataError:
 
 @dataclass(frozen=True)
 class CodecSpec:
-    """One bytes-to-bytes codec as numcodecs runs it.
-
-    Attributes
-    ----------
-    id : str
-        The numcodecs codec id (``"zstd"``, ``"gzip"``, ``"blosc"``,
-        ``"crc32c"``, ``"lz4"``...).
-    config : dict
-        Its numcodecs configuration without ``"id"``, with :data:`DEFAULTS`
-        filled in; treat it as read only.
-    typesize : int or None
-        blosc only: the element size its shuffle works in, when the
-        configuration gives one (V3 ``typesize``).
+    """One bytes-to-bytes codec as numcodecs runs it (id, config with DEFAULTS, blosc typesize).
 
     Examples
     --------
@@ -120,14 +88,7 @@ class CodecSpec:
     typesize: int | None = None
 
     def to_v3(self) -> dict[str, JSON]:
-        """The codec as a V3 metadata object (a new dict).
-
-        Returns
-        -------
-        dict
-            ``{"name": ..., "configuration": ...}``: ``gzip``, ``zstd``,
-            ``blosc`` and ``crc32c`` by their V3 names, others as
-            ``numcodecs.<id>``.
+        """The codec as a new V3 metadata object (``numcodecs.<id>`` for non-core codecs).
 
         Examples
         --------
@@ -148,11 +109,7 @@ class CodecSpec:
         return {"name": f"numcodecs.{self.id}", "configuration": config}
 
     def to_v2(self) -> dict[str, JSON]:
-        """The codec as a V2 numcodecs configuration (a new dict, ``{"id": ...}``).
-
-        Returns
-        -------
-        dict
+        """The codec as a new V2 numcodecs configuration (``{"id": ...}``).
 
         Examples
         --------
@@ -162,16 +119,7 @@ class CodecSpec:
         return {"id": self.id, **self.config}
 
     def to_json(self, zarr_format: int) -> dict[str, JSON]:
-        """:meth:`to_v3` or :meth:`to_v2`, by ``zarr_format`` (3 or 2).
-
-        Parameters
-        ----------
-        zarr_format : {2, 3}
-
-        Returns
-        -------
-        dict
-        """
+        """:meth:`to_v3` or :meth:`to_v2`, by ``zarr_format``."""
         return self.to_v3() if zarr_format == 3 else self.to_v2()
 
 
@@ -186,31 +134,7 @@ def _typesize(value: JSON, key: str) -> int:
 
 
 def parse_codec(codec: object, zarr_format: int, key: str = "codecs[0]") -> CodecSpec:
-    """Read one codec as array metadata names it.
-
-    Parameters
-    ----------
-    codec : dict or str
-        V3: ``{"name": ..., "configuration": {...}}`` or a bare name; V2: a
-        numcodecs configuration ``{"id": ..., ...}``.
-    zarr_format : {2, 3}
-        Which of the two forms ``codec`` is.
-    key : str
-        Where it is in the metadata, for errors.
-
-    Returns
-    -------
-    CodecSpec
-        A new spec; it keeps no reference to ``codec``.
-
-    Raises
-    ------
-    MetadataError
-        For a codec that is not a bytes-to-bytes codec this package runs, a
-        configuration that is not an object, an unknown key of a V3
-        ``gzip``/``zstd``/``blosc``/``crc32c`` configuration or a bad blosc
-        ``shuffle``/``typesize``.  Values are checked when numcodecs builds
-        the codec (:class:`CodecChain`).
+    """Read one V3 (object or name) or V2 codec into a new CodecSpec; MetadataError if not run here.
 
     Examples
     --------
@@ -219,6 +143,7 @@ def parse_codec(codec: object, zarr_format: int, key: str = "codecs[0]") -> Code
     >>> parse_codec({"id": "zstd", "level": 3}, 2).config
     {'level': 3, 'checksum': False}
     """
+    # Values are checked only when numcodecs builds the codec (CodecChain).
     if zarr_format == 2:
         if not isinstance(codec, Mapping) or not isinstance(codec.get("id"), str):
             raise _fail(key, 'a numcodecs configuration {"id": ...}', codec)
@@ -269,23 +194,7 @@ def parse_codec(codec: object, zarr_format: int, key: str = "codecs[0]") -> Code
 def parse_codecs(
     codecs: Sequence[object], zarr_format: int, key: str = "codecs"
 ) -> tuple[CodecSpec, ...]:
-    """:func:`parse_codec` on each codec of a chain, in the order they are applied.
-
-    Parameters
-    ----------
-    codecs : sequence of dict or str
-    zarr_format : {2, 3}
-    key : str
-        Where the chain is in the metadata; the codecs are ``key[i]``.
-
-    Returns
-    -------
-    tuple of CodecSpec
-
-    Raises
-    ------
-    MetadataError
-        As :func:`parse_codec`.
+    """:func:`parse_codec` on each codec of a chain (``key[i]``), in the order applied.
 
     Examples
     --------
@@ -422,33 +331,7 @@ def _decode_stage(stage: _Stage, data: memoryview, key: str, out: memoryview | N
 
 @dataclass(frozen=True)
 class CodecChain:
-    """The bytes-to-bytes codecs of one array's chunks, built once, to decode and encode them.
-
-    Parameters
-    ----------
-    specs : tuple of CodecSpec
-        The codecs in the order they are applied on writing (:func:`parse_codecs`).
-    decoded_nbytes : int
-        What undoing every codec gives: a chunk's bytes (elements times
-        ``length_bytes``), or, with ``exact=False``, the most it may be.
-    exact : bool
-        Whether ``decoded_nbytes`` is exact (chunks) or a bound (a whole
-        shard, under the codecs applied after sharding).
-    element_size : int
-        Bytes per element for blosc's shuffle, where a configuration gives
-        no ``typesize``.
-
-    Attributes
-    ----------
-    max_stored_nbytes : int
-        The most bytes a stored chunk may hold: ``decoded_nbytes`` without
-        codecs, else what the codecs may make of it.  A larger chunk (or
-        local file) is corrupt.
-
-    Raises
-    ------
-    MetadataError
-        When numcodecs cannot build a codec of ``specs``.
+    """One array's bytes-to-bytes codecs, built once; max_stored_nbytes bounds a sound stored chunk.
 
     Examples
     --------
@@ -461,6 +344,8 @@ class CodecChain:
     ...
     fixedutf32.errors.CorruptChunkError: chunk c/0 is corrupt: the zstd frame declares 65 bytes; ...
     """
+
+    # exact=False: decoded_nbytes is a bound (a whole shard under codecs applied after sharding).
 
     specs: tuple[CodecSpec, ...]
     decoded_nbytes: int
@@ -492,47 +377,11 @@ class CodecChain:
 
     @property
     def decodes_into_out(self) -> bool:
-        """Whether :meth:`decode` decompresses straight into ``out`` (no copy).
-
-        True when the innermost codec is zstd, blosc or lz4 (their frames
-        declare or cap the size); the streams of gzip, zlib, bz2 and lzma,
-        checksums and other codecs give a buffer of their own, which is then
-        copied into ``out``.
-        """
+        """Whether :meth:`decode` writes straight into ``out`` (zstd, blosc or lz4 innermost)."""
         return bool(self._stages) and self._stages[0].kind in _DECLARING
 
     def decode(self, data: Buffer, *, key: str, out: Buffer | None = None) -> memoryview:
-        """Undo every codec of a stored chunk, checking each frame first.
-
-        Parameters
-        ----------
-        data : buffer
-            The chunk as stored (read only).
-        key : str
-            The chunk's store key, for errors.
-        out : writable buffer, optional
-            Where to write the decoded bytes: exactly ``decoded_nbytes``
-            bytes (``exact`` chains only).  See :attr:`decodes_into_out`.
-
-        Returns
-        -------
-        memoryview
-            The decoded bytes, flat: a view of ``out`` when given; without
-            codecs, a view of ``data`` itself (no copy); else a new buffer.
-            Exactly ``decoded_nbytes`` bytes (at most, when not ``exact``),
-            except without codecs, where the caller checks the size.
-
-        Raises
-        ------
-        CorruptChunkError
-            When a frame declares a size the chunk cannot have (refused
-            before inflating), a stream inflates past it (stopped one byte
-            after), a codec fails on the bytes, or the result is not the
-            chunk's size.  On error ``out`` may hold part of the chunk:
-            decode into a scratch buffer when the caller's memory must stay
-            as it was.
-        ValueError
-            If ``out`` is not ``decoded_nbytes`` bytes.
+        """Undo every codec of a stored chunk, each frame checked first (CorruptChunkError).
 
         Examples
         --------
@@ -543,6 +392,8 @@ class CodecChain:
         >>> bytes(out)
         b'abcdefgh'
         """
+        # Without codecs the result is a view of data, unchecked in size. On error out may hold
+        # part of the chunk: decode into scratch when the caller's memory must stay as it was.
         view = as_bytes(data)
         target = None
         if out is not None:
@@ -569,22 +420,6 @@ class CodecChain:
 
     def encode(self, data: Buffer) -> memoryview:
         """Apply every codec to a chunk's bytes, blosc with the element size as its typesize.
-
-        Parameters
-        ----------
-        data : buffer
-            The chunk's bytes (read only).
-
-        Returns
-        -------
-        memoryview
-            The bytes to store: ``data`` itself without codecs, else a new
-            buffer.
-
-        Raises
-        ------
-        ValueError, RuntimeError
-            As numcodecs raises them.
 
         Examples
         --------

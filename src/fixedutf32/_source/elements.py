@@ -1,15 +1,6 @@
-"""The chunk kernels for the blocks of one array's chunks, their arguments
-checked once per array.
-
-:func:`fixedutf32.validate`, :func:`fixedutf32.str_lengths` and
-:func:`fixedutf32.decode_chunk` check every argument on every call, which
-is what a public function must do and costs about a microsecond; a reader
-that validates a chunk block by block while the block is in cache would
-pay it for every block.  :class:`ElementLayout` checks ``length_bytes`` and
-``endian`` once and then calls the kernels directly.  Errors are the
-package's own (:func:`fixedutf32._status.status_error`), with element
-indices counted from the start of the buffer given.
-"""
+"""The chunk kernels on blocks of one array's chunks, their arguments checked once per array."""
+# The public functions check every argument per call (~1 us), too much per cache-sized block. Errors
+# are the package's own (status_error), indices counted from the buffer given.
 
 from __future__ import annotations
 
@@ -40,26 +31,7 @@ _STREAM_MIN = _kernels.STREAM_MIN_BYTES
 
 @dataclass(frozen=True)
 class ElementLayout:
-    """How the elements of a chunk are stored: their width and byte order.
-
-    Parameters
-    ----------
-    length_bytes : int
-        Bytes per element, a positive multiple of 4.
-    endian : {"little", "big"}
-        Byte order of the stored code units.
-
-    Attributes
-    ----------
-    units : int
-        Code units per element.
-    swapped : bool
-        Whether the stored byte order is not this machine's.
-
-    Raises
-    ------
-    ValueError
-        For an invalid ``length_bytes`` or ``endian`` (checked here, once).
+    """How a chunk's elements are stored (width, byte order); ValueError for bad arguments, once.
 
     Examples
     --------
@@ -85,68 +57,21 @@ class ElementLayout:
         object.__setattr__(self, "units", self.length_bytes // 4)
 
     def block_bytes(self, target: int = BLOCK_BYTES) -> int:
-        """The largest whole number of elements in ``target`` bytes (at least one element).
-
-        Parameters
-        ----------
-        target : int
-
-        Returns
-        -------
-        int
-        """
+        """The largest whole number of elements in ``target`` bytes (at least one element)."""
         return max(1, target // self.length_bytes) * self.length_bytes
 
     def block_elements(self, target: int = BLOCK_BYTES) -> int:
-        """Elements in a block of :meth:`block_bytes` (the size a lengths buffer needs).
-
-        Parameters
-        ----------
-        target : int
-
-        Returns
-        -------
-        int
-        """
+        """Elements in a block of :meth:`block_bytes` (the size a lengths buffer needs)."""
         return self.block_bytes(target) // self.length_bytes
 
     def validate(self, data: Buffer) -> None:
-        """Check every code unit of whole elements.
-
-        Parameters
-        ----------
-        data : buffer
-            Whole elements (read only).
-
-        Raises
-        ------
-        InvalidCodePointError
-            At the first invalid unit; ``index`` counts from the start of ``data``.
-        """
+        """Check every code unit of whole elements; index counts from the start of ``data``."""
         status = _kernels.validate(data, self.units, self.swapped)
         if status[0]:
             raise status_error(status)
 
     def longest_string(self, data: Buffer) -> int:
-        """Check every code unit of whole elements; the longest string's length.
-
-        As :meth:`longest`, without writing each element's length anywhere:
-        for a caller that keeps only the maximum.
-
-        Parameters
-        ----------
-        data : buffer
-            Whole elements (read only).
-
-        Returns
-        -------
-        int
-            Code points of the longest string (0 for no elements).
-
-        Raises
-        ------
-        InvalidCodePointError
-            At the first invalid unit; ``index`` counts from the start of ``data``.
+        """As :meth:`longest`, keeping only the maximum (no lengths buffer).
 
         Examples
         --------
@@ -161,31 +86,8 @@ class ElementLayout:
         return longest
 
     def longest(self, data: Buffer, lengths: npt.NDArray[np.intp], *, validate: bool = True) -> int:
-        """Check every code unit of whole elements and return the longest string's length.
-
-        Parameters
-        ----------
-        data : buffer
-            Whole elements (read only).
-        lengths : numpy.ndarray of intp
-            Scratch for one length per element: at least as many entries as
-            ``data`` holds elements (:meth:`block_elements` for a block);
-            the first of them receive each element's length.
-        validate : bool
-            False: count without checking the units (for a chunk already
-            known to hold an invalid one).
-
-        Returns
-        -------
-        int
-            Code points of the longest string, trailing U+0000 not counted
-            (0 for no elements).
-
-        Raises
-        ------
-        InvalidCodePointError
-            At the first invalid unit; ``index`` counts from the start of ``data``.
-        """
+        """Check (if ``validate``) whole elements, write each length; return the longest."""
+        # lengths: scratch of at least one entry per element; trailing U+0000 are not counted.
         flags = (_VALIDATE if validate else 0) | (_SRC_SWAPPED if self.swapped else 0)
         status = _kernels.str_lengths(data, lengths, self.units, flags)
         if status[0]:
@@ -194,17 +96,7 @@ class ElementLayout:
         return int(lengths[:count].max()) if count else 0
 
     def lengths(self, data: Buffer) -> npt.NDArray[np.intp]:
-        """Each element's length in code points, without checking the units (a new array).
-
-        Parameters
-        ----------
-        data : buffer
-            Whole elements (read only).
-
-        Returns
-        -------
-        numpy.ndarray of intp
-        """
+        """Each element's length in code points, units unchecked (a new array)."""
         count = as_bytes(data).nbytes // self.length_bytes
         lengths = np.empty(count, np.intp)
         status = _kernels.str_lengths(
@@ -216,19 +108,6 @@ class ElementLayout:
 
     def invalid_units(self, data: Buffer, limit: int) -> list[InvalidCodePointError]:
         """Every invalid code unit of whole elements, up to ``limit``, in order.
-
-        Parameters
-        ----------
-        data : buffer
-            Whole elements (read only).
-        limit : int
-            Stop after this many.
-
-        Returns
-        -------
-        list of InvalidCodePointError
-            One per invalid unit: ``index`` the element (from the start of
-            ``data``), ``position`` the unit in it, ``code_point`` its value.
 
         Examples
         --------
@@ -255,24 +134,7 @@ class ElementLayout:
     def convert_into(
         self, src: Buffer, dst: Buffer, endian: Literal["little", "big"] = sys.byteorder
     ) -> None:
-        """Check the elements of ``src`` and write them to ``dst`` in ``endian`` byte order.
-
-        Parameters
-        ----------
-        src : buffer
-            Whole elements, stored as this layout says (read only, unless it is ``dst``).
-        dst : writable buffer
-            As large as ``src``; may be ``src`` itself (in place).
-        endian : {"little", "big"}
-            Byte order to write; default this machine's.
-
-        Raises
-        ------
-        InvalidCodePointError
-            At the first invalid unit; ``dst`` is then as it was (in place too).
-        ValueError
-            If ``dst`` is smaller than ``src``, partly overlaps it, or
-            ``endian`` is invalid.
+        """Check ``src``'s elements, write them to ``dst`` (may be ``src``) in ``endian`` order.
 
         Examples
         --------
@@ -281,6 +143,7 @@ class ElementLayout:
         >>> bytes(data) == "ab".encode("utf-32-le")
         True
         """
+        # On an error dst is as it was (in place too).
         swap = check_endian(endian) != self.swapped
         flags = _VALIDATE | (_SRC_SWAPPED if self.swapped else 0) | (_SWAP if swap else 0)
         relation = _kernels.overlap(src, dst)
@@ -299,12 +162,9 @@ class ElementLayout:
             raise status_error(status)
 
     def place(self, src: Buffer, dst: npt.NDArray[Any], endian: Literal["little", "big"]) -> None:
-        """Copy elements already checked into ``dst`` (contiguous) in ``endian`` byte order.
-
-        For a reader that validated ``src`` while it was in cache: one unchecked
-        pass, with non-temporal stores for a destination too large for the cache.
-        ``endian`` is not checked (this runs once per chunk).
-        """
+        """Copy elements already checked into contiguous ``dst`` in ``endian`` byte order."""
+        # For a reader that validated src while in cache: one pass, non-temporal stores for a large
+        # dst.
         flags = _SWAP if endian != self.endian else 0
         if dst.nbytes >= _STREAM_MIN:
             flags |= _STREAM
@@ -313,17 +173,8 @@ class ElementLayout:
             raise status_error(status)
 
     def store(self, src: Buffer, dst: Buffer, endian: Literal["little", "big"]) -> None:
-        """Check elements held in ``endian`` byte order and write them to ``dst`` as stored.
-
-        The inverse of :meth:`convert_into`, in one pass: ``dst`` may be ``src``
-        (left as it was on an error) or a scratch buffer (then partly written).
-        ``endian`` is not checked.
-
-        Raises
-        ------
-        InvalidCodePointError
-            At the first invalid unit; ``index`` counts from the start of ``src``.
-        """
+        """Check elements held in ``endian`` order, write them to ``dst`` as stored (inverse)."""
+        # dst may be src (left as it was on an error) or scratch (then partly written).
         held = endian != sys.byteorder
         flags = _VALIDATE | (_SRC_SWAPPED if held else 0) | (_SWAP if held != self.swapped else 0)
         status = _kernels.convert(src, dst, self.units, flags)

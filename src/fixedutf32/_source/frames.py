@@ -1,12 +1,6 @@
-"""What a compressed frame says about itself, checked before it is inflated.
-
-zstd frames may declare their content size, numcodecs' lz4 frames always do
-(a 4-byte prefix), and a blosc frame's 16-byte header gives both its own
-size (``cbytes``) and the size it inflates to (``nbytes``).  c-blosc trusts
-``cbytes``, and every decompressor allocates what the frame declares, so a
-frame is refused here when what it declares is not what the chunk can be:
-a lying header neither reads past the bytes held nor inflates a bomb.
-"""
+"""What a compressed frame says about itself, checked before it is inflated."""
+# Decompressors allocate what a frame declares and c-blosc trusts cbytes: a frame declaring what the
+# chunk cannot be is refused, so a lying header neither over-reads nor inflates a bomb.
 
 from __future__ import annotations
 
@@ -30,23 +24,7 @@ _BLOSC_MEMCPYED = 0x02  # the frame holds the bytes as they are, after its heade
 
 
 def zstd_content_size(frame: Buffer, key: str) -> int | None:
-    """The content size a zstd frame header declares, or None when it declares none.
-
-    Parameters
-    ----------
-    frame : buffer
-        The stored bytes; only the header (at most 18 bytes) is read.
-    key : str
-        The chunk's key, for the error.
-
-    Returns
-    -------
-    int or None
-
-    Raises
-    ------
-    CorruptChunkError
-        If the bytes do not start with a zstd frame header.
+    """The content size a zstd frame header declares (None: none); CorruptChunkError if no header.
 
     Examples
     --------
@@ -134,31 +112,7 @@ def _declared(name: str, nbytes: int, expected: DecodedSize, key: str) -> None:
 
 
 def check_frame(kind: FrameKind, frame: Buffer, expected: DecodedSize, key: str) -> int | None:
-    """Check what a frame declares against the chunk; return its declared decoded size.
-
-    Parameters
-    ----------
-    kind : {"zstd", "blosc", "lz4"}
-        The compressor that made the frame.
-    frame : buffer
-        The frame's bytes, as stored; only the header is read.
-    expected : DecodedSize
-        What the frame must inflate to.
-    key : str
-        The chunk's key, for the error.
-
-    Returns
-    -------
-    int or None
-        The declared size (None: a zstd frame that declares none; it is then
-        inflated into a buffer of the expected size, which caps it).
-
-    Raises
-    ------
-    CorruptChunkError
-        If the header is truncated or malformed, declares a size ``expected``
-        does not allow, or (blosc) gives a frame size other than the bytes
-        held.
+    """Check what a zstd, blosc or lz4 frame declares against ``expected``; its declared size.
 
     Examples
     --------
@@ -171,6 +125,7 @@ def check_frame(kind: FrameKind, frame: Buffer, expected: DecodedSize, key: str)
     ...
     fixedutf32.errors.CorruptChunkError: chunk c/0 is corrupt: the blosc header says the frame ...
     """
+    # None: a zstd frame that declares none; it is then inflated into a buffer of the expected size.
     if kind == "blosc":
         return _blosc(frame, expected, key)
     if kind == "lz4":

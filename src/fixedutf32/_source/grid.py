@@ -1,13 +1,6 @@
-"""Where the chunks of an array are: store keys both ways, element coordinates,
-edge chunks.
-
-A regular chunk grid cuts an array of ``shape`` into chunks of
-``chunk_shape``; edge chunks are stored at full size and their part past
-the array is padding.  A chunk's key is its grid index spelled by the
-array's chunk key encoding: V3 ``default`` (``"c/1/0"``, or ``"c.1.0"``
-with the ``"."`` separator; ``"c"`` for a 0-d array) or ``v2`` (``"1.0"``
-or ``"1/0"``; ``"0"`` for a 0-d array), relative to the array's path.
-"""
+"""Where an array's chunks are: store keys both ways, element coordinates, edge chunks."""
+# Edge chunks are stored at full size, the part past the array padding. Keys: V3 default ("c/1/0",
+# "c.1.0", "c" for 0-d) or v2 ("1.0", "1/0", "0" for 0-d), relative to the array.
 
 from __future__ import annotations
 
@@ -37,35 +30,6 @@ def _extents(value: Sequence[int], name: str, minimum: int) -> Index:
 class ChunkGrid:
     """The regular chunk grid of one array, and how its chunks are named.
 
-    Parameters
-    ----------
-    shape : tuple of int
-        The array's shape.
-    chunk_shape : tuple of int
-        The shape of every chunk (of the inner chunks, for a sharded array's
-        chunks; of the shards for its keys).
-    key_encoding : {"default", "v2"}
-        The chunk key encoding (V2 arrays: ``"v2"``).
-    separator : {"/", "."}
-    order : {"C", "F"}
-        The order of the elements inside a chunk.
-
-    Attributes
-    ----------
-    grid_shape : tuple of int
-        Chunks along each axis, edge chunks included.
-    chunk_count : int
-        Chunks in the grid (a Python int: 10**12 is fine, nothing is listed).
-    chunk_elements : int
-        Elements in one chunk.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For extents that are not non-negative ints (chunk extents: positive),
-        shapes of different lengths, or an unknown encoding, separator or
-        order.
-
     Examples
     --------
     >>> grid = ChunkGrid((5, 4), (2, 3))
@@ -74,6 +38,8 @@ class ChunkGrid:
     >>> grid.coordinates((2, 1), 4), grid.is_edge((2, 1))
     ((5, 4), True)
     """
+
+    # chunk_count is a Python int: 10**12 chunks is fine, nothing is listed.
 
     shape: Index
     chunk_shape: Index
@@ -115,14 +81,6 @@ class ChunkGrid:
     def key(self, index: Sequence[int]) -> str:
         """The store key of the chunk at grid ``index``, relative to the array.
 
-        Parameters
-        ----------
-        index : sequence of int
-
-        Returns
-        -------
-        str
-
         Examples
         --------
         >>> ChunkGrid((4, 4), (2, 2), "v2", ".").key((1, 0)), ChunkGrid((), ()).key(())
@@ -134,20 +92,7 @@ class ChunkGrid:
         return self.separator.join(parts) if parts else "0"
 
     def parse_key(self, key: str) -> Index | None:
-        """The grid index a key names, or None when it is not a chunk key of this grid.
-
-        A key is a chunk key when it is exactly what :meth:`key` gives for an
-        index inside the grid: no sign, no leading zeros, the right number of
-        parts.
-
-        Parameters
-        ----------
-        key : str
-            Relative to the array.
-
-        Returns
-        -------
-        tuple of int or None
+        """The grid index a key names, or None unless it is exactly what :meth:`key` gives.
 
         Examples
         --------
@@ -175,12 +120,7 @@ class ChunkGrid:
         return tuple(index)
 
     def indices(self) -> Iterator[Index]:
-        """Every grid index in C order, one at a time (lazy: nothing is built up front).
-
-        Returns
-        -------
-        iterator of tuple of int
-            ``()`` once for a 0-d array; nothing when an extent is 0.
+        """Every grid index in C order, lazily (``()`` once for 0-d; nothing when an extent is 0).
 
         Examples
         --------
@@ -202,20 +142,7 @@ class ChunkGrid:
                 return
 
     def coordinates(self, index: Sequence[int], element: int) -> Index:
-        """The array coordinates of flat ``element`` (in the chunk's order) of a chunk.
-
-        Parameters
-        ----------
-        index : sequence of int
-            The chunk's grid index.
-        element : int
-            The element's flat index inside the chunk, in :attr:`order`.
-
-        Returns
-        -------
-        tuple of int
-            At or past :attr:`shape` along an axis for an element of an
-            edge chunk's padding.
+        """The array coordinates of a chunk's flat ``element`` (past shape: padding).
 
         Examples
         --------
@@ -231,17 +158,7 @@ class ChunkGrid:
         return tuple(i * c + j for i, c, j in zip(index, self.chunk_shape, local))
 
     def region(self, index: Sequence[int]) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
-        """Where the chunk at ``index`` goes in the array.
-
-        Parameters
-        ----------
-        index : sequence of int
-
-        Returns
-        -------
-        (tuple of slice, tuple of slice)
-            The slices of the array the chunk covers, and the slices of the
-            decoded chunk (of :attr:`chunk_shape`) to put there.
+        """The array's slices the chunk at ``index`` covers, and the decoded chunk's to put there.
 
         Examples
         --------
@@ -259,14 +176,6 @@ class ChunkGrid:
     def is_edge(self, index: Sequence[int]) -> bool:
         """Whether the chunk at ``index`` reaches past the array (holds padding).
 
-        Parameters
-        ----------
-        index : sequence of int
-
-        Returns
-        -------
-        bool
-
         Examples
         --------
         >>> grid = ChunkGrid((5,), (2,))
@@ -276,16 +185,7 @@ class ChunkGrid:
         return any((i + 1) * c > s for i, c, s in zip(index, self.chunk_shape, self.shape))
 
     def overlapping(self, region: Sequence[slice]) -> Iterator[Index]:
-        """The grid indices of the chunks that hold part of ``region``, in C order.
-
-        Parameters
-        ----------
-        region : sequence of slice
-            Slices of the array with ``start < stop`` (no step).
-
-        Returns
-        -------
-        iterator of tuple of int
+        """The grid indices of the chunks that hold part of ``region`` (no step), in C order.
 
         Examples
         --------

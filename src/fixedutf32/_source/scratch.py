@@ -1,9 +1,4 @@
-"""Buffers reused from chunk to chunk, one set per thread.
-
-A reader that decodes many chunks needs the same few buffers over and over
-(the stored bytes, the decoded chunk, a block, the lengths of a block's
-elements); allocating them per chunk costs page faults on every chunk.
-"""
+"""Buffers reused from chunk to chunk, one set per thread (per-chunk allocation faults pages)."""
 
 from __future__ import annotations
 
@@ -20,9 +15,6 @@ __all__ = ["Scratch", "borrowed_scratch", "thread_scratch"]
 class Scratch:
     """Named buffers that grow as needed and are reused.
 
-    A buffer given out stays valid until the same name is asked for again
-    with a larger size (the old memory is then released once unused).
-
     Examples
     --------
     >>> scratch = Scratch()
@@ -30,6 +22,8 @@ class Scratch:
     >>> a.nbytes, b.nbytes, np.shares_memory(a, b)
     (16, 8, True)
     """
+
+    # A buffer given out stays valid until its name is asked for with a larger size.
 
     __slots__ = ("_arrays",)
 
@@ -43,32 +37,11 @@ class Scratch:
         return array[:count]
 
     def bytes(self, name: str, nbytes: int) -> npt.NDArray[np.uint8]:
-        """A writable uint8 array of ``nbytes`` bytes, reused under ``name``.
-
-        Parameters
-        ----------
-        name : str
-        nbytes : int
-
-        Returns
-        -------
-        numpy.ndarray of uint8
-            Its content is whatever the last user left there.
-        """
+        """A writable uint8 array of ``nbytes`` reused under ``name`` (content: the last user's)."""
         return self._get(name, nbytes, np.uint8)  # type: ignore[return-value]  # asked as uint8
 
     def intp(self, name: str, count: int) -> npt.NDArray[np.intp]:
-        """A writable intp array of ``count`` entries, reused under ``name``.
-
-        Parameters
-        ----------
-        name : str
-        count : int
-
-        Returns
-        -------
-        numpy.ndarray of intp
-        """
+        """A writable intp array of ``count`` entries, reused under ``name``."""
         return self._get(name, count, np.intp)  # type: ignore[return-value]  # asked as intp
 
 
@@ -76,12 +49,7 @@ _local = threading.local()
 
 
 def thread_scratch() -> Scratch:
-    """This thread's :class:`Scratch` (made on first use).
-
-    Returns
-    -------
-    Scratch
-    """
+    """This thread's :class:`Scratch` (made on first use)."""
     scratch: Scratch | None = getattr(_local, "scratch", None)
     if scratch is None:
         scratch = _local.scratch = Scratch()
@@ -98,22 +66,13 @@ _KEEP = 8
 def borrowed_scratch() -> Iterator[Scratch]:
     """A :class:`Scratch` for the block, taken from (and given back to) a shared pool.
 
-    For work that runs on threads made anew for each run (a thread pool per
-    call): its buffers outlive the threads, so a later run finds them
-    allocated and already faulted in, where :func:`thread_scratch` would
-    start empty in every new thread.
-
-    Yields
-    ------
-    Scratch
-        Used by this block alone until it ends.
-
     Examples
     --------
     >>> with borrowed_scratch() as scratch:
     ...     scratch.bytes("chunk", 8).nbytes
     8
     """
+    # For threads made anew per run: the buffers outlive them, already allocated and faulted in.
     with _free_lock:
         scratch = _free.pop() if _free else Scratch()
     try:

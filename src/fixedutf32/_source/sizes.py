@@ -1,13 +1,5 @@
-"""How large a chunk is and may be at each step of its codec chain, and the
-message when a chunk is not the size its metadata gives it.
-
-A chunk of ``n`` elements of ``length_bytes`` holds exactly
-``n * length_bytes`` bytes once its codecs are undone.  Before that, each
-codec says how large its input may be: a checksum adds a known number of
-bytes, a compressor at most :func:`compress_bound` of them.  A chunk read
-from a store is refused as soon as a size it holds or declares is beyond
-what the rules allow, before anything is inflated.
-"""
+"""How large a chunk is and may be at each step of its codec chain; size-mismatch messages."""
+# A chunk is refused as soon as a size it holds or declares is beyond the rules, before inflating.
 
 from __future__ import annotations
 
@@ -24,18 +16,7 @@ _COMPRESS_SLACK = 64 * 1024
 
 
 def compress_bound(nbytes: int) -> int:
-    """The most bytes any supported compressor turns ``nbytes`` bytes into.
-
-    Parameters
-    ----------
-    nbytes : int
-        Bytes before compression.
-
-    Returns
-    -------
-    int
-        A generous upper bound (``nbytes + nbytes // 8 + 65536``): a stored
-        frame larger than this cannot be a chunk of ``nbytes`` bytes.
+    """A generous bound on what any supported compressor makes of ``nbytes`` bytes.
 
     Examples
     --------
@@ -47,15 +28,7 @@ def compress_bound(nbytes: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class DecodedSize:
-    """The size a codec's decoded output must have: exactly, or at most, ``nbytes``.
-
-    Attributes
-    ----------
-    nbytes : int
-        The size in bytes.
-    exact : bool
-        True: exactly ``nbytes``; False: at most ``nbytes`` (after a codec
-        whose output size is not fixed, such as a second compressor).
+    """The size a codec's decoded output must have: exactly, or at most (not exact), ``nbytes``.
 
     Examples
     --------
@@ -67,48 +40,16 @@ class DecodedSize:
     exact: bool = True
 
     def allows(self, nbytes: int) -> bool:
-        """Whether a decoded output of ``nbytes`` bytes meets the rule.
-
-        Parameters
-        ----------
-        nbytes : int
-
-        Returns
-        -------
-        bool
-        """
+        """Whether a decoded output of ``nbytes`` bytes meets the rule."""
         return nbytes == self.nbytes if self.exact else nbytes <= self.nbytes
 
     def describe(self) -> str:
-        """``"64 bytes"`` or ``"at most 64 bytes"``, for messages.
-
-        Returns
-        -------
-        str
-        """
+        """``"64 bytes"`` or ``"at most 64 bytes"``, for messages."""
         return f"{self.nbytes} bytes" if self.exact else f"at most {self.nbytes} bytes"
 
 
 def chunk_size_error(key: str, nbytes: int, elements: int, length_bytes: int) -> ChunkSizeError:
-    """The error for a decoded chunk of ``nbytes`` where ``elements`` elements are expected.
-
-    The one wording of this mismatch, for every reader of stored chunks.
-
-    Parameters
-    ----------
-    key : str
-        The chunk's store key.
-    nbytes : int
-        Bytes the chunk holds (once its codecs are undone).
-    elements : int
-        Elements a chunk of the array holds.
-    length_bytes : int
-        Bytes per element.
-
-    Returns
-    -------
-    ChunkSizeError
-        For the caller to raise (or report).
+    """The one error for a decoded chunk of ``nbytes`` where ``elements`` elements are expected.
 
     Examples
     --------
@@ -123,21 +64,6 @@ def chunk_size_error(key: str, nbytes: int, elements: int, length_bytes: int) ->
 
 def shard_index_size_error(key: str, nbytes: int, chunks: int, index_nbytes: int) -> ChunkSizeError:
     """The error for a shard too small to hold its index (the shard's :func:`chunk_size_error`).
-
-    Parameters
-    ----------
-    key : str
-        The shard's store key.
-    nbytes : int
-        Bytes the shard holds (once the codecs after sharding are undone).
-    chunks : int
-        Chunks a shard holds.
-    index_nbytes : int
-        Bytes of the index of that many chunks.
-
-    Returns
-    -------
-    ChunkSizeError
 
     Examples
     --------

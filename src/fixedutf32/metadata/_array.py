@@ -124,12 +124,7 @@ class ArrayMetadata:
 
     @classmethod
     def _from_checked(cls, **fields: Any) -> ArrayMetadata:
-        """Build from every field, as a parser has already checked and normalized them.
-
-        The parsers check each field as they read it (their messages name the
-        document's keys); this skips the second round of checks that
-        ``__post_init__`` gives an object built by hand.
-        """
+        """Build from fields a parser has checked, skipping ``__post_init__``'s second round."""
         meta = object.__new__(cls)
         for name, value in fields.items():
             object.__setattr__(meta, name, value)

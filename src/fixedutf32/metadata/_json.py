@@ -1,5 +1,4 @@
-"""JSON documents as this package reads them: the limits every document is held to
-(nesting depth, extents), the checks of single values, and the messages that name the key."""
+"""JSON as read here: nesting and extent limits, single-value checks, messages naming the key."""
 
 from __future__ import annotations
 
@@ -48,12 +47,9 @@ def _too_deep(key: str, where: str) -> MetadataError:
 
 
 def _check_depth(value: Any, key: str) -> None:
-    """Reject nesting deeper than MAX_NESTING_DEPTH, without recursing.
-
-    The parsers, ``copy.deepcopy`` and ``json.dumps`` recurse, so a deeper
-    value would end in RecursionError. Parsed dicts may share or even contain
-    themselves: a node is walked again only when reached deeper than before.
-    """
+    """Reject nesting deeper than MAX_NESTING_DEPTH, without recursing."""
+    # Parsers, deepcopy and json.dumps recurse (RecursionError); dicts may share or contain
+    # themselves, so a node is walked again only when reached deeper than before.
     seen: dict[int, int] = {}
     # (node, depth, (parent link, key in parent))
     stack: list[tuple[Any, int, Any]] = [(value, 1, None)]

@@ -1,13 +1,4 @@
-"""How an array's chunks are stored (:class:`ArrayModel`), read by one parser from its JSON.
-
-:func:`parse_model` is the only reader of an array's codec list: the
-``bytes`` codec's byte order, ``transpose``, the bytes-to-bytes codecs and
-``sharding_indexed`` (V3), or ``dtype``, ``order``, ``compressor`` and
-``filters`` (V2).  The zarr adapter hands it zarr's codecs as JSON; the
-store tools hand it the documents as stored.  What it does not cover comes
-back as :class:`Declined`, with the reason.  It reads only what it needs:
-the rest of a document is checked by :func:`parse_array_metadata`.
-"""
+"""How an array's chunks are stored (ArrayModel): the one reader of an array's codec list."""
 
 from __future__ import annotations
 
@@ -55,15 +46,10 @@ class ShardModel:
 
 @dataclass(frozen=True)
 class ArrayModel:
-    """How the chunks (or shards) of one array are stored.
+    """How the chunks (or shards) of one array are stored."""
 
-    ``length_bytes``, ``endian`` and ``order`` are None when the JSON does not
-    say (a V2 codec chain without its ``dtype``; then the data type's).
-    ``specs`` are the codecs after ``bytes`` (V3) or the V2 filters then the
-    compressor, in the order applied on writing; None when one of them is not
-    a codec numcodecs runs here (``unrunnable`` says which).  ``shard``: the
-    inner chunks of a sharded array (``specs`` then apply to whole shards).
-    """
+    # length_bytes/endian/order None: the JSON does not say; specs (after bytes, or V2 filters
+    # then compressor, in write order) None when one is not runnable here; with shard, on shards.
 
     zarr_format: Literal[2, 3]
     length_bytes: int | None
@@ -203,12 +189,7 @@ def _v2(doc: Mapping[str, Any]) -> ArrayModel:
 
 
 def parse_model(doc: Mapping[str, Any]) -> ArrayModel | Declined:
-    """The :class:`ArrayModel` of an array's metadata JSON, or why it is not covered.
-
-    ``doc`` is a V3 ``zarr.json`` or V2 ``.zarray`` document, or the part of
-    one this reads (``{"zarr_format": 3, "codecs": [...]}``; V2
-    ``compressor`` and ``filters``, with ``dtype`` and ``order`` if known).
-    """
+    """The ArrayModel of a V3 or V2 metadata document (or the codec part of one), or Declined."""
     if doc.get("zarr_format") == 2:
         return _v2(doc)
     length_bytes = None
@@ -220,13 +201,8 @@ def parse_model(doc: Mapping[str, Any]) -> ArrayModel | Declined:
 
 
 def parse_stored(doc: Any) -> tuple[ArrayModel, ArrayMetadata, ArrayMetadata]:
-    """An array's model, its metadata as its chunks see it and as its keys do; or MetadataError.
-
-    ``doc`` is a whole ``zarr.json`` or ``.zarray`` document, or its JSON text.
-    For a sharded array the chunks are the inner chunks, on the grid of shards
-    (the keys); else both are the document's.  Raises MetadataError for what
-    the document breaks, or codecs this package does not read.
-    """
+    """An array's model and its metadata as its chunks and its keys see it; or MetadataError."""
+    # For a sharded array the chunks are the inner chunks, the keys the shard grid.
     doc = _load(doc, "metadata")
     if not isinstance(doc, Mapping):
         parse_array_metadata(doc)  # raises: an object was expected
