@@ -40,6 +40,7 @@ from zarr.core import codec_pipeline as _codec_pipeline
 from zarr.core.array import create_codec_pipeline as _create_codec_pipeline
 from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.config import config
+from zarr.core.indexing import is_scalar
 from zarr.core.metadata import ArrayV2Metadata, ArrayV3Metadata
 
 from .._store_kinds import does_sync_io, waits_per_request
@@ -57,6 +58,9 @@ except ImportError:  # pragma: no cover - every supported zarr has it
     V2Codec = None  # type: ignore[assignment,misc]
 
 __all__ = [
+    "ArrayV2Metadata",
+    "ArrayV3Metadata",
+    "BatchedCodecPipeline",
     "ChunkStatus",
     "MISSING",
     "PRESENT",
@@ -69,6 +73,7 @@ __all__ = [
     "literal",
     "evolve_pipeline",
     "fan_out",
+    "is_scalar",
     "pipeline_class",
     "sync_store_path",
     "waits_per_request",

@@ -175,7 +175,7 @@ def shares(jobs: list[ChunkJob]) -> list[list[ChunkJob]]:
     """
     if not jobs:
         return []
-    from zarr.core.config import config
+    from zarr import config
 
     limit = config.get("async.concurrency")
     workers = config.get("threading.max_workers", None) or os.cpu_count() or 1

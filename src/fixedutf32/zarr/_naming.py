@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from zarr.core.metadata import ArrayV3Metadata
 
 from ..errors import InvalidChunkCodePointError, InvalidCodePointError
+from ._compat import ArrayV3Metadata
 
 if TYPE_CHECKING:
     from zarr.core.metadata import ArrayMetadata

@@ -18,17 +18,16 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Self, cast
 
 import numpy as np
+from zarr import config
 from zarr.abc.codec import CodecPipeline as _ZarrCodecPipeline
-from zarr.codecs.sharding import ShardingCodec
-from zarr.core.codec_pipeline import BatchedCodecPipeline
-from zarr.core.config import config
-from zarr.core.metadata import ArrayV2Metadata, ArrayV3Metadata
+from zarr.codecs import ShardingCodec
 from zarr.dtype import FixedLengthUTF32 as _ZarrFixedLengthUTF32
 
 from .. import metadata as _rules
 from ..errors import InvalidChunkCodePointError, UncheckedChunksWarning
 from . import _compat
 from ._codec import BytesCodec
+from ._compat import ArrayV2Metadata, ArrayV3Metadata, BatchedCodecPipeline
 from ._compat import ChunkStatus as GetResult
 from ._jobs import jobs_of
 from ._naming import ChunkNames

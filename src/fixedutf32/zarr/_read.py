@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from zarr.core.config import config
+from zarr import config
 
 from .._checks import as_bytes
 from .._source import thread_scratch

@@ -25,7 +25,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from zarr.core.config import config
+from zarr import config
 
 from .._source import ElementLayout, ShardIndex, thread_scratch
 from ..errors import InvalidChunkCodePointError, InvalidCodePointError

@@ -18,13 +18,12 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from zarr.core.config import config
-from zarr.core.indexing import is_scalar
+from zarr import config
 
 from .._source import ElementLayout, thread_scratch
 from ..chunk import encode_chunk
 from ..errors import InvalidCodePointError
-from ._compat import fan_out, sync_store_path, waits_per_request
+from ._compat import fan_out, is_scalar, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value
 from ._plan import ChunkPlan, value_endian
 from ._settle import settled_map
