@@ -23,7 +23,7 @@ import errno
 import io
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .._checks import as_bytes
@@ -216,6 +216,24 @@ class ChunkFile:
             block = view[: min(step, size - start)]
             self._fill(block)
             on_block(block, start)
+
+    def read_scatter(self, offset: int, outs: Sequence[Buffer]) -> None:
+        """Fill each of ``outs`` in turn from ``offset`` of the file, in one ``preadv`` call."""
+        # A dense run of a shard's inner chunks read straight into each chunk's place.
+        views = [as_bytes(out) for out in outs]
+        total = sum(view.nbytes for view in views)
+        if not hasattr(os, "preadv") or offset < 0 or offset + total > self.size:
+            for view in views:  # out of range: read_at says so
+                self.read_at(offset, view)
+                offset += view.nbytes
+            return
+        n = os.preadv(self._file.fileno(), views, offset)
+        at = offset
+        for view in views if n < total else ():  # a short read (rare): the rest one by one
+            got = min(max(n - (at - offset), 0), view.nbytes)
+            if got < view.nbytes:
+                self.read_at(at + got, view[got:])
+            at += view.nbytes
 
     def read_at(self, offset: int, out: Buffer) -> memoryview:
         """Read ``len(out)`` bytes from ``offset`` of the file into ``out`` (``pread``).

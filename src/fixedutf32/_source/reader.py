@@ -7,30 +7,39 @@ directory (:func:`~fixedutf32._source.files.open_chunk_file`: regular files
 only, no larger than the key can be, inside ``within``) or from any store
 (``get(key)``).  Every frame is checked before it is inflated, every size
 against the metadata; each chunk goes to a sink, or why it cannot be read.
+
+A local shard (no codecs on the whole shard) is read index first, then only
+the inner chunks asked for (``needed``), neighbouring byte ranges coalesced
+into one read of at most about L2's size; a run of raw inner chunks of a
+chunk's size each goes with one ``preadv`` straight into the places a
+``target`` gives, each chunk then checked (``on_block``) while in cache.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
 
 from .._checks import as_bytes
 from ..errors import CorruptChunkError, FixedUTF32Error, MetadataError
 from .chunks import ChunkDecoder
 from .codecs import CodecChain
-from .files import open_chunk_file
+from .files import ChunkFile, open_chunk_file
 from .grid import ChunkGrid, Index
 from .scratch import Scratch, thread_scratch
-from .shard import ShardLayout
+from .shard import ShardIndex, ShardLayout
 
 if TYPE_CHECKING:
     from .._checks import Buffer
     from ..metadata._model import ArrayModel  # the layer above: only its fields are read
 
-__all__ = ["Get", "KeyReader", "OnBlock", "Sink"]
+__all__ = ["Get", "KeyReader", "OnBlock", "Sink", "Target"]
 
 # sink(chunk index, its bytes with the codecs undone, None), or (chunk index,
 # None, why it cannot be read); the bytes are a reused buffer, valid during the call.
@@ -39,6 +48,9 @@ Sink: TypeAlias = Callable[[Index, "memoryview | None", "FixedUTF32Error | None"
 OnBlock: TypeAlias = Callable[[Index, memoryview, int], None]
 # get(key): a key's bytes from any store, or None when it is missing.
 Get: TypeAlias = Callable[[str], "Buffer | None"]
+# target(chunk index): the caller's own memory, exactly a decoded chunk's bytes, to decode it
+# straight into (None: the reader's scratch); it may be left holding part of a chunk that fails.
+Target: TypeAlias = Callable[[Index], "npt.NDArray[np.uint8] | None"]
 
 # Bytes of a raw local chunk read before ``on_block`` sees them: a chunk of
 # up to 4 MiB in one read, larger ones in 4 MiB blocks.  Such a block is still
@@ -46,6 +58,12 @@ Get: TypeAlias = Callable[[str], "Buffer | None"]
 # fewer hand-offs of the GIL between worker threads (256 KiB blocks made two
 # threads slower than one).
 _READ_BLOCK = 4 << 20
+
+# A shard's neighbouring inner chunks are read in one request of up to this many bytes (at least
+# one chunk), across gaps of up to _GAP_BYTES: about half of L2, so that each chunk is still in
+# cache when it is checked.
+_RUN_BYTES = 512 << 10
+_GAP_BYTES = 64 << 10
 
 # What reading a chunk may raise on hostile bytes: reported, never a traceback.
 _READ_ERRORS = (FixedUTF32Error, OSError, ValueError)
@@ -113,42 +131,184 @@ class KeyReader:
         within: str | None = None,
         on_block: OnBlock | None = None,
         scratch: Scratch | None = None,
+        needed: Collection[int] | npt.NDArray[np.intp] | None = None,
+        target: Target | None = None,
     ) -> int | None:
         """Read the key at ``key_index`` and hand each chunk it holds to ``sink``.
 
         ``source`` is a local store's directory or ``get(key)``; ``within``
         the real path local files must lie in.  ``on_block`` sees the decoded
         bytes of each chunk before ``sink`` does: block by block as a raw
-        local chunk is read (while in cache), else once on the whole chunk.
-        Chunks a shard does not hold, or past the array's edge, are left out.
-        ``scratch``: the buffers to reuse (default this thread's).  Returns the
-        bytes read, or None when the key is missing.
+        local chunk is read (while in cache), else once on the whole chunk;
+        what it raises goes to ``sink`` as the chunk's error.  Chunks a shard
+        does not hold, or past the array's edge, are left out.  ``scratch``:
+        the buffers to reuse (default this thread's).
+
+        ``needed``: the flat C-order indices, in the shard, of the inner
+        chunks to read (None: all; ignored for unsharded keys).  ``target``
+        (:data:`Target`): where a chunk may be decoded straight into, so
+        that its bytes are written once; ``sink`` then gets a view of it.
+
+        Returns the key's size as stored, 0 when it could not be read (the
+        error went to ``sink``), or None when the key is missing.
         """
         scratch = thread_scratch() if scratch is None else scratch
         key = self.key(key_index)
         index = tuple(key_index)
-        if self.shard is None or self.shard_chain is None:
-            return self._read_chunk(source, key, index, sink, within, on_block, scratch)
+        shard, chain = self.shard, self.shard_chain
+        if shard is None or chain is None:
+            return self._read_chunk(source, key, index, sink, within, on_block, scratch, target)
+        if isinstance(source, str) and chain.raw:
+            return self._read_local_shard(
+                source, key, index, sink, within, on_block, scratch, needed, target
+            )
         try:
-            stored = self._stored(source, key, self.shard_chain.max_stored_nbytes, within, scratch)
+            stored = self._stored(source, key, chain.max_stored_nbytes, within, scratch)
             if stored is None:
                 return None
-            shard = self.shard_chain.decode(stored, key=key)
-            entries = list(
-                self.shard.read_index(
-                    shard, key=key, max_chunk_nbytes=self.chain.max_stored_nbytes
-                ).entries()
+            data = chain.decode(stored, key=key)
+            found = shard.read_index(data, key=key, max_chunk_nbytes=self.chain.max_stored_nbytes)
+        except _READ_ERRORS as exc:
+            sink(index, None, _as_error(key, exc))
+            return 0
+        for chunk, start, nbytes in self._entries(index, found, needed):
+            piece = data[start : start + nbytes]
+            self._decode(key, chunk, piece, sink, on_block, scratch, target)
+        return stored.nbytes
+
+    def _entries(
+        self,
+        index: Index,
+        found: ShardIndex,
+        needed: Collection[int] | npt.NDArray[np.intp] | None,
+    ) -> list[tuple[Index, int, int]]:
+        """``(chunk index, offset, nbytes)`` of chunks held, needed and in the grid, by offset."""
+        assert self.shard is not None  # sharded arrays only
+        present = found.present
+        if needed is not None:
+            wanted = np.zeros_like(present)
+            wanted[needed if isinstance(needed, np.ndarray) else np.fromiter(needed, np.intp)] = 1
+            present = present & wanted
+        local = np.flatnonzero(present)
+        per = self.shard.chunks_per_shard
+        coords = [
+            np.asarray(c) + i * n for c, i, n in zip(np.unravel_index(local, per), index, per)
+        ]
+        inside = np.ones(local.size, bool)
+        for c, g in zip(coords, self.grid.grid_shape):
+            inside &= c < g  # an entry past the array's edge: nothing reads it
+        order = np.argsort(found.offsets[local[inside]], kind="stable")
+        chunks = zip(*(c[inside][order].tolist() for c in coords)) if coords else iter([()])
+        picked = local[inside][order]
+        offsets, nbytes = found.offsets[picked].tolist(), found.nbytes[picked].tolist()
+        return [(tuple(c), o, n) for c, o, n in zip(chunks, offsets, nbytes)]
+
+    def _read_local_shard(
+        self,
+        root: str,
+        key: str,
+        index: Index,
+        sink: Sink,
+        within: str | None,
+        on_block: OnBlock | None,
+        scratch: Scratch,
+        needed: Collection[int] | npt.NDArray[np.intp] | None,
+        target: Target | None,
+    ) -> int | None:
+        """A local shard without codecs of its own: its index, then runs of the chunks needed."""
+        assert self.shard is not None and self.shard_chain is not None  # sharded arrays only
+        layout = self.shard
+        try:
+            file = open_chunk_file(
+                os.path.join(root, key),
+                key=key,
+                max_nbytes=self.shard_chain.max_stored_nbytes,
+                within=within,
             )
         except _READ_ERRORS as exc:
             sink(index, None, _as_error(key, exc))
             return 0
-        grid = self.grid.grid_shape
-        for local, start, nbytes in entries:
-            chunk = self.shard.chunk_index(index, local)
-            if any(i >= g for i, g in zip(chunk, grid)):
-                continue  # an entry past the array's edge: nothing reads it
-            self._decode(key, chunk, shard[start : start + nbytes], sink, on_block, scratch)
-        return stored.nbytes
+        if file is None:
+            return None
+        with file:
+            size = file.size
+            try:
+                raw: Buffer = b""
+                if size >= layout.index_nbytes:  # else parse_index says it is too small
+                    raw = file.read_at(
+                        layout.index_offset(size), scratch.bytes("index", layout.index_nbytes)
+                    )
+                found = layout.parse_index(
+                    raw, size, key=key, max_chunk_nbytes=self.chain.max_stored_nbytes
+                )
+            except _READ_ERRORS as exc:
+                sink(index, None, _as_error(key, exc))
+                return 0
+            entries = self._entries(index, found, needed)
+            start = 0
+            while start < len(entries):
+                stop = start + 1
+                _, begin, end = entries[start]
+                end += begin
+                while stop < len(entries):
+                    _, offset, nbytes = entries[stop]
+                    if offset - end > _GAP_BYTES or offset + nbytes - begin > _RUN_BYTES:
+                        break
+                    end = max(end, offset + nbytes)
+                    stop += 1
+                run = entries[start:stop]
+                self._read_run(file, key, run, begin, end, sink, on_block, scratch, target)
+                start = stop
+        return size
+
+    def _read_run(
+        self,
+        file: ChunkFile,
+        key: str,
+        run: list[tuple[Index, int, int]],
+        begin: int,
+        end: int,
+        sink: Sink,
+        on_block: OnBlock | None,
+        scratch: Scratch,
+        target: Target | None,
+    ) -> None:
+        """Neighbouring inner chunks of a shard in one read, each then decoded and handed on."""
+        decoder = self.decoder
+        places = None
+        if target is not None and decoder is not None and self.chain.raw:
+            dense = all(n == decoder.nbytes for _, _, n in run) and end - begin == sum(
+                n for _, _, n in run
+            )
+            places = [target(chunk) for chunk, _, _ in run] if dense else None
+        try:
+            if places is not None and all(p is not None for p in places):
+                file.read_scatter(begin, places)  # type: ignore[arg-type]  # none is None
+            else:
+                places = None
+                data = file.read_at(begin, scratch.bytes("run", end - begin))
+        except _READ_ERRORS as exc:
+            for chunk, _, _ in run:
+                sink(chunk, None, _as_error(key, exc))
+            return
+        for i, (chunk, offset, nbytes) in enumerate(run):
+            if places is not None:
+                self._hand_on(key, chunk, as_bytes(places[i]), sink, on_block)
+            else:
+                piece = data[offset - begin : offset - begin + nbytes]
+                self._decode(key, chunk, piece, sink, on_block, scratch, target)
+
+    def _hand_on(
+        self, key: str, index: Index, data: memoryview, sink: Sink, on_block: OnBlock | None
+    ) -> None:
+        """``on_block`` on a whole decoded chunk, then ``sink`` (its error, if it raised)."""
+        if on_block is not None:
+            try:
+                on_block(index, data, 0)
+            except _READ_ERRORS as exc:
+                sink(index, None, _as_error(key, exc))
+                return
+        sink(index, data, None)
 
     def _stored(
         self,
@@ -185,11 +345,13 @@ class KeyReader:
         within: str | None,
         on_block: OnBlock | None,
         scratch: Scratch,
+        target: Target | None = None,
     ) -> int | None:
+        """One unsharded key: a raw local chunk block by block, else as stored, then decoded."""
         decoder = self.decoder
         if isinstance(source, str) and decoder is not None and self.chain.raw:
-            # A raw local chunk: read into the chunk buffer block by block,
-            # each block handed on while it is in cache.
+            # A raw local chunk: read into its place (or the chunk buffer) block by block, each
+            # block handed on while it is in cache.
             try:
                 file = decoder.open_file(os.path.join(source, key), key=key, within=within)
             except _READ_ERRORS as exc:
@@ -197,11 +359,12 @@ class KeyReader:
                 return 0
             if file is None:
                 return None
+            place = None if target is None else target(index)
             blocks = None if on_block is None else functools.partial(on_block, index)
             with file:
                 try:
                     data = file.read_into(
-                        scratch.bytes("chunk", decoder.nbytes),
+                        scratch.bytes("chunk", decoder.nbytes) if place is None else place,
                         block_bytes=decoder.elements.block_bytes(_READ_BLOCK),
                         on_block=blocks,
                     )
@@ -217,7 +380,7 @@ class KeyReader:
             return 0
         if stored is None:
             return None
-        self._decode(key, index, stored, sink, on_block, scratch)
+        self._decode(key, index, stored, sink, on_block, scratch, target)
         return stored.nbytes
 
     def _decode(
@@ -228,17 +391,19 @@ class KeyReader:
         sink: Sink,
         on_block: OnBlock | None,
         scratch: Scratch,
+        target: Target | None = None,
     ) -> None:
+        """Undo a stored chunk's codecs (into its ``target`` place, if any) and hand it on."""
         decoder = self.decoder
         try:
             if decoder is None:
                 data = self.chain.decode(stored, key=key)
             else:
-                out = None if decoder.chain.raw else scratch.bytes("chunk", decoder.nbytes)
+                out = None if target is None else target(index)
+                if out is None and not decoder.chain.raw:
+                    out = scratch.bytes("chunk", decoder.nbytes)
                 data = decoder.decode(stored, key=key, out=out)
         except _READ_ERRORS as exc:
             sink(index, None, _as_error(key, exc))
             return
-        if on_block is not None:
-            on_block(index, data, 0)
-        sink(index, data, None)
+        self._hand_on(key, index, data, sink, on_block)
