@@ -14,6 +14,7 @@ once and reused for every chunk of that shape.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from .._source import (
     ShardIndex,
     ShardLayout,
 )
+from .._source.writer import KeyWriter
 from ..metadata._model import ArrayModel, Declined, parse_model
 from . import _compat
 
@@ -43,21 +45,6 @@ __all__ = ["ChunkLayout", "ChunkPlan", "Declined", "ShardPlan", "plan_for"]
 Endian = Literal["little", "big"]
 Order = Literal["C", "F"]
 NATIVE: Endian = "little" if sys.byteorder == "little" else "big"
-
-
-def value_endian(value: np.ndarray[Any, Any]) -> Endian:
-    """The byte order of ``value``'s code units in memory (a ``U`` array of either order).
-
-    zarr hands over values of the array's own data type, and a big-endian
-    ``>U`` array stays big-endian in memory: its units are swapped on this
-    machine, whatever byte order the chunks are stored in.
-    """
-    order = value.dtype.byteorder
-    if order == ">":
-        return "big"
-    if order == "<":
-        return "little"
-    return NATIVE  # "=" (and "|", which a U data type never has)
 
 
 @dataclass(frozen=True)
@@ -91,6 +78,12 @@ class ChunkLayout:
     @property
     def length_bytes(self) -> int:
         return self.elements.length_bytes
+
+    @functools.cached_property
+    def writer(self) -> KeyWriter:
+        """The one writer of these chunks (:mod:`fixedutf32._source.writer`)."""
+        chain = None if self.decoder is None else self.decoder.chain
+        return KeyWriter(self.elements, self.shape, self.order, chain)
 
     @property
     def endian(self) -> Endian:

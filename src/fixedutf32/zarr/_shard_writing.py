@@ -21,17 +21,16 @@ shard as it was.  Shards written in part stay with zarr's sharding codec
 from __future__ import annotations
 
 import asyncio
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from zarr import config
 
-from .._source import ElementLayout, ShardIndex, thread_scratch
+from .._source.writer import KeyWriter, first_invalid
 from ..errors import InvalidChunkCodePointError, InvalidCodePointError
 from ._compat import fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value
-from ._plan import ChunkLayout, ShardPlan, value_endian
+from ._plan import ChunkLayout, ShardPlan
 from ._settle import settled_map
 
 if TYPE_CHECKING:
@@ -104,108 +103,43 @@ class ShardWrite:
         """The shard's stored bytes (one buffer), or None when it holds no inner chunk."""
         plan = self.plan
         inner = plan.inner_layout(job.spec)
-        layout = plan.shard_layout(job.layout.shape)
         decoder = inner.decoder
         assert decoder is not None  # a ShardPlan's inner chunks have a chunk-source chain
+        layout = plan.shard_layout(job.layout.shape)
+        writer = KeyWriter(inner.elements, inner.shape, inner.order, decoder.chain, layout)
         extents = tuple(s.stop for s in job.chunk_selection)  # from 0 (takes checked)
         grid = tuple(-(-e // c) for e, c in zip(extents, inner.shape))
-        slots = math.prod(grid)  # the inner chunks inside the array, C order
-        index_nbytes = layout.index_nbytes
-        at_start = layout.index_location == "start"
-        base = index_nbytes if at_start else 0
-        data_nbytes = slots * inner.nbytes
-        raw = decoder.chain.raw
-        if raw:
-            shard = np.empty(data_nbytes + index_nbytes, _UINT8)
-            data = shard[base : base + data_nbytes]
-        else:
-            data = thread_scratch().bytes("shard to compress", data_nbytes)
-        self._fill_slots(job, inner, grid, extents, data)
-        keep = self._kept(job, inner, data, slots)
-        kept = np.flatnonzero(keep)
-        if not kept.size:
-            return None
-        locals_ = np.ravel_multi_index(
-            tuple(np.indices(grid).reshape(len(grid), -1)), layout.chunks_per_shard
-        )[kept]
-        if raw:
-            rows = data.reshape(slots, inner.nbytes)
-            if kept.size < slots:
-                rows[: kept.size] = rows[kept]  # close the gaps the empty chunks leave
-            sizes = np.full(kept.size, inner.nbytes, np.uint64)
-            total = base + kept.size * inner.nbytes
-        else:
-            pieces = [
-                decoder.chain.encode(data[slot * inner.nbytes : (slot + 1) * inner.nbytes])
-                for slot in kept.tolist()
-            ]
-            sizes = np.array([piece.nbytes for piece in pieces], np.uint64)
-            total = base + int(sizes.sum())
-            shard = np.empty(total + (0 if at_start else index_nbytes), _UINT8)
-            at = base
-            for piece in pieces:
-                shard[at : at + piece.nbytes] = np.frombuffer(piece, _UINT8)
-                at += piece.nbytes
-        offsets = np.full(layout.count, 0, np.uint64)
-        nbytes = np.zeros(layout.count, np.uint64)
-        present = np.zeros(layout.count, np.bool_)
-        starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.uint64)
-        offsets[locals_] = starts + np.uint64(base)
-        nbytes[locals_] = sizes
-        present[locals_] = True
-        where = slice(0, index_nbytes) if at_start else slice(total, total + index_nbytes)
-        layout.encode_index(ShardIndex(offsets, nbytes, present), shard[where])
-        end = total if at_start else total + index_nbytes
-        return job.spec.prototype.buffer.from_array_like(shard[:end])
-
-    def _fill_slots(
-        self,
-        job: ChunkJob,
-        inner: ChunkLayout,
-        grid: tuple[int, ...],
-        extents: tuple[int, ...],
-        data: np.ndarray[Any, np.dtype[np.uint8]],
-    ) -> None:
-        """Write the shard's inner chunks inside the array into ``data``, one after another
-        in C order, each in its stored element order and byte order; checked."""
-        value = self.value
-        native = value.dtype
-        chunk = inner.shape
-        padded_shape = tuple(g * c for g, c in zip(grid, chunk))
-        source = value if value.ndim == 0 else value[job.out_selection]
-        if padded_shape != extents:
-            # an edge shard: the inner chunks' parts outside the array hold the
-            # fill value, as zarr pads them
-            padded = np.full(padded_shape, fill_value(job.spec), native)
-            padded[tuple(slice(0, e) for e in extents)] = source
-            source = padded
-        elif value.ndim == 0:
-            source = np.full(padded_shape, value, native)  # a scalar, everywhere
-        in_c_order = inner.order == "C" or len(chunk) == 1
-        if in_c_order and all(g == 1 for g in grid[1:]) and source.flags.c_contiguous:
-            # the inner chunks, one after another, are the source's own bytes:
-            # copied (and swapped) by the kernel, checked in the same pass
-            placed = source.reshape(-1).view(_UINT8)
-        else:
-            ndim = len(chunk)
-            split = source.reshape(tuple(n for pair in zip(grid, chunk) for n in pair))
-            inner_axes = [2 * i + 1 for i in range(ndim)]
-            if not in_c_order:
-                inner_axes.reverse()
-            stored = tuple(chunk if in_c_order else chunk[::-1])
-            target = data.view(native).reshape(grid + stored)
-            target[...] = split.transpose([2 * i for i in range(ndim)] + inner_axes)
-            # checked again as placed (in cache, with the swap if any): what is
-            # stored is what was checked, even if the value changed since
-            # check_value read it
-            placed = data
+        fill = fill_value(job.spec)
         try:
-            # the value's units are in its own byte order (a ">U" value is
-            # swapped here), the stored ones in the inner chunks': swapped where
-            # they differ, validated as the value holds them
-            inner.elements.store(placed, data, value_endian(value))
+            shard = writer.whole_shard(
+                self._padded(job, grid, extents, inner.shape, fill),
+                grid,
+                job.spec.config.write_empty_chunks,
+                fill,
+            )
         except InvalidCodePointError as error:
             raise self._named(job, inner, grid, error) from None
+        return None if shard is None else job.spec.prototype.buffer.from_array_like(shard)
+
+    def _padded(
+        self,
+        job: ChunkJob,
+        grid: tuple[int, ...],
+        extents: tuple[int, ...],
+        chunk: tuple[int, ...],
+        fill: Any,
+    ) -> np.ndarray[Any, Any]:
+        """The value's part for the shard, padded with ``fill`` to whole inner chunks."""
+        value = self.value
+        padded_shape = tuple(g * c for g, c in zip(grid, chunk))
+        source = value if value.ndim == 0 else value[job.out_selection]
+        if padded_shape != extents:  # an edge shard: padded as zarr pads it
+            padded = np.full(padded_shape, fill, value.dtype)
+            padded[tuple(slice(0, e) for e in extents)] = source
+            return padded
+        if value.ndim == 0:
+            return np.full(padded_shape, value, value.dtype)  # a scalar, everywhere
+        return source
 
     def _named(
         self,
@@ -214,31 +148,11 @@ class ShardWrite:
         grid: tuple[int, ...],
         error: InvalidCodePointError,
     ) -> InvalidChunkCodePointError:
-        """An error at an element of the data of :meth:`_fill_slots`, named by its inner chunk."""
+        """An error at an element of the shard's inner chunks (C order), named."""
         slot, element = divmod(error.index, inner.count)
         where = tuple(int(i) for i in np.unravel_index(slot, grid))
         in_chunk = InvalidCodePointError(element, error.position, error.code_point)
         return self.names.in_inner_chunk(job, inner.shape, inner.order, where, in_chunk)
-
-    def _kept(
-        self,
-        job: ChunkJob,
-        inner: ChunkLayout,
-        data: np.ndarray[Any, np.dtype[np.uint8]],
-        slots: int,
-    ) -> np.ndarray[Any, np.dtype[np.bool_]]:
-        """Which inner chunks the shard stores: all, or (``write_empty_chunks`` unset) those
-        not wholly the fill value."""
-        if job.spec.config.write_empty_chunks:
-            return np.ones(slots, np.bool_)
-        stored = np.dtype(f"{'<' if inner.endian == 'little' else '>'}U{inner.length_bytes // 4}")
-        fill = np.array(fill_value(job.spec), stored).reshape(1).view(np.uint32)
-        rows = data.view(np.uint32).reshape(slots, -1)
-        # the usual answer from each chunk's first element; the rest checked whole
-        keep: np.ndarray[Any, np.dtype[np.bool_]] = (rows[:, : fill.size] != fill).any(axis=1)
-        for slot in np.flatnonzero(~keep).tolist():
-            keep[slot] = bool((rows[slot].reshape(-1, fill.size) != fill).any())
-        return keep
 
     # ---- the batch ----------------------------------------------------
 
@@ -292,20 +206,13 @@ def check_value(
         shard, the element of its inner chunk and the element's array
         coordinates.
     """
-    elements = ElementLayout(value.dtype.itemsize, value_endian(value))
-    if value.flags.c_contiguous or value.flags.f_contiguous:
-        try:
-            elements.validate(value.reshape(-1, order="A"))  # in memory order: a view
-        except InvalidCodePointError:
-            pass  # find the shard it goes to
-        else:
-            return
+    if first_invalid(value) is None:
+        return
     for job in jobs:
         part = value if value.ndim == 0 else value[job.out_selection]
-        try:
-            elements.validate(np.ascontiguousarray(part).reshape(-1))
-        except InvalidCodePointError as exc:
-            raise _in_selection(job, part, exc, plan, names) from None
+        error = first_invalid(np.ascontiguousarray(part))  # C order: as _in_selection counts
+        if error is not None:
+            raise _in_selection(job, part, error, plan, names)
 
 
 def _in_selection(

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr import config
 
-from .._source import ElementLayout, thread_scratch
-from ..chunk import encode_chunk
+from .._source import thread_scratch
+from .._source.writer import first_invalid
 from ..errors import InvalidCodePointError
 from ._compat import fan_out, is_scalar, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value
-from ._plan import ChunkPlan, value_endian
+from ._plan import ChunkPlan
 from ._settle import settled_map
 
 if TYPE_CHECKING:
@@ -87,18 +87,8 @@ class BatchWrite:
         InvalidChunkCodePointError
             For a code unit of the value that is not a Unicode scalar value.
         """
-        value = self.value
-        elements = ElementLayout(value.dtype.itemsize, value_endian(value))
-        if value.flags.c_contiguous or value.flags.f_contiguous:
-            units = value.reshape(-1, order="A")  # in memory order: a view
-        else:
-            units = np.ascontiguousarray(value).reshape(-1)
-        try:
-            elements.validate(units)
-        except InvalidCodePointError:
-            pass  # find the chunk it goes to
-        else:
-            return
+        if first_invalid(self.value) is None:
+            return  # else find the chunk it goes to
         for job in jobs:
             chunk = self._whole_from_value(job)
             self.encoded(job, self.merged(job, None) if chunk is None else chunk)
@@ -149,23 +139,14 @@ class BatchWrite:
         """The chunk's stored bytes before compression, or None when it is all fill value."""
         if not job.spec.config.write_empty_chunks and _equals_fill(chunk, fill_value(job.spec)):
             return None
-        layout = job.layout
         try:
-            return encode_chunk(
-                chunk, layout.length_bytes, endian=layout.endian, order=layout.order
-            )
+            return job.layout.writer.chunk(chunk)
         except InvalidCodePointError as exc:
             raise self.names.named(job, exc) from None
 
     def compressed_here(self, job: ChunkJob, encoded: Any) -> Any:
         """:meth:`compressed` for a chunk-source chain, on this thread."""
-        decoder = job.layout.decoder
-        assert decoder is not None
-        prototype = job.spec.prototype
-        if decoder.chain.raw:
-            return prototype.buffer.from_array_like(encoded)
-        data = decoder.chain.encode(encoded)
-        return prototype.buffer.from_array_like(np.frombuffer(data, np.uint8))
+        return job.spec.prototype.buffer.from_array_like(job.layout.writer.compress(encoded))
 
     def write_share(self, jobs: list[ChunkJob]) -> None:
         """Write chunks to a store that does its IO synchronously (runs on a thread)."""
@@ -187,10 +168,12 @@ class BatchWrite:
         prototype = job.spec.prototype
         decoder = job.layout.decoder
         if decoder is not None:
+            writer = job.layout.writer
             if decoder.chain.raw:
                 return prototype.buffer.from_array_like(encoded)
-            data = await asyncio.to_thread(decoder.chain.encode, encoded)
-            return prototype.buffer.from_array_like(np.frombuffer(data, np.uint8))
+            return prototype.buffer.from_array_like(
+                await asyncio.to_thread(writer.compress, encoded)
+            )
         buffer = prototype.buffer.from_array_like(encoded)
         for codec in self.plan.zarr_codecs:
             (buffer,) = await codec.encode([(buffer, job.spec)])
