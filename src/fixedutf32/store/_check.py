@@ -1,14 +1,7 @@
-"""``check``: every fixed_length_utf32 array of a store, metadata and chunks.
-
-Besides the data, ``check`` reports two things about the store itself:
-symbolic links that lead out of it (``link`` problems; not read unless
-``follow_links``), and *leftovers*: keys no reader looks at (a killed
-write's ``*.partial`` files, keys that are no chunk of their array's grid,
-stray files in a group), listed apart from the data's problems with the
-command that removes them.  A conversion's claim on a destination nested in
-the store (``<dest>.fixedutf32-lock``) is no leftover but an ``incomplete``
-problem: removing it would let a second conversion in while one writes.
-"""
+"""``check``: every fixed_length_utf32 array of a store, metadata and chunks."""
+# Also reports links leading out (not read unless follow_links) and leftovers (keys no reader looks
+# at), apart from the data's problems. A nested destination's claim is an incomplete problem, never
+# a leftover: removing it would let a second conversion in while one writes.
 
 from __future__ import annotations
 
@@ -449,11 +442,7 @@ def _leftovers(
     handle: StoreHandle,
     skip: frozenset[str],
 ) -> dict[str, list[tuple[int, ...]]]:
-    """Find the leftovers into ``report``; return the chunk keys each planned array holds.
-
-    One listing per array serves both: the keys that parse as chunk keys of
-    its grid are checked, the others are leftovers.
-    """
+    """Find the leftovers into ``report``; return the chunk keys each planned array holds."""
     root = local_root(handle)
     partial = "a partial write (what a write killed before its rename leaves)"
     found: list[Leftover] = []
@@ -494,12 +483,7 @@ def _leftovers(
 
 
 def _claim_problem(key: str) -> Problem:
-    """The ``incomplete`` problem for a conversion's claim found in the store, never a leftover.
-
-    A destination nested in a folder that is itself a store has its claim
-    beside it, inside that store; deleting it would let a second conversion
-    in while the first writes.
-    """
+    """The ``incomplete`` problem for a conversion's claim found in the store, never a leftover."""
     dest = key[: -len(CLAIM_SUFFIX)]
     return Problem(
         "incomplete",
@@ -539,14 +523,7 @@ def _check_removable(handle: StoreHandle) -> None:
 
 
 def _remove(handle: StoreHandle, leftovers: Sequence[Leftover]) -> None:
-    """Delete each leftover listed, inside the store only; all are vetted before the first.
-
-    Raises
-    ------
-    StoreError
-        When one of them is not a safe key or (local stores) its directory
-        resolves outside the store: then nothing is removed.
-    """
+    """Delete each leftover listed, in the store only, all vetted first (else StoreError)."""
     root = local_root(handle)
     paths = []
     for item in leftovers:

@@ -1,29 +1,10 @@
-"""One writer per destination: the claim a conversion holds for its whole run.
-
-Two conversions into one destination interleave their chunks, and one's
-``overwrite`` deletes what the other wrote.  So ``convert`` first creates a
-*claim* beside its destination, atomically (it exists or it does not, for
-every process at once), and deletes it when it ends, however it ends.  A
-second conversion finds it and stops before it writes or deletes anything.
-
-Where the claim is, by the destination's place (:mod:`._places`):
-
-- a directory or zip file on this machine: the file ``<dest>.fixedutf32-lock``
-  beside it (created with ``O_CREAT|O_EXCL``, and held with ``flock`` so that
-  a killed run's claim is seen to be free);
-- an fsspec URL: the key ``<dest>.fixedutf32-lock`` beside it, put with
-  ``mode="create"`` (atomic where the file system makes it so: S3, memory;
-  others check, then put);
-- a store object known only as an object (zarr's ``MemoryStore``): a claim
-  held in this process.
-
-A destination at the root of a bucket, and obstore stores passed as
-objects, get none: there is nowhere beside them to put one.
-
-A claim says who holds it (process id, host, start time).  One whose process
-is on this host and no longer runs is *stale*: ``resume`` or ``overwrite``
-takes it over; other conversions are told how to clear it.
-"""
+"""One writer per destination: the claim a conversion holds for its whole run."""
+# Two conversions into one destination interleave chunks and one's overwrite deletes the other's:
+# convert creates a claim beside its destination atomically and deletes it however it ends. Local:
+# <dest>.fixedutf32-lock (O_CREAT|O_EXCL, held with flock so a killed run's claim is free); fsspec
+# URL: that key put with mode="create"; store objects: held in this process; bucket roots and
+# obstore objects: none. A claim whose process on this host is gone is stale: resume or overwrite
+# take it over.
 
 from __future__ import annotations
 
@@ -56,12 +37,8 @@ _MAX_CLAIM_BYTES = 4096  # a claim is a short JSON object; read no more
 
 
 def is_claim(key: str) -> bool:
-    """Whether ``key`` is a conversion's claim on the destination beside it (``<dest>`` + suffix).
-
-    It lies inside a store when a destination is nested in a folder that
-    is itself a store: a marker of a conversion running or killed, never a
-    leftover to delete.
-    """
+    """Whether ``key`` is a conversion's claim on the destination beside it (never a leftover)."""
+    # It lies in a store when a destination is nested in a folder that is itself a store.
     return key.endswith(CLAIM_SUFFIX) and len(key) > len(CLAIM_SUFFIX)
 
 
@@ -177,34 +154,10 @@ def _stale(dest: str, where: str, owner: _Owner) -> StoreError:
 
 
 def claim(dest: str, place: Place, handle: StoreHandle | None, take_stale: bool) -> Claim:
-    """Claim the destination at ``place`` for this conversion.
-
-    Parameters
-    ----------
-    dest : str
-        The destination as the caller named it (for messages).
-    place : Place
-        Where it is (:func:`._places.place_of`).
-    handle : StoreHandle or None
-        The destination opened (not yet written), for a claim beside an
-        fsspec URL; None for local places.
-    take_stale : bool
-        Whether a stale claim (its process on this host no longer runs) is
-        taken over (``resume`` or ``overwrite``).
-
-    Returns
-    -------
-    Claim
-        Held until :meth:`Claim.release`; ``where`` None when the store
-        offers nowhere to put one.
-
-    Raises
-    ------
-    StoreError
-        When another conversion holds the destination ("in use by another
-        conversion"), or holds it stale without ``take_stale``, or the
-        claim cannot be created.
-    """
+    """Claim the destination at ``place`` for this conversion (held until :meth:`Claim.release`)."""
+    # handle: the opened destination, for a claim beside an fsspec URL; take_stale:
+    # resume/overwrite. StoreError when another conversion holds it (or stale without take_stale) or
+    # it cannot be made.
     if place.kind == "local":
         if place.text == os.path.dirname(place.text):  # the root: nothing beside it
             return Claim()

@@ -1,11 +1,6 @@
-"""``fixedutf32 check`` and ``fixedutf32 convert``.
-
-Results on stdout (text, or JSON with ``--json``), progress on stderr.
-Exit status: 0 clean, 1 problems or leftovers found (check) or an invalid chunk stopped
-the conversion / verify found a difference (convert), 2 usage errors and
-stores that cannot be opened, with one line on stderr; 130 when ``convert``
-is interrupted (Ctrl-C), with one line saying what finishes it.
-"""
+"""``fixedutf32 check`` and ``fixedutf32 convert``: results on stdout, progress on stderr."""
+# Exit 0 clean; 1 problems/leftovers (check), an invalid chunk or a verify difference (convert); 2
+# usage or unopenable store (one line on stderr); 130 when convert is interrupted.
 
 from __future__ import annotations
 
@@ -21,11 +16,7 @@ _Choice: TypeAlias = Literal["default"] | tuple[str, int | None] | None
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """argparse's own "(default: ...)" after each option's help, where a default means something.
-
-    Left out for flags, for options whose absence the help text explains
-    itself (None), and where the help names the default already.
-    """
+    """argparse's "(default: ...)" after an option's help, only where a default means something."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
@@ -225,11 +216,7 @@ def _compressor(text: str) -> _Choice:
 
 
 def _compressors(choice: _Choice, zarr_format: int) -> str | list[dict[str, Any]] | None:
-    """The ``compressors`` argument of ``convert`` for a --compressor choice.
-
-    The codec's other settings come from the chunk-source layer's one
-    defaults table (``fixedutf32._source.DEFAULTS``), as the pipeline's do.
-    """
+    """The ``compressors`` of ``convert`` for a --compressor choice (settings: DEFAULTS)."""
     from .._source import parse_codec
 
     if choice == "default":

@@ -1,19 +1,6 @@
-"""``convert``: a new store with the string arrays rewritten, nothing lost.
-
-Order of writes, so that an interrupted conversion is visibly incomplete:
-every chunk of every array first, then each array's metadata document, then
-the groups' documents, the root's last.  Until then ``check`` reports the
-arrays' directories as holding keys but no metadata, and zarr-python opens
-nothing at the root.
-
-This module holds the public :func:`convert`, its report and error, and
-:class:`_Conversion`, which plans and runs one conversion.  The parts it
-orchestrates: the arguments (``_options``), each array's plan (``_jobs``),
-the tasks on one key (``_transform``) or onto a new chunk grid
-(``_regrid``), the destination (``_dest``), a resume's record and journal
-(``_resume``) and ``verify`` (``_verify``); the source is planned and its
-chunks checked as ``check`` does (``_plans``, ``_validate``).
-"""
+"""``convert``: a new store with the string arrays rewritten, nothing lost."""
+# Writes go chunks first, then each array's document, then groups', the root's last, so an
+# interrupted conversion is visibly incomplete (zarr opens nothing at the root).
 
 from __future__ import annotations
 
@@ -530,12 +517,7 @@ class _Conversion:
                 self._migrate(node, None)
 
     def _check_keys(self) -> None:
-        """Refuse a source whose node paths or copied keys could escape the destination.
-
-        Every key this conversion writes is a node path joined to a name it
-        makes itself, or (for arrays copied as they are) a key listed here,
-        once: all are checked before the destination is opened.
-        """
+        """Refuse a source whose node paths or copied keys could escape the destination."""
         where = f"the source {self.src.name!r}"
         for node in self.nodes:
             if node.path:
@@ -552,12 +534,9 @@ class _Conversion:
             self.copy_keys[node.path] = keys
 
     def _migrate(self, node: Node, dst: StoreHandle | None) -> None:
-        """Write V3 metadata for a copied V2 array with zarr-python's own migration.
-
-        ``dst`` None is the dry run (while planning): it goes to a scratch
-        memory store, so that an array zarr-python cannot migrate stops the
-        conversion before the destination is touched.
-        """
+        """Write V3 metadata for a copied V2 array by zarr's own migration (None: dry run)."""
+        # The dry run goes to a scratch memory store, so a failed migration stops before dest is
+        # touched.
         import zarr
         from zarr.metadata.migrate_v3 import migrate_to_v3
         from zarr.storage import MemoryStore, StorePath
@@ -636,12 +615,9 @@ class _Conversion:
         return tasks
 
     def _remove_unplanned(self, dst: StoreHandle, entries: dict[str, ConvertedArray]) -> None:
-        """With resume: delete the chunk keys under each array that this plan does not write.
-
-        What an interrupted run with another chunk grid, or a source array
-        that has since lost keys, left behind.  Metadata documents stay (they
-        are rewritten at the end); other paths are not touched.
-        """
+        """With resume: delete the chunk keys under each array that this plan does not write."""
+        # Left by a run with another grid, or a source that lost keys; documents are rewritten
+        # later.
         for job in self.jobs:
             planned = {job.key(index) for index in job.meta.chunk_indices()}
             for key in keys_under(dst, job.path):
@@ -670,17 +646,11 @@ class _Conversion:
         }
 
     def run(self, dst: StoreHandle) -> ConvertReport:
-        """Write every chunk into ``dst``, then the metadata documents; the report.
-
-        Into a directory or URL, the record of this conversion's options is
-        written first and deleted last, so that a resume can refuse other
-        options, and a journal of the finished tasks (with fingerprints of
-        their source keys) beside it.  A resume skips the journaled tasks
-        whose source is unchanged; every other chunk is converted again and
-        compared with the destination's (kept when equal), chunks the source
-        no longer holds are deleted, and so are chunk keys the plan does not
-        write.
-        """
+        """Write every chunk into ``dst``, then the metadata documents; the report."""
+        # The record of the options is written first and deleted last; a journal of finished tasks
+        # beside it. A resume skips journaled tasks whose source is unchanged, compares the rest
+        # with the destination (kept when equal), and deletes chunks the source or the plan no
+        # longer has.
         from zarr.storage import ZipStore
 
         self.report.dest = dst.name

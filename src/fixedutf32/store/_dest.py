@@ -1,15 +1,7 @@
-"""What ``convert`` may write and replace: safe keys, replaceable destinations.
-
-``overwrite`` deletes what is there, so it must be a store, not a user's
-files: that check lives here, and nothing else decides it (which keys may
-be written is :mod:`._keys`).
-
-Also the destination itself: refused when it is, holds or lies in the
-source (compared as places, :mod:`._places`), claimed for one conversion at
-a time (:mod:`._claim`), opened (refused when it exists without
-``overwrite``/``resume``; a zip file written beside its name and renamed
-into place when complete), and the keys a resume finds there.
-"""
+"""What ``convert`` may write and replace, and its destination opened, claimed and kept apart."""
+# overwrite deletes what is there, so it must be a store, not a user's files: decided here only. The
+# destination is refused when it is, holds or lies in the source; a zip file is written beside its
+# name and renamed into place when complete.
 
 from __future__ import annotations
 
@@ -98,21 +90,9 @@ def _directory_top(path: pathlib.Path) -> str | None:
 
 
 def check_replaceable(path: pathlib.Path, spec: str, action: str) -> None:
-    """Raise StoreError unless the local ``path`` may be replaced or resumed.
-
-    What may be: nothing, an empty directory, a directory whose top holds a
-    Zarr metadata document (or the record of an interrupted conversion), or
-    a zip file holding a Zarr store.  Anything else is left as it is.
-
-    Parameters
-    ----------
-    path : pathlib.Path
-        The destination.
-    spec : str
-        The destination as the caller gave it (for the message).
-    action : str
-        What was asked ("overwrite", "resume"), for the message.
-    """
+    """Raise StoreError unless the local ``path`` may be replaced or resumed (``action``)."""
+    # Nothing, an empty directory, one whose top holds a Zarr document (or a conversion record), or
+    # a zip of a Zarr store; anything else is a user's and is left as it is.
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
@@ -180,18 +160,8 @@ _HOW = {"same": "is the source", "inside": "lies inside the source", "holds": "h
 
 
 def check_apart(source: StoreHandle, dest: object) -> None:
-    """Raise StoreError when ``dest`` and ``source`` overlap (see :mod:`._places`).
-
-    Checked before the destination is opened, so that nothing is written or
-    deleted: ``overwrite`` into the source would delete it.
-
-    Parameters
-    ----------
-    source : StoreHandle
-        The open source.
-    dest : str or os.PathLike or zarr.abc.store.Store
-        The destination as the caller gave it.
-    """
+    """Raise StoreError when ``dest`` and ``source`` overlap (see :mod:`._places`)."""
+    # Checked before the destination is opened: overwrite into the source would delete it.
     here, there = place_of(dest), place_of(source)
     how = relation(here, there)
     if how is None:
@@ -212,17 +182,9 @@ ZIP_PARTIAL = ".fixedutf32-partial"
 
 @dataclass
 class Destination:
-    """An opened destination and this conversion's claim on it.
+    """An opened destination and this conversion's claim on it (held until :meth:`release`)."""
 
-    Attributes
-    ----------
-    handle : StoreHandle
-        Where the conversion writes (for a zip file: a file beside it).
-    claim : Claim
-        Held until :meth:`release`.
-    zip_path, partial : pathlib.Path or None
-        A zip destination and the file written in its stead until :meth:`commit`.
-    """
+    # zip_path, partial: a zip destination and the file written in its stead until commit.
 
     handle: StoreHandle
     claim: Claim
@@ -253,11 +215,8 @@ class Destination:
 
 
 def check_dest_options(dest: object, storage_options: Mapping[str, object] | None) -> None:
-    """ValueError when ``storage_options`` are given for a destination that is no remote URL.
-
-    A ``local://`` or ``file://`` destination is written as a directory
-    (:func:`open_dest`): fsspec's options would not be used.
-    """
+    """ValueError when ``storage_options`` are given for a destination that is no remote URL."""
+    # local:// and file:// destinations are written as directories: fsspec's options go unused.
     check_storage_options(dest, storage_options, "dest_storage_options")
     if storage_options and place_of(dest).kind == "local":
         raise ValueError(
@@ -272,26 +231,9 @@ def open_dest(
     resume: bool,
     storage_options: Mapping[str, object] | None = None,
 ) -> Destination:
-    """Claim the destination, then open it; refuse an existing one unless overwrite or resume.
-
-    ``storage_options`` open a URL destination (fsspec's options); the claim
-    beside it is put through the same file system.
-
-    Returns
-    -------
-    Destination
-        The handle and the claim; :meth:`Destination.release` frees both.
-
-    Raises
-    ------
-    StoreError
-        When another conversion holds the destination ("in use by another
-        conversion"), or it exists without ``overwrite``/``resume``, or is
-        not a store that may be replaced.
-    ValueError
-        For ``storage_options`` with anything but a URL of a remote file
-        system.
-    """
+    """Claim the destination, then open it; refuse an existing one unless overwrite or resume."""
+    # The claim is put through the same file system (storage_options). StoreError when another
+    # conversion holds it, it exists without overwrite/resume, or may not be replaced.
     if overwrite and resume:
         raise ValueError("overwrite and resume exclude each other: pass one")
     spec = os.fspath(dest) if isinstance(dest, os.PathLike) else dest

@@ -1,9 +1,4 @@
-"""The plan of one converted array: the :class:`Job` record and what it is made of.
-
-From a source array's :class:`~fixedutf32.store._layout.ArrayPlan` and the
-checked options: the destination's width, chunk grid, codecs and metadata
-documents, and the text of what the conversion changes.
-"""
+"""The plan of one converted array (:class:`Job`): width, grid, codecs, documents, changes."""
 
 from __future__ import annotations
 

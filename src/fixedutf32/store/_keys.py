@@ -1,9 +1,5 @@
-"""Which keys may be written: no key leads out of the store it is written to.
-
-A store read from anywhere may hold keys such as ``a/../../x``; written as
-they are, a directory store (or fsspec's local file system) resolves them
-outside the destination.  This rule lives here, and nothing else decides it.
-"""
+"""Which keys may be written: none leads out of the store it is written to (decided here only)."""
+# A key such as a/../../x, written as it is, resolves outside a directory store.
 
 from __future__ import annotations
 
@@ -18,24 +14,7 @@ _RULE = (
 
 
 def key_problem(key: str) -> str | None:
-    """Why ``key`` cannot be used as a destination key, or None when it can.
-
-    Parameters
-    ----------
-    key : str
-        A store key (a path relative to the store's root, ``/``-separated).
-
-    Returns
-    -------
-    str or None
-        A short reason ("a '..' segment", ...), or None for a safe key.
-
-    Examples
-    --------
-    >>> from fixedutf32.store._keys import key_problem
-    >>> key_problem("a/c/0") is None, key_problem("a/../../victim.txt")
-    (True, "a '..' segment")
-    """
+    """Why ``key`` cannot be a destination key ("a '..' segment", ...), or None when it can."""
     if not isinstance(key, str) or not key:
         return "an empty key"
     if "\0" in key:
@@ -55,14 +34,7 @@ def key_problem(key: str) -> str | None:
 
 
 def check_safe_key(key: str, where: str) -> None:
-    """Raise StoreError unless ``key`` is safe to write (see :func:`key_problem`).
-
-    Parameters
-    ----------
-    key : str
-    where : str
-        Where the key came from, for the message ("the source 'in.zip'").
-    """
+    """Raise StoreError unless ``key`` (from ``where``, for the message) is safe to write."""
     problem = key_problem(key)
     if problem is not None:
         raise StoreError(

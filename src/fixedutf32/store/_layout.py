@@ -1,14 +1,6 @@
-"""The nodes of a Zarr hierarchy, read from their raw metadata documents, and
-how the chunks of a string array are laid out in the store.
-
-Documents are read as stored (``zarr.json``, ``.zarray``, ``.zgroup``,
-``.zattrs``) and checked with :mod:`fixedutf32.metadata`, so that a document
-zarr-python itself would refuse to open is reported, not raised.
-
-An array's *chunks* here are the chunks its elements are encoded in: the
-regular chunks, or the inner chunks of a sharded array.  A *key* is what the
-store holds: one chunk, or one shard of several chunks.
-"""
+"""The nodes of a Zarr hierarchy read from their documents, and how string arrays' chunks lie."""
+# Documents are checked with fixedutf32.metadata, so one zarr would refuse is reported, not raised.
+# Chunks: the encoded chunks (inner ones when sharded); a key: one chunk or one shard.
 
 from __future__ import annotations
 
@@ -46,29 +38,10 @@ ChunkPart: TypeAlias = tuple[Index, "npt.NDArray[np.uint8] | None", "FixedUTF32E
 
 @dataclass
 class Node:
-    """One group or array of the hierarchy, or a directory without metadata.
+    """One group or array of the hierarchy, or a directory without metadata ("incomplete")."""
 
-    Attributes
-    ----------
-    path : str
-        Path in the store, ``""`` for the root, ``"a/b"`` below it.
-    kind : {"group", "array", "incomplete"}
-        ``"incomplete"``: keys under ``path`` but no metadata document.
-    zarr_format : int or None
-    doc : dict
-        The parsed ``zarr.json`` (V3) or ``.zarray``/``.zgroup`` (V2); empty
-        when there is none or it could not be read.
-    attributes : dict
-        The node's attributes (``.zattrs`` for V2).
-    documents : dict of str to bytes
-        The metadata documents exactly as stored, by name.
-    error : str or None
-        Why the documents could not be read (invalid JSON, ...).
-    keys : list of str
-        Of a group: the keys directly under it that are neither metadata
-        documents nor nodes (stray files; the store's root lists the
-        conversion's bookkeeping here too), as :func:`walk` found them.
-    """
+    # doc is empty when missing or unreadable (error says why); documents: bytes as stored; keys (of
+    # a group): stray keys directly under it, the root's listing the conversion's bookkeeping too.
 
     path: str
     kind: str
@@ -107,14 +80,7 @@ _MAX_DOCUMENT = 64 << 20
 def _document(
     handle: StoreHandle, root: str | None, key: str, within: str | None = None
 ) -> bytes | None:
-    """A metadata document's bytes, or None; local ones read as chunk files are.
-
-    Raises
-    ------
-    MetadataError
-        For a local document that is a FIFO, a device, larger than
-        :data:`_MAX_DOCUMENT` or outside ``within`` (nothing is read from it).
-    """
+    """A metadata document's bytes, or None; local ones read as chunk files are (safely)."""
     if root is None:
         data = handle.get(key)
         return None if data is None else bytes(data)
@@ -132,11 +98,7 @@ def read_node(
     skip: Collection[str] = (),
     within: str | None = None,
 ) -> Node | None:
-    """The :class:`Node` at ``path``, or None when no metadata document is there.
-
-    Documents whose keys are in ``skip`` (links out of the store) are not
-    read; local ones are read only inside ``within`` (see :func:`walk`).
-    """
+    """The :class:`Node` at ``path``, or None; ``skip``: unread keys, ``within``: local root."""
     prefix = _prefix(path)
     root = local_root(handle)
     documents = {}
@@ -189,37 +151,10 @@ def walk(
     skip: Collection[str] = (),
     within: str | None = None,
 ) -> list[Node]:
-    """Every node at and below ``path``, parents before children.
-
-    Iterative (a stack, not recursion): a hierarchy of any depth is walked
-    in memory proportional to its nodes.
-
-    Parameters
-    ----------
-    handle : StoreHandle
-    path : str
-    max_depth : int, optional
-        Refuse a hierarchy with nodes more than this many levels below
-        ``path`` (for a caller whose own work recurses per level).
-    skip : collection of str
-        Keys not to read or walk into (the links out of the store that
-        :func:`outside_links` found, when they are not followed).
-    within : str, optional
-        The real path of a local store's root: documents are read only
-        inside it (a link made since the store was listed is refused).
-
-    Returns
-    -------
-    list of Node
-        Directories under a group that hold keys but no metadata document
-        are included as ``"incomplete"`` nodes; plain keys are not nodes.
-        Empty when there is nothing at ``path``.
-
-    Raises
-    ------
-    StoreError
-        When a node lies deeper than ``max_depth``.
-    """
+    """Every node at and below ``path``, parents before children ([] when nothing is there)."""
+    # Iterative, so any depth fits. max_depth: StoreError below it (for callers that recurse per
+    # level); skip: links out not read; within: a local store's real root, documents read only
+    # inside it. Directories holding keys but no document are "incomplete" nodes.
     if path in skip:
         return []
     root = read_node(handle, path, skip, within)
@@ -279,12 +214,9 @@ _UNSIZED_BOUND = 1 << 32
 
 
 class Codec:
-    """One bytes-to-bytes codec of a destination, as :mod:`fixedutf32._source` runs it.
+    """One bytes-to-bytes codec of a destination, as :mod:`fixedutf32._source` runs it."""
 
-    ``encode`` gives blosc the element size of the data as its typesize
-    (the metadata's ``typesize``, else a UTF-32 code unit); ``decode``
-    checks the frame before it is inflated.
-    """
+    # encode gives blosc the element size as typesize; decode checks the frame before inflating.
 
     __slots__ = ("chain", "spec")
 
@@ -300,17 +232,7 @@ class Codec:
 
 
 def make_codec(codec: Any, zarr_format: int, where: str = "codecs") -> Codec:
-    """One bytes-to-bytes codec from its JSON (V3 object or V2 numcodecs configuration).
-
-    Read with :func:`fixedutf32._source.parse_codec` (its one table of
-    defaults) and built by numcodecs now, so that a codec numcodecs cannot
-    build fails here.
-
-    Raises
-    ------
-    MetadataError
-        For a codec that cannot be read or built.
-    """
+    """One bytes-to-bytes codec from its JSON, built now (MetadataError if it cannot be)."""
     return Codec(parse_codec(codec, zarr_format, where))
 
 
@@ -334,11 +256,7 @@ def local_root(handle: StoreHandle) -> str | None:
 
 
 def local_directory(handle: StoreHandle) -> str | None:
-    """The directory holding a store's keys when they are local files, however it is opened.
-
-    ``LocalStore``'s root, or the path of an fsspec store on the local file
-    system (``local://``, ``file://`` URLs); None for other stores.
-    """
+    """The directory of a store's keys when they are local files (LocalStore, fsspec), or None."""
     root = local_root(handle)
     if root is not None:
         return root
@@ -361,40 +279,16 @@ def real_root(root: str) -> str:
 
 @dataclass(frozen=True)
 class Link:
-    """A key of a local store that is a symbolic link resolving outside the store.
-
-    Attributes
-    ----------
-    key : str
-        The link's key (a chunk, a document, or a directory of keys).
-    target : str
-        The real path it resolves to.
-    """
+    """A key of a local store that is a symbolic link resolving outside it (``target``)."""
 
     key: str
     target: str
 
 
 def outside_links(handle: StoreHandle, path: str = "") -> list[Link]:
-    """Every symbolic link at or below ``path`` of a local store that resolves outside it.
-
-    One walk of the directory tree, links not followed, except links to
-    directories inside the store (zarr-python reads through those: they are
-    walked once each, so that a loop of links ends).  Containment is decided
-    on real paths (:func:`os.path.realpath`, :func:`os.path.commonpath`).
-    Stores that are not local files hold no links: an empty list.
-
-    Parameters
-    ----------
-    handle : StoreHandle
-    path : str
-        The group or array walked (a safe key path, or ``""``).
-
-    Returns
-    -------
-    list of Link
-        In key order.
-    """
+    """Every symbolic link at or below ``path`` of a local store resolving outside it, by key."""
+    # Links to directories inside the store are walked once each (zarr reads through them; loops
+    # end); containment is decided on real paths. Non-local stores: [].
     directory = local_directory(handle)
     if directory is None:
         return []
@@ -420,17 +314,10 @@ def link_reason(link: Link, handle: StoreHandle) -> str:
 def _local_keys(
     root: str, path: str, follow: bool = False, entered: set[str] | None = None
 ) -> list[str]:
-    """Every key under ``path`` of a local store: each entry that is not a directory.
-
-    Unlike ``LocalStore.list_prefix``, which lists regular files only, FIFOs,
-    devices and symlinks to them are listed too, so that reading them
-    reports them rather than calling the chunk missing.  Iterative.  A
-    symlinked directory is walked when it resolves inside the store (once:
-    a loop of links ends), as zarr-python reads keys through it; one that
-    leads out is walked with ``follow``, else listed as a key, which
-    :func:`outside_links` names.  ``entered`` collects the real
-    directories entered through a link.
-    """
+    """Every key under ``path`` of a local store: each entry that is not a directory."""
+    # Unlike LocalStore.list_prefix, FIFOs, devices and links to them are listed, so reading reports
+    # them rather than calling the chunk missing; a link leading out is walked with follow, else
+    # listed.
     entered = set() if entered is None else entered
     return [key for key, _, _ in _scan(root, path, follow, entered)]
 
@@ -438,15 +325,10 @@ def _local_keys(
 def _scan(
     root: str, path: str, follow: bool, entered: set[str]
 ) -> Iterator[tuple[str, str | None, bool]]:
-    """``(key, real target or None, leads out)`` for every entry under ``path`` not walked into.
-
-    Directories are walked; a link to a directory is walked once (a loop of
-    links ends) when it resolves inside the store, or wherever it leads with
-    ``follow``, and ``entered`` collects the real directories so walked.
-    Everything else (files, FIFOs, links to files, links not walked) is
-    yielded, a link with its real path.  The one walk of :func:`outside_links`
-    and :func:`_local_keys`.
-    """
+    """``(key, real target or None, leads out)`` for each entry under ``path`` not walked into."""
+    # The one walk of outside_links and _local_keys: a link to a directory is walked once (loops
+    # end) when inside the store, or anywhere with follow; entered collects the real directories so
+    # walked.
     real = real_root(root)
     stack = [path]
     while stack:
@@ -490,32 +372,11 @@ def memory_order(meta: ArrayMetadata) -> Literal["C", "F"]:
 
 @dataclass(frozen=True)
 class ArrayPlan:
-    """Everything a worker needs to read the chunks of one string array.
+    """Everything a worker needs to read the chunks of one string array (picklable, for Dask)."""
 
-    Picklable: Dask tasks receive it with the store's spec.
-
-    Attributes
-    ----------
-    path : str
-    kind : {"fixed_length_utf32", "string"}
-    zarr_format : int
-    meta : ArrayMetadata
-        The chunk layout: ``chunk_shape`` is the shape of one encoded chunk
-        (an inner chunk for sharded arrays), ``order``/``endian``/
-        ``length_bytes`` its encoding.  For ``"string"`` arrays only the
-        shape, chunks and fill value are meaningful.
-    key_meta : ArrayMetadata
-        Names the store keys (``chunk_key``) on the key grid (shards).
-    reader : KeyReader
-        Reads its keys: the chunks' codecs and, for ``fixed_length_utf32``
-        arrays, their size; for sharded arrays the shards' layout.
-    fill : str
-        The fill value (missing chunks read as it).
-    within : str or None
-        The real path of a local store's root that every file read must lie
-        in (links out of the store are refused as they are opened); None
-        where links are followed.
-    """
+    # meta: the encoded chunk's layout (only shape, chunks and fill for "string" arrays); key_meta:
+    # the key grid (shards); within: real root every file read must lie in, None where links are
+    # followed.
 
     path: str
     kind: str
@@ -544,7 +405,7 @@ class ArrayPlan:
 
     @property
     def key_indices(self) -> Iterator[Index]:
-        """Every key's grid index, lazily (the whole grid: prefer :meth:`stored_keys`)."""
+        """Every key's grid index, lazily (the whole grid: prefer :meth:`listed_keys`)."""
         return self.key_grid.indices()
 
     @property
@@ -561,33 +422,10 @@ class ArrayPlan:
         """The store key (from the store's root) of the key at grid ``key_index``."""
         return self.reader.key(key_index)
 
-    def stored_keys(self, handle: StoreHandle) -> list[Index]:
-        """The grid indices of the keys the store holds, listed once, in C order.
-
-        Costs what is stored, not the size of the grid: a grid of 10**12
-        chunks with nothing stored lists nothing.  Keys that are not chunk
-        keys of the grid (stray files, partial writes) are left out.
-        """
-        return self.listed_keys(handle)[0]
-
     def listed_keys(
         self, handle: StoreHandle, skip: Collection[str] = ()
     ) -> tuple[list[Index], list[str]]:
-        """:meth:`stored_keys`, and the other keys under the array, from one listing.
-
-        Parameters
-        ----------
-        handle : StoreHandle
-        skip : collection of str
-            Keys left out of both lists (links out of the store).
-
-        Returns
-        -------
-        (list of tuple of int, list of str)
-            The grid indices of the chunk keys held, in C order; and every
-            other key under the array that is not one of its metadata
-            documents (what no reader of the array looks at), in key order.
-        """
+        """From one listing: chunk keys held (grid indices, C order), other non-metadata keys."""
         prefix = _prefix(self.path)
         parse = self.key_grid.parse_key
         root = local_root(handle)
@@ -650,14 +488,8 @@ class ArrayPlan:
         on_block: OnBlock | None = None,
         scratch: Scratch | None = None,
     ) -> int | None:
-        """:meth:`KeyReader.read` of one key (local files only inside ``within``).
-
-        ``visit(chunk_index, data, error)`` gets each chunk the key holds:
-        ``data`` its bytes with every codec undone (exactly
-        :meth:`chunk_nbytes` for ``fixed_length_utf32`` arrays; a reused
-        buffer, valid during the call), or ``error`` why not.  Returns the
-        bytes read; None when the key is missing.
-        """
+        """:meth:`KeyReader.read` of one key (local files inside ``within``); bytes read or None."""
+        # visit(chunk_index, data, error): data is a reused buffer, valid during the call only.
         root = local_root(handle)
         source = handle.get if root is None else root
         return self.reader.read(
@@ -667,15 +499,7 @@ class ArrayPlan:
     def read_parts(
         self, handle: StoreHandle, key_index: Sequence[int]
     ) -> tuple[int, list[ChunkPart]] | None:
-        """:meth:`read_key`, collected: the bytes read and each chunk's own copy, or its error.
-
-        Returns
-        -------
-        (int, list) or None
-            None when the key is missing; else the bytes read and
-            ``(chunk_index, data, error)`` per chunk: ``data`` a new array of
-            the chunk's bytes, or ``error`` the exception saying why not.
-        """
+        """:meth:`read_key` collected: bytes read, ``(chunk_index, copy, error)`` per chunk."""
         parts: list[ChunkPart] = []
 
         def visit(index: Index, data: memoryview | None, error: FixedUTF32Error | None) -> None:
@@ -686,18 +510,7 @@ class ArrayPlan:
 
 
 def plan_array(node: Node) -> ArrayPlan | None:
-    """The :class:`ArrayPlan` of a string array node.
-
-    Returns
-    -------
-    ArrayPlan or None
-        None when the array holds another data type.
-
-    Raises
-    ------
-    MetadataError
-        When the metadata breaks the spec, or uses codecs this tool cannot run.
-    """
+    """The :class:`ArrayPlan` of a string array node (None: another data type), or MetadataError."""
     if node.error:
         raise MetadataError(node.error)
     kind = data_type_of(node)

@@ -1,34 +1,9 @@
-"""Which event loop runs the store tools' IO: zarr-python's own, always.
-
-The rule, for every asynchronous call ``check``, ``convert`` and their
-helpers make on a zarr store:
-
-1. The coroutine runs on zarr-python's IO loop (the ``zarr_io`` thread of
-   ``zarr.core.sync``, reached through ``zarr.core.sync.sync``): the loop on
-   which zarr itself runs ``zarr.open_array``, array reads and writes, and
-   the codec pipelines.  :func:`run` is the only way in.
-2. An asynchronous iterator (``list_dir``, ``list_prefix``) is created *and*
-   drained on that loop (:func:`collect`): obstore's ``list_dir`` starts its
-   request when called, which needs a running loop.
-3. A store the package opens itself from a URL is opened on that loop too
-   (:func:`call`), so that whatever its file system binds at creation
-   belongs to the loop that will use it.
-4. Stores that do synchronous IO (``get_sync``/``set_sync``: ``LocalStore``,
-   ``MemoryStore``) are called directly from the worker threads; no loop.
-5. On Dask, a task opens the store itself in its worker process from the
-   store's URL and ``storage_options``
-   (:class:`~fixedutf32.store._stores.StoreSpec`), on that process's zarr
-   loop (zarr makes a new one after a fork).
-
-Why one loop: an asynchronous file system binds its HTTP session to the
-loop it first runs on (s3fs, gcsfs, aiohttp), and fsspec hands the same
-cached instance to every opening with the same options.  A store object a
-user passes has usually been used by zarr already (``zarr.open_array`` on
-it), and ``convert(verify=True)`` reads both stores back through zarr: with
-a loop of the package's own beside zarr's, one session met two loops
-("attached to a different loop").  The cost: calls from many worker
-threads share one loop thread, as zarr's own calls do.
-"""
+"""The event loop of the store tools' IO: zarr-python's own, always (:func:`run` is the way in)."""
+# Async iterators are created and drained on it (obstore's list_dir starts on call); stores opened
+# from a URL are opened on it; sync stores (LocalStore, MemoryStore) are called from the threads; on
+# Dask each task opens its store on its process's zarr loop. Why one loop: s3fs/gcsfs/aiohttp bind
+# their session to the first loop and fsspec caches instances, so a second loop of ours beside
+# zarr's met "attached to a different loop".
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The arguments of ``convert`` checked: data type, format, codecs, chunks.
-
-Every argument is refused here, before a store is opened; what passes is
-gathered in :class:`ConvertOptions`, the options that shape each converted
-array and that a resume compares.
-"""
+"""The arguments of ``convert`` checked before a store is opened, gathered in ConvertOptions."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""Where a store is: one answer for every spelling of one place.
-
-``/data/a.zarr``, ``./a.zarr/``, ``local:///data/a.zarr``, a symbolic link to
-it and a ``LocalStore`` opened on it are one directory; ``s3://bkt/a.zarr``,
-``s3:///bkt/a.zarr`` and ``s3a://bkt/a.zarr`` are one prefix, because fsspec
-routes all three to one file system class and strips them to one path.
-Comparing the text would take them for three stores, and ``convert
---overwrite`` would delete its own source.  :func:`place_of` reduces a path,
-URL, store object or handle to a :class:`Place`, and :func:`relation` says
-whether two places are one, or one holds the other; nothing else in the
-package decides it.
-"""
+"""Where a store is: one answer for every spelling of one place (decided here only)."""
+# /data/a.zarr, ./a.zarr/, local:///data/a.zarr, a link to it and a LocalStore on it are one place,
+# as are s3://b/a, s3:///b/a and s3a://b/a: compared as text, convert --overwrite would delete its
+# own source.
 
 from __future__ import annotations
 
@@ -23,28 +15,10 @@ __all__ = ["Place", "place_of", "relation"]
 
 @dataclass(frozen=True)
 class Place:
-    """Where a store's keys live.
+    """Where a store's keys live (``kind`` local, ``fsspec:<class>`` or ``object:<id>``)."""
 
-    Attributes
-    ----------
-    kind : str
-        ``"local"`` (a directory or zip file on this machine), ``"fsspec:<class>"``
-        (a path on the file system class fsspec routes the URL's protocol to)
-        or ``"object:<id>"`` (a store known only as an object, such as
-        zarr's ``MemoryStore``: the same object is the same place).
-    readings : tuple of tuple of str
-        The path's segments, read as written and normalised (``.``, ``..``
-        and empty segments resolved); two places overlap when any reading of
-        one starts with a reading of the other.
-    text : str
-        The place as a path or URL, for messages.
-    own : tuple of int or None
-        Local places that exist: the path's ``(st_dev, st_ino)``.
-    chain : frozenset of tuple of int
-        Local places: the ids of the path (when it exists) and of each
-        existing directory above it, so that a bind mount or a hard-linked
-        spelling is seen too.
-    """
+    # Two places overlap when any reading of one starts with a reading of the other; chain holds the
+    # ids of the path and each directory above, so bind mounts and hard-linked spellings are seen.
 
     kind: str
     readings: tuple[tuple[str, ...], ...]
@@ -54,16 +28,7 @@ class Place:
 
 
 def relation(a: Place, b: Place) -> str | None:
-    """How place ``a`` stands to ``b``: ``"same"``, ``"inside"``, ``"holds"`` or None.
-
-    Examples
-    --------
-    >>> from fixedutf32.store._places import place_of, relation
-    >>> relation(place_of("s3a://bkt/a.zarr/x"), place_of("s3:///bkt/a.zarr"))
-    'inside'
-    >>> relation(place_of("memory://m/a"), place_of("memory://m/ab")) is None
-    True
-    """
+    """How place ``a`` stands to ``b``: ``"same"``, ``"inside"``, ``"holds"`` or None."""
     if a.kind != b.kind:
         return None
     found: set[str] = set()
@@ -88,29 +53,8 @@ def relation(a: Place, b: Place) -> str | None:
 
 
 def place_of(where: object) -> Place:
-    """The place of a path, URL, zarr store or :class:`StoreHandle`.
-
-    Parameters
-    ----------
-    where : str or os.PathLike or zarr.abc.store.Store or StoreHandle
-        What ``check`` and ``convert`` accept as a store.  A chained URL
-        (``simplecache::s3://...``) is placed at its last link, the storage
-        the others wrap; an unknown store object at itself.
-
-    Returns
-    -------
-    Place
-        A new place; nothing is opened or written (local paths are
-        resolved with ``realpath`` and ``stat``).
-
-    Examples
-    --------
-    >>> from fixedutf32.store._places import place_of
-    >>> place_of("s3:///bkt/a.zarr/") == place_of("s3a://bkt/a.zarr")
-    True
-    >>> place_of("memory:///m/a.zarr").text
-    'memory://m/a.zarr'
-    """
+    """The place of a path, URL, zarr store or :class:`StoreHandle`; nothing opened or written."""
+    # A chained URL (simplecache::s3://...) is placed at its last link, the storage the others wrap.
     from ._stores import StoreHandle
 
     if isinstance(where, StoreHandle):
@@ -151,11 +95,8 @@ def _local(path: str) -> Place:
 
 
 def _readings(path: str) -> tuple[tuple[str, ...], ...]:
-    """A remote path's segments as written, and with '.', '..' and empty ones resolved.
-
-    Object stores take ``a/../b`` literally, fsspec's local-like file systems
-    do not: both readings are kept, so that either counts as an overlap.
-    """
+    """A remote path's segments as written, and with '.', '..' and empty ones resolved."""
+    # Object stores take a/../b literally, fsspec's local-like ones do not: either counts.
     literal = tuple(path.strip("/").split("/")) if path.strip("/") else ()
     normal = posixpath.normpath("/" + path).strip("/")
     return tuple(dict.fromkeys((literal, tuple(normal.split("/")) if normal else ())))

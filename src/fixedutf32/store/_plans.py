@@ -1,12 +1,4 @@
-"""What ``check`` and ``convert`` share: the source planned, and the words of the reports.
-
-Both walk a hierarchy with :func:`source_nodes` and plan it with
-:func:`plan_nodes` (each array's :class:`~fixedutf32.store._layout.ArrayPlan`,
-the groups, and every metadata problem, worded once); both report what is
-wrong as a :class:`Problem`, a kernel's error becoming one (with array
-coordinates) in :func:`chunk_problem` only; and both count in English with
-:func:`count`.
-"""
+"""What ``check`` and ``convert`` share: the source walked and planned, and the reports' words."""
 
 from __future__ import annotations
 
@@ -43,10 +35,7 @@ __all__ = [
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
-    """``n`` and ``noun``, plural unless n is 1 ("1 array", "2 arrays", "2 entries").
-
-    ``plural`` is the noun's plural when it is not ``noun + "s"``.
-    """
+    """``n`` and ``noun``, plural unless n is 1 ("1 array", "2 arrays", "2 entries")."""
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
@@ -120,29 +109,8 @@ class Problem:
 
 
 def chunk_problem(plan: ArrayPlan, key: str, index: Index, exc: Exception) -> Problem:
-    """The report's Problem for an error met reading or decoding one chunk.
-
-    The one place where the kernels' errors, whose indices count elements
-    from the start of the chunk, become array coordinates.
-
-    Parameters
-    ----------
-    plan : ArrayPlan
-    key : str
-        The chunk's store key (the shard's, for sharded arrays).
-    index : tuple of int
-        The chunk's grid index.
-    exc : Exception
-        :class:`~fixedutf32.errors.InvalidCodePointError`,
-        :class:`~fixedutf32.errors.InvalidUTF8Error` or
-        :class:`~fixedutf32.errors.StringTooLongError` from a kernel; any
-        other error (a corrupt chunk, a wrong size) is a ``chunk`` problem
-        with its message.
-
-    Returns
-    -------
-    Problem
-    """
+    """The report's Problem for an error met reading or decoding one chunk."""
+    # The one place the kernels' element indices (from the chunk's start) become array coordinates.
     if isinstance(exc, InvalidCodePointError):
         coordinates = plan.coordinates(index, exc.index)
         value = exc.code_point
@@ -191,12 +159,7 @@ def check_store_arg(spec: object, role: str) -> None:
 
 
 def check_key_path(path: object) -> str:
-    """``path`` if it names a node inside a store (``""`` or a safe key), else StoreError.
-
-    The rule of the keys convert writes (``_keys.key_problem``): no ``..``,
-    ``.`` or empty segments, no absolute path, backslash or NUL, so that a
-    path never leads out of the store it is given with.
-    """
+    """``path`` if it names a node inside a store (``""`` or a safe key), else StoreError."""
     if not isinstance(path, str):
         raise StoreError(f"path: expected a str, got {type(path).__name__}")
     problem = None if path == "" else key_problem(path)
@@ -209,12 +172,8 @@ def check_key_path(path: object) -> str:
 
 
 def source_within(handle: StoreHandle) -> str | None:
-    """The real root a local source's files are read in; StoreError if links lead out of it.
-
-    For ``convert`` without ``follow_links``: the whole source is listed
-    once, before anything is read or written.  None for sources that are
-    not ``LocalStore`` directories (nothing to keep reads inside).
-    """
+    """The real root a local source is read in (None: not local); StoreError if links lead out."""
+    # For convert without follow_links: the whole source is listed once, before anything is read.
     links = outside_links(handle)
     if links:
         first = links[0]
@@ -237,14 +196,8 @@ def source_nodes(
     skip: Collection[str] = (),
     within: str | None = None,
 ) -> list[Node]:
-    """The hierarchy at ``path``; StoreError when nothing usable is there.
-
-    With ``strings_only``, ``path`` may not be an array of another data type;
-    ``max_depth``, ``skip`` and ``within`` as for
-    :func:`~fixedutf32.store._layout.walk`; with ``incomplete``, keys at
-    ``path`` without a metadata document are one ``"incomplete"`` node
-    rather than an error.
-    """
+    """The hierarchy at ``path`` (as :func:`_layout.walk`); StoreError if nothing usable."""
+    # incomplete: keys at path without a document are one "incomplete" node rather than an error.
     nodes = walk(handle, path, max_depth, skip=skip, within=within)
     where = f"at path {path!r} in {handle.name}" if path else f"in {handle.name}"
     if not nodes and incomplete and handle.list_dir(path):
@@ -261,18 +214,9 @@ def source_nodes(
 
 @dataclass
 class SourcePlans:
-    """A source hierarchy planned node by node, in hierarchy order.
+    """A source hierarchy planned node by node, in hierarchy order."""
 
-    Attributes
-    ----------
-    arrays : list of (Node, ArrayPlan or None)
-        Every array whose metadata is valid, with its plan; None for a data
-        type the tools do not read (copied by ``convert``, skipped by
-        ``check``).
-    groups : list of Node
-    problems : list of Problem
-        ``metadata`` and ``incomplete`` problems, in hierarchy order.
-    """
+    # arrays: plan None for a data type the tools do not read (copied by convert, skipped by check).
 
     arrays: list[tuple[Node, ArrayPlan | None]] = field(default_factory=list)
     groups: list[Node] = field(default_factory=list)
@@ -282,12 +226,8 @@ class SourcePlans:
 def plan_nodes(
     nodes: Sequence[Node], finish: str | None = None, within: str | None = None
 ) -> SourcePlans:
-    """Plan each node: its array's plan, or the metadata problem that stops it.
-
-    ``finish`` is the command that finishes an interrupted conversion into
-    this store, named by its ``incomplete`` problems; ``within`` goes to
-    each plan (:attr:`~fixedutf32.store._layout.ArrayPlan.within`).
-    """
+    """Plan each node: its array's plan, or the metadata problem that stops it."""
+    # finish: the command named by incomplete problems; within goes to each plan.
     planned = SourcePlans()
     for node in nodes:
         if node.kind == "incomplete":

@@ -1,9 +1,4 @@
-"""The task of ``convert`` onto a new chunk grid: one destination chunk from the source's.
-
-With ``chunks`` other than the source's, each destination chunk is a task
-(:func:`convert_region`) that reads every source key it overlaps, fills the
-rest with the fill value and encodes the result.
-"""
+"""The task of ``convert`` onto a new chunk grid: a destination chunk from the keys it overlaps."""
 
 from __future__ import annotations
 

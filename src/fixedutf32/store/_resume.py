@@ -1,29 +1,8 @@
-"""What a resume may trust: fingerprints of source keys, and the journal of them.
-
-A conversion journals each task it finished (the source keys it read, their
-fingerprints) in its destination; a resume with the same options skips a
-task whose source keys still have the same fingerprints, and does every
-other one again.  A fingerprint is the size, modification time and inode of
-a local file: a chunk rewritten by zarr-python (a new file renamed into
-place) gets a new one.  Stores without such metadata (zip, memory, remote)
-give none, and their tasks are always done again.
-
-A journaled task is trusted only while the destination still holds what
-it wrote: each entry lists the destination keys the task wrote or kept,
-with their sizes (and the keys it left empty), and a resume compares them
-with one listing of the destination (:func:`confirmed`); a task whose keys
-are gone, resized or newly there is done again.  Entries of the older
-format, without keys, are never trusted.
-
-Beside the journal, the record of the options a conversion was started
-with (:func:`record`, written first and deleted last), which a resume
-compares (:func:`check_record`), and the command that finishes it.
-
-The record and the journal's pieces are read as the source's chunk files
-are (:func:`read_key`): a regular file, without blocking on a FIFO, of a
-bounded size.  One that is not what this module writes stops a resume
-with one line naming it and what is wrong with it.
-"""
+"""What a resume may trust: fingerprints of source keys, the journal of them, the start record."""
+# A task is skipped only while its source keys keep their fingerprints (size, mtime, inode of a
+# local file; none elsewhere, so always redone) and the destination still holds the keys and sizes
+# it journaled (older entries without keys are never trusted). The record and journal pieces are
+# read as chunk files are (regular, non-blocking, bounded); a bad one stops a resume in one line.
 
 from __future__ import annotations
 
@@ -72,22 +51,8 @@ _MAX_INT = 2**63 - 1
 
 
 def fingerprint(handle: StoreHandle, keys: list[str], salt: str = "") -> str | None:
-    """A fingerprint of the source ``keys`` as they are now, or None when there is none.
-
-    Parameters
-    ----------
-    handle : StoreHandle
-        The source.
-    keys : list of str
-        The keys one task reads (a missing key has a fingerprint too).
-    salt : str
-        What else the task's output depends on (the array's documents).
-
-    Returns
-    -------
-    str or None
-        None for a store that is not a local directory.
-    """
+    """A fingerprint of the source ``keys`` as they are now (``salt``: the documents), or None."""
+    # None for a store that is not a local directory; a missing key has a fingerprint too.
     root = local_root(handle)
     if root is None:
         return None
@@ -103,30 +68,9 @@ def fingerprint(handle: StoreHandle, keys: list[str], salt: str = "") -> str | N
 
 
 def read_key(dst: StoreHandle, key: str, max_nbytes: int) -> bytes | None:
-    """The bytes at ``key`` of ``dst``, read as the source's chunk files are, or None.
-
-    In a local directory the file is opened without blocking and checked
-    before a byte is read (:func:`~fixedutf32._source.open_chunk_file`);
-    other stores are read, then measured.
-
-    Parameters
-    ----------
-    dst : StoreHandle
-    key : str
-    max_nbytes : int
-        The most bytes the key may hold.
-
-    Returns
-    -------
-    bytes or None
-        None when nothing is stored there.
-
-    Raises
-    ------
-    CorruptChunkError
-        For a FIFO, a device, a directory or another non-regular file where
-        the key is, or more than ``max_nbytes`` bytes.
-    """
+    """The bytes at ``key`` of ``dst`` (None if missing), read as the source's chunk files are."""
+    # Local files are opened without blocking and checked before a byte is read (CorruptChunkError
+    # for a non-regular file or more than max_nbytes); other stores are read, then measured.
     root = local_root(dst)
     if root is None:
         raw = dst.get(key)
@@ -172,18 +116,7 @@ def _parse_json(raw: bytes) -> tuple[object, str | None]:
 
 @dataclass(frozen=True)
 class JournalEntry:
-    """One task as journaled: what it read, and what it left in the destination.
-
-    Attributes
-    ----------
-    fingerprint : str
-        Of the source keys it read (:func:`fingerprint`).
-    missing : int
-        Chunks it found missing in the source (the fill value).
-    keys : mapping of str to int or None
-        Every destination key it is responsible for: the size it wrote or
-        kept there, or None where it left no key.
-    """
+    """One task as journaled: source fingerprint, chunks missing, destination key sizes."""
 
     fingerprint: str
     missing: int
@@ -212,14 +145,11 @@ class JournalEntry:
 
 
 class Journal:
-    """The finished tasks of a conversion, written to its destination in pieces.
+    """The finished tasks of a conversion, written to its destination in pieces."""
 
-    Each piece is a small JSON object ``{task: [fingerprint, missing,
-    {key: size}]}`` added every few seconds (never rewritten), so its cost
-    does not grow with the store; a task is journaled only after its writes
-    returned.  ``flush_seconds`` is the longest a finished task waits to be
-    written (0: a piece per task).
-    """
+    # Pieces {task: [fingerprint, missing, {key: size}]} are added every flush_seconds, never
+    # rewritten, so the cost does not grow with the store; a task is journaled only after its
+    # writes.
 
     def __init__(self, dst: StoreHandle, flush_seconds: float = FLUSH_SECONDS) -> None:
         self.dst = dst
@@ -241,16 +171,8 @@ class Journal:
         )
 
     def load(self) -> dict[str, JournalEntry]:
-        """Every journaled task; a later piece's entry replaces an earlier one's.
-
-        Raises
-        ------
-        StoreError
-            For a piece that cannot be read (not a regular file, too large)
-            or is JSON of another shape.  A piece that is not JSON at all is
-            what a run killed while writing it leaves on a store without
-            atomic writes: its tasks are done again.
-        """
+        """Every journaled task, later pieces winning (StoreError if unreadable)."""
+        # A piece that is not JSON at all is what a killed run leaves without atomic writes: redone.
         done: dict[str, JournalEntry] = {}
         for key in self.pieces():
             match = _PIECE.fullmatch(key)
@@ -311,12 +233,7 @@ class Journal:
 
 
 def confirmed(done: dict[str, JournalEntry], dst: StoreHandle) -> dict[str, JournalEntry]:
-    """The journaled tasks whose keys ``dst`` still holds as journaled, from one listing.
-
-    A key journaled with a size must be there with that size, one journaled
-    as empty must not be there; nothing is read.  Every other task is done
-    again.
-    """
+    """The journaled tasks whose keys ``dst`` still holds as journaled, from one listing."""
     if not done:
         return {}
     sizes = dst.sizes("")
@@ -328,11 +245,7 @@ def confirmed(done: dict[str, JournalEntry], dst: StoreHandle) -> dict[str, Jour
 
 
 def record(opts: ConvertOptions, src: StoreHandle, dst: StoreHandle) -> bytes:
-    """What this conversion was started with: the record a resume compares.
-
-    ``finish`` is the command that resumes it, for a person who finds
-    the destination incomplete.
-    """
+    """What this conversion was started with: the record a resume compares."""
     options = {
         "to": opts.to,
         "zarr_format": opts.zarr_format,
@@ -354,11 +267,9 @@ def record(opts: ConvertOptions, src: StoreHandle, dst: StoreHandle) -> bytes:
 def finish_command(
     opts: ConvertOptions, src: StoreHandle, dst: StoreHandle, skip_invalid: bool = True
 ) -> str:
-    """The command (or call) that resumes this conversion, skipping invalid chunks or not.
-
-    fsspec options (credentials, often) are never part of it, nor of the
-    record it is written into: it says which ones to pass again.
-    """
+    """The command (or call) that resumes this conversion, skipping invalid chunks or not."""
+    # fsspec options (often credentials) are never in it nor in the record: it names them to pass
+    # again.
     again = [
         name
         for name, handle in (("storage_options", src), ("dest_storage_options", dst))
@@ -424,18 +335,8 @@ def _options_problem(options: object) -> str | None:
 
 
 def check_record(opts: ConvertOptions, src: StoreHandle, dst: StoreHandle) -> bool:
-    """With resume: StoreError unless the destination was started with these options.
-
-    Returns whether the destination holds a record (an interrupted
-    conversion) rather than none (a finished one, or an empty store).
-
-    Raises
-    ------
-    StoreError
-        When the record cannot be read (not a regular file, too large), is
-        not a record of a conversion (not JSON, other fields or types), or
-        names other options.
-    """
+    """With resume: StoreError unless the destination was started with these options."""
+    # Returns whether there is a record (interrupted) rather than none (finished, or empty store).
     try:
         raw = read_key(dst, RECORD, _MAX_RECORD)
     except CorruptChunkError as exc:
@@ -472,12 +373,9 @@ def check_record(opts: ConvertOptions, src: StoreHandle, dst: StoreHandle) -> bo
 
 
 def documents_written(job: Job, dst: StoreHandle, recorded: bool) -> bool:
-    """With resume: whether the array's documents are already written as planned.
-
-    Documents that differ are rewritten when the record says this
-    conversion wrote them (the source changed); without a record they
-    were written by another conversion, which is refused.
-    """
+    """With resume: whether the array's documents are already written as planned."""
+    # Differing documents are rewritten when the record says this conversion wrote them (the source
+    # changed); without a record another conversion wrote them, which is refused.
     written = [dst.get(join(job.path, name)) for name, _ in job.doc_names]
     if all(v is None for v in written):
         return False

@@ -1,14 +1,6 @@
-"""Run per-key tasks on a thread pool or a Dask cluster, with a progress bar.
-
-A task is ``(function, args, chunks, nbytes)``: a module-level function (so
-that Dask can send it by reference) and picklable arguments; the store
-arguments are a :class:`~fixedutf32.store._stores.StoreHandle` on threads and
-the store's :class:`~fixedutf32.store._stores.StoreSpec` (path or URL and
-fsspec options) on Dask, which :func:`resolve` opens in the worker process,
-on that process's zarr loop (:mod:`fixedutf32.store._loops`).  Results
-come back in completion order to ``consume``, which returns False to stop.
-:func:`open_scheduler` gives both commands their threads or Dask client.
-"""
+"""Run per-key tasks ``(function, args, chunks, nbytes)`` on threads or Dask, with progress."""
+# Functions are module-level (Dask sends them by reference); on Dask the store arguments are
+# StoreSpecs that resolve() opens in the worker, on that process's zarr loop.
 
 from __future__ import annotations
 
@@ -48,12 +40,7 @@ def resolve(ref: StoreRef, mode: str = "r") -> StoreHandle:
 
 
 class Progress:
-    """Chunks and bytes done, throughput and time left, on stderr.
-
-    With tqdm installed (``pip install "fixedutf32[progress]"``) this is a
-    tqdm bar; without it, one plain line every two seconds and one at the
-    end, so asking for progress never fails.
-    """
+    """Chunks and bytes done, throughput and time left, on stderr (tqdm, else a line every 2 s)."""
 
     def __init__(self, enabled: bool, total_chunks: int, total_bytes: int, what: str) -> None:
         self.enabled = enabled
@@ -129,13 +116,7 @@ def default_threads(threads: int | None) -> int:
 
 
 def dask_client(scheduler: str) -> tuple[distributed.Client, distributed.LocalCluster | None]:
-    """A ``distributed.Client`` for ``"local"`` (a new LocalCluster) or an address.
-
-    Returns
-    -------
-    (client, cluster)
-        ``cluster`` is None for an address; close both when done.
-    """
+    """``(client, cluster)`` for ``"local"`` (a new LocalCluster) or an address (cluster None)."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -192,26 +173,8 @@ def run_tasks(
     client: distributed.Client | None = None,
     progress: Progress | None = None,
 ) -> int:
-    """Run every task, hand each result to ``consume`` until it returns False.
-
-    Parameters
-    ----------
-    tasks : list of (callable, tuple, int, int)
-        Function, arguments, chunks and bytes it covers (for progress).
-    consume : callable
-        Called with each result in the caller's thread; False stops the
-        run (tasks not started are dropped).
-    threads : int
-        Worker threads when ``client`` is None.
-    client : distributed.Client, optional
-        Run batches of tasks on this Dask cluster instead.
-    progress : Progress, optional
-
-    Returns
-    -------
-    int
-        How many tasks ran to completion.
-    """
+    """Run every task, handing each result to ``consume`` until it returns False; the count run."""
+    # consume runs in the caller's thread; a False drops the tasks not started.
     if client is not None:
         return _run_dask(tasks, consume, client, progress)
     done = 0

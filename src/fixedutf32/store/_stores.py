@@ -1,16 +1,6 @@
-"""Open a Zarr store from a path or URL, and use it from plain threads.
-
-zarr-python's ``Store`` API is asynchronous.  Stores that offer the
-synchronous ``get_sync``/``set_sync`` methods (``LocalStore``,
-``MemoryStore``) are called directly from the worker threads; the others run
-their coroutines on zarr-python's own event loop, by the rule
-:mod:`fixedutf32.store._loops` states (one loop for every store call, the
-one zarr reads and writes arrays on).
-
-A task on a Dask worker receives the store's :class:`StoreSpec` (its path
-or URL and fsspec's ``storage_options``) and opens it here once per process
-(:func:`handle_for`).
-"""
+"""Open a Zarr store from a path or URL, and use it from plain threads."""
+# Stores with get_sync/set_sync are called from the threads; others run on zarr's loop (_loops). A
+# Dask task opens the store from its StoreSpec once per process (handle_for).
 
 from __future__ import annotations
 
@@ -70,21 +60,9 @@ def _is_sync(store: Store) -> TypeGuard[_SyncStore]:
 
 @dataclass(frozen=True)
 class StoreSpec:
-    """What a Dask task opens a store from: its path or URL, and fsspec's options.
+    """What a Dask task opens a store from: path or URL, fsspec's options, or the pickled store."""
 
-    Attributes
-    ----------
-    url : str
-        A directory, a ``.zip`` file or a URL every worker can reach; for a
-        store object, its ``str``, for messages.
-    storage_options : dict
-        Passed to ``zarr.storage.FsspecStore.from_url`` for a URL (endpoint,
-        credentials...); empty for a local path.
-    pickled : bytes or None
-        A store object that every worker can reach (zarr's ``ObjectStore``
-        over obstore's S3, GCS or Azure store), pickled: what the workers
-        open instead of ``url``.
-    """
+    # pickled: a store every worker can reach (zarr's ObjectStore over obstore S3, GCS, Azure).
 
     url: str
     # Credentials, often: kept out of the repr (Dask logs and dashboards show task arguments).
@@ -93,22 +71,9 @@ class StoreSpec:
 
 
 class StoreHandle:
-    """A zarr-python store with blocking methods, safe to share between threads.
+    """A zarr-python store with blocking methods, safe to share between threads."""
 
-    Parameters
-    ----------
-    store : zarr.abc.store.Store
-        An open store.
-    spec : str or None
-        The path or URL it was opened from (what a Dask task reopens), or
-        None for a store object the caller passed in.
-    owned : bool
-        Whether :meth:`close` closes the store (True when this module
-        opened it).
-    storage_options : dict, optional
-        The fsspec options a URL was opened with (a Dask task reopens it
-        with them).
-    """
+    # spec None: a store object the caller passed; owned: close() closes the store.
 
     def __init__(
         self,
@@ -173,13 +138,8 @@ class StoreHandle:
         return sorted(collect(lambda: self.store.list_prefix(prefix)))
 
     def sizes(self, prefix: str = "") -> dict[str, int]:
-        """Every key that starts with ``prefix``, with its size in bytes; nothing is read.
-
-        One listing: a directory walk (regular files only, as ``LocalStore``
-        lists them), fsspec's ``find`` or obstore's ``list`` with details.
-        Other stores are asked ``getsize`` key by key.  A key whose size the
-        store does not say is left out.
-        """
+        """Every key starting with ``prefix``, with its size, from one listing; nothing is read."""
+        # Keys whose size the store does not say are left out.
         root = local_root(self.store)
         if root is not None:
             return {k: n for k, n in _local_sizes(root).items() if k.startswith(prefix)}
@@ -255,43 +215,9 @@ def _local_path(text: str) -> pathlib.Path:
 def open_handle(
     spec: object, mode: str = "r", storage_options: Mapping[str, object] | None = None
 ) -> StoreHandle:
-    """Open the store at ``spec`` and return a :class:`StoreHandle`.
-
-    Parameters
-    ----------
-    spec : str or os.PathLike or zarr.abc.store.Store
-        A local directory, a ``.zip`` file, a URL that fsspec knows
-        (``memory://...``, ``s3://...``), or an open zarr-python store.
-    mode : {"r", "w"}
-        ``"r"``: read only; the store must exist.  ``"w"``: for writing; a
-        directory is created, a ``.zip`` file must not exist yet (zip files
-        cannot replace an entry).
-    storage_options : dict, optional
-        For a URL: passed to fsspec (``endpoint_url``, ``key``, ``secret``,
-        ``anon``...), as zarr-python's ``storage_options``.  Without them
-        fsspec and the cloud SDKs read credentials and endpoints from the
-        environment (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``...).
-
-    Returns
-    -------
-    StoreHandle
-        A new handle; close it with :meth:`StoreHandle.close`.
-
-    Raises
-    ------
-    StoreError
-        When the path does not exist (``"r"``), is a file that is not a
-        ``.zip``, or the URL's protocol is unknown or its package missing.
-    ValueError
-        For ``storage_options`` with anything but a URL.
-
-    Examples
-    --------
-    >>> from fixedutf32.store._stores import open_handle
-    >>> handle = open_handle("memory://doc-example", "w")
-    >>> handle.set("a", b"xyz"); bytes(handle.get("a"))
-    b'xyz'
-    """
+    """Open the store at ``spec`` (a path, ``.zip``, URL or store) as a new StoreHandle."""
+    # "w": a directory is created; a .zip must not exist yet (zip cannot replace an entry). Without
+    # storage_options fsspec reads credentials and endpoints from the environment.
     from zarr.abc.store import Store
 
     if isinstance(spec, os.PathLike):
@@ -312,10 +238,7 @@ def open_handle(
 def check_storage_options(
     spec: object, storage_options: Mapping[str, object] | None, name: str = "storage_options"
 ) -> None:
-    """ValueError when ``storage_options`` are given for ``spec`` that is not a URL.
-
-    ``name`` is the argument's name, for the message.
-    """
+    """ValueError when ``storage_options`` (argument ``name``) come with a non-URL ``spec``."""
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
     if storage_options and not (isinstance(spec, str) and _is_url(spec)):
@@ -415,9 +338,7 @@ def spec_of(handle: StoreHandle, role: str) -> StoreSpec:
 
 
 def _reached_by_every_worker(store: object) -> bool:
-    """Whether ``store`` is zarr's ``ObjectStore`` over an obstore cloud store (S3, GCS,
-    Azure): the same objects from any machine, and it travels by pickle.  A local or
-    in-memory obstore store is one machine's (or one process's)."""
+    """Whether ``store`` is zarr's ObjectStore over an obstore cloud store (travels by pickle)."""
     try:
         from zarr.storage import ObjectStore
     except ImportError:  # zarr without obstore support

@@ -1,13 +1,4 @@
-"""The tasks of ``convert`` on one key: source chunks to destination chunks, copies, lengths.
-
-Each task (a module-level function, run on a thread or a Dask worker)
-opens the stores it is given, turns the chunks under one source key into
-the destination's (same chunk grid: a new width, byte order or data type),
-writes them and returns a small :class:`KeyConversion`; a resume keeps the
-destination chunks that are already equal.  :func:`journaled` skips the
-tasks a resume's journal says are done.  Regridding tasks are in
-:mod:`~fixedutf32.store._regrid`.
-"""
+"""The tasks of ``convert`` on one key: source chunks to destination chunks, copies, lengths."""
 
 from __future__ import annotations
 
@@ -101,11 +92,8 @@ def _source_strings(job: Job, key: str, index: Index, data: ByteView) -> ByteVie
 
 
 def drop_chunk(dst: StoreHandle, job: Job, key: str, result: KeyConversion) -> None:
-    """With resume: delete the destination chunk ``key`` whose source chunk is gone or skipped.
-
-    An earlier, interrupted run may have written it from what the source
-    held then; left there, it would read as that old value.
-    """
+    """With resume: delete destination chunk ``key`` whose source chunk is gone or skipped."""
+    # An interrupted run may have written it from what the source held then.
     result["keys"][key] = None
     if job.resume and _held(dst, key):
         dst.delete(key)
@@ -122,11 +110,8 @@ def _held(dst: StoreHandle, key: str) -> bool:
 
 
 def _old_copy(dst: StoreHandle, key: str, max_nbytes: int) -> bytes | None:
-    """With resume: what the destination holds at ``key``, read safely; None if not usable.
-
-    A FIFO, a device or a file too large to be the chunk is not read
-    (it could block, or be anything): it is replaced.
-    """
+    """With resume: what the destination holds at ``key``, read safely; None if not usable."""
+    # A FIFO, a device or a file too large to be the chunk is not read (it could block): replaced.
     try:
         return read_key(dst, key, max_nbytes)
     except CorruptChunkError:
@@ -272,14 +257,8 @@ def journaled(
     function: Callable[..., KeyConversion],
     *args: Any,
 ) -> KeyConversion:
-    """Run one conversion task, or skip it when the journal says it was done from this source.
-
-    ``task`` names it in the journal; ``keys`` are the source keys it reads,
-    fingerprinted before they are read (a change while it runs is caught by
-    the next resume); ``trusted`` is the journal's entry for it, whose
-    destination keys the resume found as journaled, or None.  A skipped
-    task counts its chunks as kept.
-    """
+    """Run one conversion task, or skip it when the journal says it was done from this source."""
+    # keys are fingerprinted before they are read, so a change while it runs is caught next resume.
     print_ = fingerprint(resolve(args[0]), keys, salt)
     if print_ is not None and trusted is not None and trusted.fingerprint == print_:
         path = args[2].path if isinstance(args[2], Job) else None

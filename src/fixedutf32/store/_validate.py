@@ -1,10 +1,4 @@
-"""The chunks of a fixed_length_utf32 array checked: every code unit, the longest string.
-
-:func:`check_keys` is ``check``'s task (the chunks under some keys, each
-block validated while it is in cache); ``convert`` runs :func:`check_key`
-to measure an array and :func:`check_chunk` on each chunk it converts.
-Every problem found is worded by :func:`~fixedutf32.store._plans.chunk_problem`.
-"""
+"""The chunks of a fixed_length_utf32 array checked: every code unit, the longest string."""
 
 from __future__ import annotations
 
@@ -82,12 +76,9 @@ class KeyCheck(KeyLongest):
 
 
 class _ChunkCheck:
-    """Checks the chunks of one key as they are read: each block validated while in cache.
+    """Checks the chunks of one key as they are read: each block validated while in cache."""
 
-    The string lengths of a chunk's blocks go to ``scratch``; a
-    block holding an invalid code unit is only marked, and its chunk is
-    searched for every invalid unit (up to the budget) once it is whole.
-    """
+    # A block with an invalid unit is only marked; its chunk is searched for every one once whole.
 
     def __init__(
         self, plan: ArrayPlan, result: KeyCheck, max_errors: int, scratch: Scratch
@@ -141,19 +132,8 @@ class _ChunkCheck:
 def check_keys(
     ref: StoreRef, plan: ArrayPlan, key_indices: Sequence[Index], max_errors: int
 ) -> KeyCheck:
-    """Check the chunks stored under some keys of one array (a task; threads or Dask workers).
-
-    A task covers several keys so that its cost is the reading, not the
-    scheduling; it stops after the key at which ``max_errors`` problems are
-    found.
-
-    Returns
-    -------
-    dict
-        ``path``, ``chunks`` (in the keys checked), ``present``,
-        ``missing``, ``bytes_read``, ``longest`` and ``problems`` (at most
-        ``max_errors``).
-    """
+    """Check the chunks under some keys of one array (a task); a dict of counts and problems."""
+    # Several keys per task so the cost is the reading, not the scheduling; stops after max_errors.
     handle = resolve(ref)
     result: KeyCheck = {
         "path": plan.path,

@@ -1,9 +1,4 @@
-"""``convert(verify=True)``: both stores read back with zarr-python and compared.
-
-Every converted and copied array is compared chunk by chunk (the
-destination's chunks), element by element; where a skipped source chunk
-lies, the destination must hold the fill value.
-"""
+"""``convert(verify=True)``: both stores read back with zarr-python, compared element-wise."""
 
 from __future__ import annotations
 
@@ -29,11 +24,8 @@ def compare_stores(
     copies: Sequence[Node],
     skipped_chunks: Sequence[Problem],
 ) -> list[str]:
-    """Compare every converted and copied array element by element, through zarr-python.
-
-    Returns what differs, one line each (empty when both stores are equal);
-    ``skipped_chunks`` are the source chunks written as the fill value.
-    """
+    """What differs between converted/copied arrays, one line each, read through zarr-python."""
+    # skipped_chunks: source chunks written as the fill value, which the destination must hold.
     import zarr
 
     mismatches: list[str] = []
