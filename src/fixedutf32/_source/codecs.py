@@ -232,7 +232,6 @@ class _Stage:
     codec: _Codec
     kind: StageKind
     decoded: DecodedSize  # what undoing this codec must give
-    encoded_bound: int  # the most bytes its output (the stored side) may hold
 
 
 def _reason(exc: BaseException) -> str:
@@ -365,7 +364,7 @@ class CodecChain:
                 bound = _UNKNOWN_GROWTH * decoded.nbytes + compress_bound(0)
             else:
                 bound = compress_bound(decoded.nbytes)
-            stages.append(_Stage(spec, _build(spec, f"codecs[{i}]"), kind, decoded, bound))
+            stages.append(_Stage(spec, _build(spec, f"codecs[{i}]"), kind, decoded))
             decoded = DecodedSize(bound, decoded.exact and kind == "checksum")
         object.__setattr__(self, "_stages", tuple(stages))
         object.__setattr__(self, "max_stored_nbytes", decoded.nbytes)

@@ -37,7 +37,7 @@ class ElementLayout:
     --------
     >>> import numpy as np
     >>> layout = ElementLayout(8, "little")
-    >>> lengths = np.empty(layout.block_elements(), np.intp)
+    >>> lengths = np.empty(2, np.intp)
     >>> layout.longest("ab\\x00\\x00c\\x00\\x00\\x00".encode("utf-32-le")[:16], lengths)
     2
     >>> layout.validate(b"\\x00\\xd8\\x00\\x00" * 2)
@@ -59,10 +59,6 @@ class ElementLayout:
     def block_bytes(self, target: int = BLOCK_BYTES) -> int:
         """The largest whole number of elements in ``target`` bytes (at least one element)."""
         return max(1, target // self.length_bytes) * self.length_bytes
-
-    def block_elements(self, target: int = BLOCK_BYTES) -> int:
-        """Elements in a block of :meth:`block_bytes` (the size a lengths buffer needs)."""
-        return self.block_bytes(target) // self.length_bytes
 
     def validate(self, data: Buffer) -> None:
         """Check every code unit of whole elements; index counts from the start of ``data``."""

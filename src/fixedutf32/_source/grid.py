@@ -183,19 +183,3 @@ class ChunkGrid:
         (False, True)
         """
         return any((i + 1) * c > s for i, c, s in zip(index, self.chunk_shape, self.shape))
-
-    def overlapping(self, region: Sequence[slice]) -> Iterator[Index]:
-        """The grid indices of the chunks that hold part of ``region`` (no step), in C order.
-
-        Examples
-        --------
-        >>> list(ChunkGrid((6, 6), (4, 4)).overlapping((slice(3, 5), slice(0, 2))))
-        [(0, 0), (1, 0)]
-        """
-        ranges = [
-            range(r.start // c, min(-(-r.stop // c), g))
-            for r, c, g in zip(region, self.chunk_shape, self.grid_shape)
-        ]
-        sub = ChunkGrid(tuple(len(r) for r in ranges), (1,) * len(ranges))
-        for local in sub.indices():
-            yield tuple(r[i] for r, i in zip(ranges, local))
