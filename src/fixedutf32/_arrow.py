@@ -1,12 +1,4 @@
-"""Arrow strings through the Arrow PyCapsule interface, without pyarrow.
-
-Exporting: :class:`ArrowStrings` holds offsets and UTF-8 values and hands
-them to any consumer of ``__arrow_c_array__`` (pyarrow, polars, DuckDB,
-nanoarrow...) without a copy.  Importing: :func:`import_strings` reads the
-string arrays any producer of ``__arrow_c_array__`` or
-``__arrow_c_stream__`` exports, in place.  The C structs are handled in
-``_arrow.pxi``; the checks and messages are here.
-"""
+"""Arrow strings through the Arrow PyCapsule interface, without pyarrow (C structs: _arrow.pxi)."""
 
 from __future__ import annotations
 
@@ -201,13 +193,9 @@ def _first_null(bitmap: object, offset: int, length: int) -> int:
 
 
 def import_strings(obj: Any) -> Iterator[tuple[npt.NDArray[np.int64], Any, int]]:
-    """Each array ``obj`` exports, as ``(offsets, values, count)``, read in place.
-
-    ``offsets`` is int64 (the producer's own for large_string, widened for
-    string), ``values`` a read-only buffer over the producer's UTF-8 bytes;
-    both keep the producer's array alive.  Raises TypeError for an object
-    that is not a string array, ValueError for nulls or a malformed array.
-    """
+    """Each string array ``obj`` exports, as ``(offsets, values, count)`` read in place."""
+    # offsets are int64 (widened for string); both keep the producer's array alive. TypeError for a
+    # non-string array, ValueError for nulls or a malformed one.
     schema, arrays = _arrays(obj)
     dtype = _offset_dtype(schema)
     base = 0

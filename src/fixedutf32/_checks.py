@@ -1,8 +1,4 @@
-"""Argument checks shared by the public functions.
-
-Each helper either returns the normalised value or raises with a message
-that says what was expected, what arrived and which argument it was.
-"""
+"""Argument checks shared by the public functions: the normalised value, or what/which was wrong."""
 
 from __future__ import annotations
 
@@ -41,10 +37,7 @@ _PLAIN_KINDS = frozenset("uiUS")
 
 
 def check_length_bytes(value: object, name: str = "length_bytes") -> int:
-    """Return ``value`` as an int if it is a positive multiple of 4 that a NumPy 'U' item can hold.
-
-    Raises ValueError otherwise.
-    """
+    """``value`` as an int if a positive multiple of 4 a 'U' item can hold, else ValueError."""
     if type(value) is int and 0 < value <= MAX_LENGTH_BYTES and not value & 3:
         return value  # the common case, first: this runs on every call
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
@@ -107,11 +100,8 @@ def dtype_endian(dtype: np.dtype[Any]) -> str:
 
 
 def check_out_endian(out: object, endian: str, name: str = "out") -> None:
-    """Refuse an ``out`` that is a NumPy 'U' array whose byte order is not ``endian``.
-
-    Code units written in one byte order into a 'U' array of the other would
-    give an array that NumPy cannot read.  Other buffers carry no byte order.
-    """
+    """Refuse an ``out`` that is a NumPy 'U' array whose byte order is not ``endian``."""
+    # Units of one order in a 'U' array of the other make an array NumPy cannot read.
     if isinstance(out, np.ndarray) and out.dtype.kind == "U":
         own = dtype_endian(out.dtype)
         if own != endian:
@@ -124,12 +114,9 @@ def check_out_endian(out: object, endian: str, name: str = "out") -> None:
 
 
 def check_plain_dtype(dtype: np.dtype[Any], name: str) -> None:
-    """Raise TypeError unless arrays of ``dtype`` are plain bytes the kernels may read and write.
-
-    Object and StringDType arrays hold references (their bytes are pointers),
-    bool, float and datetime items have rules of their own: only integers,
-    'U' and 'S' strings and 'V' items without fields are taken as raw bytes.
-    """
+    """Raise TypeError unless ``dtype``'s items are plain bytes the kernels may read and write."""
+    # Object/StringDType items are pointers; bool, float, datetime have rules of their own: only
+    # integers, 'U', 'S' and field-less 'V' are raw bytes.
     kind = dtype.kind
     if kind in _PLAIN_KINDS or (
         kind == "V" and not dtype.hasobject and dtype.names is None and dtype.subdtype is None
@@ -152,15 +139,9 @@ def unicode_dtype(units: int, endian: str = NATIVE_ENDIAN) -> np.dtype[np.str_]:
 
 
 def byte_view(obj: Any, name: str) -> tuple[ByteView, int]:
-    """``obj``'s bytes as ``(buffer, nbytes)``, without copying.
-
-    The buffer is ``obj`` itself when it is bytes, a bytearray or a
-    C-contiguous ndarray (the kernels read any of them as raw bytes), else a
-    flat ``uint8`` memoryview.  Raises TypeError when ``obj`` has no buffer
-    or is an array whose items are not plain bytes (see
-    :func:`check_plain_dtype`), BufferError when its buffer is not
-    C-contiguous.
-    """
+    """``obj``'s bytes as ``(buffer, nbytes)`` without copying (TypeError, BufferError if unfit)."""
+    # The buffer is obj itself for bytes, bytearray or a C-contiguous ndarray, else a flat uint8
+    # view.
     cls = type(obj)
     if cls is bytes or cls is bytearray:
         return obj, len(obj)
@@ -217,11 +198,7 @@ def _extent(value: Any) -> int:
 def element_count(
     nbytes: int, length_bytes: int, shape: Any, name: str = "data"
 ) -> tuple[int, tuple[int, ...] | None]:
-    """Number of elements in a chunk of ``nbytes``; check it against ``shape``.
-
-    Returns ``(count, shape)`` where ``shape`` is a tuple, or None when none
-    was given (one dimension of ``count``).
-    """
+    """``(count, shape)`` of a chunk of ``nbytes``, checked against ``shape`` (None: 1-D)."""
     count, remainder = divmod(nbytes, length_bytes)
     if shape is None and not remainder:
         return count, None
@@ -263,11 +240,8 @@ def check_out_size(out_nbytes: int, nbytes: int, what: str) -> None:
 def check_out_overlap(
     out: Buffer, sources: Iterable[tuple[str, Buffer]], in_place: bool = False
 ) -> bool:
-    """Refuse an ``out`` that overlaps one of ``sources`` (``[(name, buffer), ...]``).
-
-    With ``in_place``, ``out`` may be exactly the first source's bytes, and
-    True is returned then; a partial overlap is always refused.
-    """
+    """Refuse an ``out`` overlapping any of ``sources``; True when it is the first, ``in_place``."""
+    # A partial overlap is always refused.
     for name, source in sources:
         relation = _kernels.overlap(out, source)
         if relation == 1 and in_place:
@@ -326,14 +300,8 @@ _ARROW_OFFSETS = {False: np.dtype(np.int32), True: np.dtype(np.int64)}
 
 
 def check_arrow_strings(offsets: Any, values: Any, large: Any) -> bool:
-    """Refuse offsets and values that are not an Arrow string array; return ``large`` as a bool.
-
-    ``offsets``: a 1-D C-contiguous native ``int32`` (``int64`` with
-    ``large``) array of at least one entry, starting at 0 or more, never
-    decreasing, ending at most at ``values.size``; ``values``: a 1-D
-    C-contiguous ``uint8`` array.  One vectorised pass over the offsets
-    (a comparison of neighbours); messages name the first bad index.
-    """
+    """Refuse offsets and values that are not an Arrow string array; return ``large`` as a bool."""
+    # One vectorised pass over the offsets (neighbours compared); messages name the first bad index.
     wide = check_bool(large, "large")
     expected = _ARROW_OFFSETS[wide]
     kind = "large_string" if wide else "string"

@@ -1,9 +1,4 @@
-"""New output arrays, from the kernels' pool of freed buffers when they are large.
-
-Shared by ``chunk`` and ``transcode``, which both make new outputs; the pool's
-public controls (``set_buffer_pool_limit``, ``buffer_pool_bytes``) are in
-``chunk``.
-"""
+"""New output arrays, from the kernels' pool of freed buffers when large (for chunk, transcode)."""
 
 from typing import Any
 

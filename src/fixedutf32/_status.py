@@ -1,9 +1,5 @@
-"""Kernel statuses to exceptions: the one place where errors found in data are made.
-
-Every kernel wrapper in ``_kernels`` reports the same way, a status tuple
-``(kind, element, position, detail)`` whose kinds are defined once, in
-``csrc/common.h``; ``_kernels.OK_STATUS`` when nothing is wrong.
-"""
+"""Kernel statuses ``(kind, element, position, detail)`` to exceptions: made here only."""
+# Kinds are defined once, in csrc/common.h.
 
 from __future__ import annotations
 
@@ -40,28 +36,8 @@ def status_error(
     starts: Any = None,
     chunk: int | None = None,
 ) -> FixedUTF32Error | ValueError:
-    """The exception for a kernel status that is not ``OK``.
-
-    Parameters
-    ----------
-    status : tuple
-        ``(kind, element, position, detail)`` from a ``_kernels`` wrapper.
-    capacity : int, optional
-        Code points per element of the output (for ``STRING_TOO_LONG``).
-    values : buffer, optional
-        The UTF-8 bytes read (UTF-8 kinds, ``BAD_OFFSETS``), or the
-        vlen-utf8 chunk (``BAD_VLEN``).
-    starts : sequence of int, optional
-        Where each string starts in ``values`` (UTF-8 kinds: the bytes at
-        the error are shown).
-    chunk : int, optional
-        The chunk's index in a batch (the batched calls), named in the message.
-
-    Returns
-    -------
-    FixedUTF32Error or ValueError
-        For the caller to raise.
-    """
+    """The exception for a kernel status that is not ``OK``, for the caller to raise."""
+    # values/starts: the UTF-8 read (bytes at the error shown); chunk: the batch index named.
     kind, element, position, detail = status
     if kind == _kernels.TOO_LARGE or kind == _kernels.SURROGATE:
         return InvalidCodePointError(element, position, detail, chunk=chunk)

@@ -1,15 +1,4 @@
-"""What kind of zarr-python store this is: the one rule for each question both the
-zarr adapter (``fixedutf32.zarr``) and the store tools (``fixedutf32.store``) ask.
-
-- :func:`local_root`: are its keys files in a directory that may be read
-  directly, bypassing the store?
-- :func:`does_sync_io`: does it read, write and delete without an event loop
-  (``get_sync``, ``set_sync``, ``delete_sync``)?
-- :func:`waits_per_request`: may each request wait on a network, so that
-  many should be in flight?
-
-zarr-python is imported on first use, not with this module.
-"""
+"""What kind of zarr store this is: one rule per question of the zarr adapter and store tools."""
 
 from __future__ import annotations
 
@@ -37,14 +26,9 @@ def _zarr_classes() -> tuple[type[Any], type[Any], type[Any] | None]:
 
 
 def local_root(store: object) -> str | None:
-    """The directory of ``store`` when its keys may be read as files there; else None.
-
-    A ``LocalStore``, or a subclass that reads keys as ``LocalStore`` does
-    (one that overrides ``get`` would be bypassed).  Not a wrapper around
-    one (zarr 3.4's ``LatencyStore``, ``LoggingStore``...), whose behaviour
-    reading the files would skip, nor an fsspec ``file://`` store.  On a
-    network file system too: see :func:`waits_per_request`.
-    """
+    """The directory of ``store`` when its keys may be read as files there; else None."""
+    # Only LocalStore or a subclass reading as it does: not wrappers (zarr 3.4's LatencyStore...)
+    # whose behaviour would be skipped, nor fsspec file:// stores.
     local_store = _zarr_classes()[0]
     if isinstance(store, local_store) and type(store).get is local_store.get:
         root: str = os.fspath(store.root)
@@ -53,13 +37,9 @@ def local_root(store: object) -> str | None:
 
 
 def does_sync_io(store: object) -> TypeGuard[SupportsSyncStore]:
-    """Whether ``store`` has ``get_sync``, ``set_sync`` and ``delete_sync`` that block.
-
-    zarr-python's ``SupportsSyncStore`` (``LocalStore``, ``MemoryStore``),
-    unless the store says otherwise in ``_supports_sync_io``: zarr 3.4's
-    wrapper stores have the methods whatever they wrap, and say there
-    whether the wrapped store is synchronous.
-    """
+    """Whether ``store`` has blocking ``get_sync``, ``set_sync`` and ``delete_sync``."""
+    # Unless _supports_sync_io says otherwise: zarr 3.4's wrappers have the methods whatever they
+    # wrap.
     protocol = _zarr_classes()[2]
     return (
         protocol is not None
@@ -108,15 +88,9 @@ def _on_remote_filesystem(root: str, mounts: str = "/proc/mounts") -> bool:
 
 
 def waits_per_request(store: object) -> bool:
-    """Whether each request to ``store`` may wait (on a network), so many should be in flight.
-
-    A ``MemoryStore`` answers at once, and so does a store with a
-    :func:`local_root` on a local disk: their synchronous requests are best
-    made a share of the batch per CPU.  One whose root is on a network or
-    FUSE file system (NFS, Lustre, GPFS, CIFS, sshfs, ...; read from
-    ``/proc/mounts``) and any other store (a wrapper, an object store) may
-    make every request wait.
-    """
+    """Whether each request to ``store`` may wait (on a network), so many should be in flight."""
+    # MemoryStore and local-disk roots answer at once; network/FUSE roots (from /proc/mounts) and
+    # any other store may make every request wait.
     if type(store) is _zarr_classes()[1]:
         return False
     root = local_root(store)

@@ -66,13 +66,10 @@ class DataError(FixedUTF32Error, ValueError):
 
 
 class _FieldsError(DataError):
-    """Base of the errors whose constructor arguments are their dataclass fields.
+    """Base of the errors whose constructor arguments are their dataclass fields."""
 
-    Each subclass is a ``dataclass(eq=False, repr=False)``, so the
-    exception's own ``repr`` and comparison by identity are kept, and words
-    its message in ``__post_init__``.  Pickles as those fields (``Exception``
-    would pass only the message).
-    """
+    # Subclasses are dataclass(eq=False, repr=False): the exception's repr and identity comparison
+    # stay; the message is worded in __post_init__; pickles as the fields, not just the message.
 
     __dataclass_fields__: ClassVar[dict[str, Any]]  # set by @dataclass on each subclass
 

@@ -84,12 +84,7 @@ _UINT8 = np.dtype(np.uint8)
 def _chunk_input(
     data: Buffer, length_bytes: int | None, endian: str | None
 ) -> tuple[ByteView, int, bool, int, tuple[int, ...]]:
-    """Return ``(buffer, width, swap, count, shape)`` for a fixed_length_utf32 chunk.
-
-    ``data`` is a NumPy ``U`` array (its dtype gives the width and byte order)
-    or any C-contiguous buffer holding the chunk's bytes.  ``swap`` says
-    whether its code units are in the other byte order than this machine's.
-    """
+    """``(buffer, width, swap, count, shape)`` of a chunk given as a ``U`` array or any buffer."""
     if isinstance(data, np.ndarray) and data.dtype.kind == "U":
         itemsize = data.dtype.itemsize
         if length_bytes is None:
@@ -126,11 +121,8 @@ _HALF_ROOM_MIN = 1 << 16
 
 
 def _shrink(buffer: npt.NDArray[np.uint8], nbytes: int) -> npt.NDArray[np.uint8]:
-    """The first ``nbytes`` of an output buffer sized for the worst case.
-
-    Mostly used: a view.  Otherwise copied out into a buffer of the right size,
-    so that a result kept alive does not pin up to four times its size.
-    """
+    """The first ``nbytes`` of a worst-case-sized output: a view, or a copy when much smaller."""
+    # A copy so that a result kept alive does not pin up to four times its size.
     if 2 * nbytes >= buffer.size:
         return buffer[:nbytes]
     result = new_array(nbytes, _UINT8)
@@ -282,17 +274,23 @@ def to_arrow(
     """
     pa = _import_pyarrow("to_arrow")
     offsets, values = to_utf8(data, length_bytes, endian=endian, validate=validate)
-    count = offsets.size - 1
+    array = pa.LargeStringArray if large else pa.StringArray
+    arrow_offsets = _arrow_offsets(offsets, values, large, "a StringArray's")
+    return array.from_buffers(offsets.size - 1, pa.py_buffer(arrow_offsets), pa.py_buffer(values))
+
+
+def _arrow_offsets(
+    offsets: npt.NDArray[np.int64], values: npt.NDArray[np.uint8], large: bool, array: str
+) -> npt.NDArray[Any]:
+    """The offsets as they are (``large``) or as int32, refused when 32 bits cannot address."""
     if large:
-        return pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(values))
+        return offsets
     if values.size > _INT32_MAX:
         raise ValueError(
-            f"the strings take {values.size} bytes of UTF-8, more than a StringArray's "
+            f"the strings take {values.size} bytes of UTF-8, more than {array} "
             f"32-bit offsets can address ({_INT32_MAX}); pass large=True"
         )
-    return pa.StringArray.from_buffers(
-        count, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(values)
-    )
+    return offsets.astype(np.int32)
 
 
 def to_arrow_strings(
@@ -345,14 +343,7 @@ def to_arrow_strings(
     """
     large = check_bool(large, "large")
     offsets, values = to_utf8(data, length_bytes, endian=endian, validate=validate)
-    if large:
-        return ArrowStrings(offsets, values, True)
-    if values.size > _INT32_MAX:
-        raise ValueError(
-            f"the strings take {values.size} bytes of UTF-8, more than a string array's "
-            f"32-bit offsets can address ({_INT32_MAX}); pass large=True"
-        )
-    return ArrowStrings(offsets.astype(np.int32), values, False)
+    return ArrowStrings(_arrow_offsets(offsets, values, large, "a string array's"), values, large)
 
 
 def to_string_dtype(
@@ -476,12 +467,7 @@ def _decode(
     out: StrOutT | None,
     inputs: Sequence[tuple[str, Buffer]],
 ) -> StrOutT:
-    """Shared tail of the decoders: check, allocate or fill ``out``, raise.
-
-    ``length_bytes`` and ``endian`` are checked (``swap`` is what
-    :func:`check_endian` returned for it).  ``inputs`` names the caller's
-    buffers (``[(name, buffer), ...]``) that ``out`` must not overlap.
-    """
+    """Shared tail of the decoders: check, allocate or fill ``out`` (apart from ``inputs``)."""
     width = length_bytes // 4
     nbytes = count * length_bytes
     target: ByteView | None
@@ -810,18 +796,10 @@ def _import_pyarrow(what: str) -> Any:
 
 
 def string_dtype_to_unicode(array: npt.NDArray[Any]) -> npt.NDArray[np.str_]:
-    """A NumPy ``StringDType`` array as a native ``U`` array as wide as its longest string.
-
-    For ``encode_chunk``, which then writes it at its ``length_bytes`` and
-    byte order (a string too long for them is reported there, at its index).
-    Returns a new C-contiguous array of the same shape, at least ``U1``.
-
-    NumPy does not expose a ``StringDType`` array's UTF-8 bytes to Python.
-    pyarrow reads them through NumPy's C API, so when pyarrow is installed the
-    strings go ``pyarrow.array`` -> :func:`from_arrow` (about 3x faster than
-    NumPy's cast); otherwise, or for arrays with missing values, NumPy's own
-    ``astype`` does the work.
-    """
+    """A ``StringDType`` array as a new native ``U`` array as wide as its longest string (>= U1)."""
+    # NumPy hides StringDType's UTF-8 from Python; pyarrow reads it through the C API, so with
+    # pyarrow the strings go through from_arrow (~3x NumPy's cast); else, or with missing values,
+    # astype.
     flat = array.reshape(-1)
     try:
         import pyarrow
