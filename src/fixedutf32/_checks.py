@@ -140,8 +140,7 @@ def unicode_dtype(units: int, endian: str = NATIVE_ENDIAN) -> np.dtype[np.str_]:
 
 def byte_view(obj: Any, name: str) -> tuple[ByteView, int]:
     """``obj``'s bytes as ``(buffer, nbytes)`` without copying (TypeError, BufferError if unfit)."""
-    # The buffer is obj itself for bytes, bytearray or a C-contiguous ndarray, else a flat uint8
-    # view.
+    # The buffer is obj itself for bytes, bytearray or C-contiguous ndarray, else a flat uint8 view.
     cls = type(obj)
     if cls is bytes or cls is bytearray:
         return obj, len(obj)

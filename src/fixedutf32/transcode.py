@@ -798,8 +798,7 @@ def _import_pyarrow(what: str) -> Any:
 def string_dtype_to_unicode(array: npt.NDArray[Any]) -> npt.NDArray[np.str_]:
     """A ``StringDType`` array as a new native ``U`` array as wide as its longest string (>= U1)."""
     # NumPy hides StringDType's UTF-8 from Python; pyarrow reads it through the C API, so with
-    # pyarrow the strings go through from_arrow (~3x NumPy's cast); else, or with missing values,
-    # astype.
+    # pyarrow the strings go through from_arrow (~3x NumPy's cast); else (or with nulls) astype.
     flat = array.reshape(-1)
     try:
         import pyarrow

@@ -159,8 +159,7 @@ class ElementLayout:
 
     def place(self, src: Buffer, dst: npt.NDArray[Any], endian: Literal["little", "big"]) -> None:
         """Copy elements already checked into contiguous ``dst`` in ``endian`` byte order."""
-        # For a reader that validated src while in cache: one pass, non-temporal stores for a large
-        # dst.
+        # For a reader that validated src in cache: one pass, non-temporal stores for a large dst.
         flags = _SWAP if endian != self.endian else 0
         if dst.nbytes >= _STREAM_MIN:
             flags |= _STREAM

@@ -535,8 +535,7 @@ class _Conversion:
 
     def _migrate(self, node: Node, dst: StoreHandle | None) -> None:
         """Write V3 metadata for a copied V2 array by zarr's own migration (None: dry run)."""
-        # The dry run goes to a scratch memory store, so a failed migration stops before dest is
-        # touched.
+        # The dry run goes to a scratch memory store: a failed migration stops before dest is used.
         import zarr
         from zarr.metadata.migrate_v3 import migrate_to_v3
         from zarr.storage import MemoryStore, StorePath
@@ -616,8 +615,7 @@ class _Conversion:
 
     def _remove_unplanned(self, dst: StoreHandle, entries: dict[str, ConvertedArray]) -> None:
         """With resume: delete the chunk keys under each array that this plan does not write."""
-        # Left by a run with another grid, or a source that lost keys; documents are rewritten
-        # later.
+        # Left by a run with another grid or a source that lost keys; documents are rewritten later.
         for job in self.jobs:
             planned = {job.key(index) for index in job.meta.chunk_indices()}
             for key in keys_under(dst, job.path):

@@ -315,9 +315,8 @@ def _local_keys(
     root: str, path: str, follow: bool = False, entered: set[str] | None = None
 ) -> list[str]:
     """Every key under ``path`` of a local store: each entry that is not a directory."""
-    # Unlike LocalStore.list_prefix, FIFOs, devices and links to them are listed, so reading reports
-    # them rather than calling the chunk missing; a link leading out is walked with follow, else
-    # listed.
+    # Unlike LocalStore.list_prefix, FIFOs, devices and links to them are listed, so reading
+    # reports them rather than a missing chunk; a link leading out: walked with follow, else listed.
     entered = set() if entered is None else entered
     return [key for key, _, _ in _scan(root, path, follow, entered)]
 
@@ -327,8 +326,7 @@ def _scan(
 ) -> Iterator[tuple[str, str | None, bool]]:
     """``(key, real target or None, leads out)`` for each entry under ``path`` not walked into."""
     # The one walk of outside_links and _local_keys: a link to a directory is walked once (loops
-    # end) when inside the store, or anywhere with follow; entered collects the real directories so
-    # walked.
+    # end) when inside the store, or anywhere with follow; entered collects the directories entered.
     real = real_root(root)
     stack = [path]
     while stack:
@@ -374,9 +372,8 @@ def memory_order(meta: ArrayMetadata) -> Literal["C", "F"]:
 class ArrayPlan:
     """Everything a worker needs to read the chunks of one string array (picklable, for Dask)."""
 
-    # meta: the encoded chunk's layout (only shape, chunks and fill for "string" arrays); key_meta:
-    # the key grid (shards); within: real root every file read must lie in, None where links are
-    # followed.
+    # meta: the encoded chunk's layout (only shape, chunks, fill for "string" arrays); key_meta: the
+    # key grid (shards); within: the real root every read lies in, None where links are followed.
 
     path: str
     kind: str

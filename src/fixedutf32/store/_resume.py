@@ -148,8 +148,7 @@ class Journal:
     """The finished tasks of a conversion, written to its destination in pieces."""
 
     # Pieces {task: [fingerprint, missing, {key: size}]} are added every flush_seconds, never
-    # rewritten, so the cost does not grow with the store; a task is journaled only after its
-    # writes.
+    # rewritten, so the cost does not grow with the store; a task is journaled after its writes.
 
     def __init__(self, dst: StoreHandle, flush_seconds: float = FLUSH_SECONDS) -> None:
         self.dst = dst
@@ -268,8 +267,7 @@ def finish_command(
     opts: ConvertOptions, src: StoreHandle, dst: StoreHandle, skip_invalid: bool = True
 ) -> str:
     """The command (or call) that resumes this conversion, skipping invalid chunks or not."""
-    # fsspec options (often credentials) are never in it nor in the record: it names them to pass
-    # again.
+    # fsspec options (often credentials) are never in it nor in the record: it names them instead.
     again = [
         name
         for name, handle in (("storage_options", src), ("dest_storage_options", dst))
