@@ -18,7 +18,8 @@ pytest.importorskip("numcodecs", reason="the zarr bench needs numcodecs")
 
 from conftest import run_bench  # noqa: E402
 
-from fixedutf32.bench import _report, _zarr, main, read_array, read_floor  # noqa: E402
+from fixedutf32.bench import _report, _zarr, main  # noqa: E402
+from fixedutf32.bench._zarr import read_array, read_floor  # noqa: E402
 from fixedutf32.errors import MetadataError  # noqa: E402
 
 MiB = 1024 * 1024
@@ -299,18 +300,22 @@ def test_readers_match_zarr_on_a_sparse_big_endian_array(tmp_path):
     array[:5] = data  # elements 5 and 6 stay fill, chunk 2 is partly written
     expected = array[...]
     assert read_array(tmp_path).tolist() == expected.tolist()
+    # the floor: the chunk files as stored, read into one buffer (chunk 2 holds only fill)
     floor = read_floor(tmp_path)
-    assert floor.dtype == np.dtype(">U2")
-    assert floor[:6].tolist() == expected[:6].tolist()
+    assert floor.nbytes == 2 * 3 * 8
+    assert floor.view(">U2")[:6].tolist() == expected[:6].tolist()
 
 
-def test_floor_rejects_what_it_cannot_read(tmp_path):
-    zarr.create_array(str(tmp_path / "2d"), shape=(2, 2), chunks=(1, 1), dtype="<U2")
-    with pytest.raises(
-        ValueError,
-        match=r"expected a one-dimensional array without compressors .* got shape \(2, 2\)",
-    ):
-        read_floor(tmp_path / "2d")
+def test_floor_reads_any_layout_and_the_reader_rejects_bad_metadata(tmp_path):
+    from zarr.codecs import ZstdCodec
+
+    array = zarr.create_array(
+        str(tmp_path / "2d"), shape=(4, 4), chunks=(2, 2), shards=(4, 4), dtype="<U2",
+        compressors=ZstdCodec(),
+    )  # fmt: skip
+    array[...] = "ab"
+    stored = (tmp_path / "2d" / "c" / "0" / "0").read_bytes()
+    assert read_floor(tmp_path / "2d", threads=2).tobytes() == stored
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "zarr.json").write_text(
         json.dumps(
@@ -364,12 +369,12 @@ def test_fastest_zarr_is_the_faster_pipeline_of_each_round():
     times = {case: {} for case in _zarr.CASES}
     times["read raw big"] = {"stock": [2.0, 2.0, 3.0], "fused": [1.0, 4.0, 1.5],
                              "pipeline": [1.0, 1.0, 1.0]}  # fmt: skip
-    ratios = {r["ratio"]: r for r in _zarr._ratios(times)}
+    ratios = {r["ratio"]: r for r in _zarr.ratios(times, _zarr.RATIOS)}
     # fastest zarr per round: 1.0, 2.0, 1.5 -> ratios 1.0, 2.0, 1.5 -> median 1.5
     assert ratios["pipeline / fastest zarr, read raw big"]["value"] == 1.5
     assert ratios["pipeline / fastest zarr, read raw big"]["met"] is True
     assert ratios["pipeline / stock, read raw big"]["value"] == 2.0
     times["read raw big"].pop("fused")  # zarr < 3.4: stock alone
-    ratios = {r["ratio"]: r for r in _zarr._ratios(times)}
+    ratios = {r["ratio"]: r for r in _zarr.ratios(times, _zarr.RATIOS)}
     assert ratios["pipeline / fastest zarr, read raw big"]["value"] == 2.0
     assert ratios["pipeline / fastest zarr, read raw little"]["value"] is None

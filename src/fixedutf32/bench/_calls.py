@@ -1,22 +1,5 @@
-"""Call rows of ``fixedutf32 bench``: what a call costs per chunk, batched or through the C API.
-
-Batches: the time per 4 KiB chunk of one :func:`~fixedutf32.decode_chunks`
-call over a batch, over that of one :func:`~fixedutf32.decode_chunk` call
-per chunk on the same chunks (so both read the same memory), alternately in
-the same run.
-
-The C API: a compiled caller is not at hand when the bench runs, so the
-table in the capsule is called through ctypes (``ctypes.pythonapi``
-gives the pointer).  A ctypes call costs far more than a C call, so the row
-reports the ctypes call on the chunk minus the same call on an empty chunk
-(which costs ctypes' own overhead and the entry's argument checks): an
-estimate of what a C caller pays, next to ``fixedutf32.validate``'s whole
-cost on the same chunk.
-
-Hand-built Arrow strings: what ``ArrowStrings(offsets, values, large)``
-costs with its offsets checked, over the :func:`~fixedutf32.to_arrow_strings`
-call that makes the same strings (alternately, in the same run).
-"""
+"""Call rows of ``fixedutf32 bench``: what a call costs per chunk, batched, through the C API,
+and the check of hand-built Arrow strings (docs/performance.md)."""
 
 import ctypes
 import statistics
@@ -29,7 +12,7 @@ from ..chunk import decode_chunk, validate
 from ..transcode import to_arrow_strings
 from ._report import CallRow
 from ._targets import judge
-from ._timing import KiB, alternate
+from ._timing import KiB, Timed, alternate
 from .cases import FOREIGN, NATIVE, WIDTH, make_text, sample_chunk
 
 BATCH_CHUNK = 4 * KiB
@@ -39,56 +22,55 @@ ARROW_STRINGS = 1 << 18  # strings of 16 code points: 16 MiB of UTF-32
 ARROW_CHECK = "ArrowStrings built by hand (offsets checked)"
 
 
-def _per_chunk(first: Any, second: Any, count: int, repeat: int, rounds: int) -> list[float]:
+def _per_chunk(first: Timed, second: Timed, count: int, repeat: int, rounds: int) -> list[float]:
     """Median seconds per chunk of ``first`` and ``second`` over ``rounds`` rounds."""
-    firsts: list[float] = []
-    seconds: list[float] = []
-    for _ in range(rounds):
-        a, b = alternate(first, second, repeat)
-        firsts.append(a / count)
-        seconds.append(b / count)
-    return [statistics.median(firsts), statistics.median(seconds)]
+    times = [alternate(first, second, repeat) for _ in range(rounds)]
+    return [statistics.median(t[i] for t in times) / count for i in (0, 1)]
+
+
+def _row(call: str, baseline: str, size: int, us: float, baseline_us: float) -> CallRow:
+    """A call row judged on ``us / baseline_us``; ``bound`` where its target is "at most"."""
+    row: CallRow = {
+        "call": call,
+        "baseline": baseline,
+        "size": size,
+        "us": us,
+        "baseline_us": baseline_us,
+        "ratio": us / baseline_us,
+        **judge("calls", call, us / baseline_us),
+    }
+    if row["target"] is not None:
+        row["bound"] = "<="
+    return row
 
 
 def measure_batches(repeat: int = 21, rounds: int = 5) -> list[CallRow]:
     """Per-chunk cost of 4 KiB chunks decoded in a batch over one call per chunk."""
-    rows: list[CallRow] = []
+    rows = []
+    length = 4 * WIDTH
     for endian, label in ((FOREIGN, "swap"), (NATIVE, "native")):
         chunks = [sample_chunk(BATCH_CHUNK, endian, seed=seed) for seed in range(BATCH_SIZE)]
         outs = [bytearray(BATCH_CHUNK) for _ in chunks]
-        length = 4 * WIDTH
 
-        def singles_new() -> None:
-            for chunk in chunks:
-                decode_chunk(chunk, length, endian=endian)
+        def singles(into: bool, chunks: list[bytes] = chunks, endian: str = endian) -> Timed:
+            def run() -> None:
+                for chunk, out in zip(chunks, outs):
+                    decode_chunk(chunk, length, endian=endian, out=out if into else None)
 
-        def singles_out() -> None:
-            for chunk, out in zip(chunks, outs):
-                decode_chunk(chunk, length, endian=endian, out=out)
+            return run
 
-        cases = (
-            ("new arrays", singles_new, lambda: decode_chunks(chunks, length, endian=endian)),
-            (
-                "into outs",
-                singles_out,
-                lambda: decode_chunks(chunks, length, endian=endian, outs=outs),
-            ),
-        )
-        for what, singles, batch in cases:
-            batch_time, single_time = _per_chunk(batch, singles, BATCH_SIZE, repeat, rounds)
+        def batch(into: bool, chunks: list[bytes] = chunks, endian: str = endian) -> Timed:
+            return lambda: decode_chunks(chunks, length, endian=endian, outs=outs if into else None)
+
+        for what, into in (("new arrays", False), ("into outs", True)):
+            batch_time, single_time = _per_chunk(
+                batch(into), singles(into), BATCH_SIZE, repeat, rounds
+            )
             name = f"decode_chunks, {label}, {what}"
-            ratio = batch_time / single_time
             rows.append(
-                {
-                    "call": name,
-                    "baseline": "decode_chunk per chunk",
-                    "size": BATCH_CHUNK,
-                    "us": batch_time * 1e6,
-                    "baseline_us": single_time * 1e6,
-                    "ratio": ratio,
-                    **judge("calls", name, ratio),
-                    "bound": "<=",
-                }
+                _row(
+                    name, "decode_chunk per chunk", BATCH_CHUNK, batch_time * 1e6, single_time * 1e6
+                )
             )
     return rows
 
@@ -123,80 +105,49 @@ def c_api_table() -> Any:
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
     get_pointer.restype = ctypes.c_void_p
     get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    address = get_pointer(capi.C_API, b"fixedutf32._kernels._C_API")
-    return _Table.from_address(address)
+    return _Table.from_address(get_pointer(capi.C_API, b"fixedutf32._kernels._C_API"))
 
 
 def measure_c_api(repeat: int = 21, rounds: int = 5) -> list[CallRow]:
-    """Per-call cost of validate through the C API (estimated, see above) and from Python."""
-    table = c_api_table()
-    c_validate = table.validate
-    rows: list[CallRow] = []
+    """Per-call cost of validate through the C API (ctypes' cost on an empty chunk taken off)
+    and from Python."""
+    c_validate = c_api_table().validate
     empty = ctypes.create_string_buffer(4)
+    rows = []
     for nbytes in C_API_SIZES:
         chunk = sample_chunk(nbytes, NATIVE)
         buffer = ctypes.create_string_buffer(chunk, len(chunk))
         units = len(chunk) // 4
         assert c_validate(buffer, units, WIDTH, 0).kind == 0
 
-        def through_ctypes() -> None:
-            for _ in range(100):
-                c_validate(buffer, units, WIDTH, 0)
+        def hundred(call: Timed) -> Timed:
+            return lambda: [call() for _ in range(100)]
 
-        def ctypes_alone() -> None:
-            for _ in range(100):
-                c_validate(empty, 0, WIDTH, 0)
-
-        def from_python() -> None:
-            for _ in range(100):
-                validate(chunk, 4 * WIDTH, endian=NATIVE)
-
+        through_ctypes = hundred(lambda: c_validate(buffer, units, WIDTH, 0))
+        ctypes_alone = hundred(lambda: c_validate(empty, 0, WIDTH, 0))
+        from_python = hundred(lambda: validate(chunk, 4 * WIDTH, endian=NATIVE))
         full, overhead = _per_chunk(through_ctypes, ctypes_alone, 100, repeat, rounds)
         python, _ = _per_chunk(from_python, ctypes_alone, 100, repeat, rounds)
         c_time = max(full - overhead, 1e-9)
-        name = "validate through the C API"
         rows.append(
-            {
-                "call": name,
-                "baseline": "fixedutf32.validate",
-                "size": nbytes,
-                "us": c_time * 1e6,
-                "baseline_us": python * 1e6,
-                "ratio": c_time / python,
-                **judge("calls", name, c_time / python),
-            }
+            _row(
+                "validate through the C API",
+                "fixedutf32.validate",
+                nbytes,
+                c_time * 1e6,
+                python * 1e6,
+            )
         )
     return rows
 
 
 def measure_arrow_check(repeat: int = 7, rounds: int = 3, strings: int = ARROW_STRINGS) -> CallRow:
-    """The check of hand-built Arrow strings, over making the same strings from ``<U16``.
-
-    Both sides hand back an :class:`~fixedutf32.ArrowStrings` of the same
-    strings: one built from the offsets and values (checked: monotonic,
-    inside the values), the other by transcoding the ``U`` array.
-    """
+    """``ArrowStrings(offsets, values, large)`` (offsets checked) over ``to_arrow_strings``
+    making the same strings from ``<U16``."""
     text = make_text("mixed", strings * 64)
     made = to_arrow_strings(text)
-    offsets, values, large = made.offsets, made.values, made.large
-
-    def checked() -> None:
-        for _ in range(10):
-            ArrowStrings(offsets, values, large)
-
-    def transcoded() -> None:
-        to_arrow_strings(text)
-
-    check_time, make_time = _per_chunk(checked, transcoded, 1, repeat, rounds)
-    check_time /= 10
-    ratio = check_time / make_time
-    return {
-        "call": ARROW_CHECK,
-        "baseline": "to_arrow_strings",
-        "size": text.nbytes,
-        "us": check_time * 1e6,
-        "baseline_us": make_time * 1e6,
-        "ratio": ratio,
-        **judge("calls", ARROW_CHECK, ratio),
-        "bound": "<=",
-    }
+    checked = lambda: [ArrowStrings(made.offsets, made.values, made.large) for _ in range(10)]  # noqa: E731
+    check_time, make_time = _per_chunk(checked, lambda: to_arrow_strings(text), 1, repeat, rounds)
+    return _row(
+        ARROW_CHECK, "to_arrow_strings", text.nbytes, check_time / 10 * 1e6, make_time * 1e6
+    )

@@ -1,14 +1,5 @@
-"""The floors of ``fixedutf32 bench --zarr``: the same files read or written plainly.
-
-A floor does the least any reader or writer of the array must do, on the
-same number of threads as the configuration it is compared with, and
-nothing more: the stored bytes of each chunk file (or each shard) read with
-one ``readinto`` into their place in one new array; decompressed into their
-place (zstd); the encoded chunk bytes written to one file each; compressed
-and written (zstd).  No checks, no byte swap, no Python per element.  A zarr
-pipeline that beats a floor means the floor is not one: the floors run on
-as many threads as zarr's own pipelines may.
-"""
+"""The floors of ``fixedutf32 bench --zarr``: the same files read or written plainly, on as
+many threads as the configuration compared (no checks, no byte swap, no Python per element)."""
 
 from __future__ import annotations
 
@@ -18,19 +9,13 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = [
-    "FileSlices",
-    "read_elements_floor",
-    "read_floor_threads",
-    "read_sharded_zstd_floor",
-    "stored_files",
-    "thread_count",
-    "write_floor",
-]
+_Item = TypeVar("_Item")
+Place = tuple[pathlib.Path, slice]  # a file, and where its bytes go
 
 
 def thread_count(threads: int | None) -> int:
@@ -38,19 +23,15 @@ def thread_count(threads: int | None) -> int:
     return threads or os.cpu_count() or 1
 
 
+def _raw(array: npt.NDArray[np.generic]) -> memoryview:
+    # NumPy declares the buffer protocol of an array for Python >= 3.12 only.
+    return memoryview(array.view(np.uint8))  # type: ignore[arg-type,unused-ignore]
+
+
 @dataclass(frozen=True)
 class FileSlices:
-    """Where each stored file's bytes go in the array's bytes.
-
-    Attributes
-    ----------
-    paths : tuple of pathlib.Path
-        One per chunk (or shard) file, in array order.
-    nbytes : int
-        Bytes of array data per file (the last may hold fewer).
-    total : int
-        Bytes of the whole array.
-    """
+    """The chunk (or shard) files of a one-dimensional array, in order, ``nbytes`` of array
+    data each (the last may hold fewer), ``total`` bytes in all."""
 
     paths: tuple[pathlib.Path, ...]
     nbytes: int
@@ -62,32 +43,23 @@ class FileSlices:
         count = -(-total // nbytes)
         return cls(tuple(directory / "c" / str(i) for i in range(count)), nbytes, total)
 
-    def slices(self) -> list[tuple[pathlib.Path, slice]]:
+    def slices(self) -> list[Place]:
         return [
             (path, slice(i * self.nbytes, min((i + 1) * self.nbytes, self.total)))
             for i, path in enumerate(self.paths)
         ]
 
 
-def _on_threads(
-    work: Callable[[tuple[pathlib.Path, slice]], None],
-    items: Sequence[tuple[pathlib.Path, slice]],
-    threads: int,
-) -> None:
-    if threads <= 1:
+def on_threads(work: Callable[[_Item], object], items: Sequence[_Item], threads: int) -> None:
+    """``work`` on each item: one share of consecutive items per thread, as pipelines split."""
+    size = max(1, -(-len(items) // max(threads, 1)))
+    shares = [items[i : i + size] for i in range(0, len(items), size)]
+    if threads <= 1 or len(shares) <= 1:
         for item in items:
             work(item)
         return
-    # One share of consecutive files per thread, as the pipelines split a batch.
-    size = -(-len(items) // threads)
-    shares = [items[i : i + size] for i in range(0, len(items), size)]
-
-    def run(share: Sequence[tuple[pathlib.Path, slice]]) -> None:
-        for item in share:
-            work(item)
-
     with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(run, shares))
+        list(pool.map(lambda share: [work(item) for item in share], shares))
 
 
 def read_floor_threads(
@@ -98,68 +70,68 @@ def read_floor_threads(
     zstd: bool = False,
     buffered: bool = False,
 ) -> npt.NDArray[np.str_]:
-    """The files' bytes in one new array of ``dtype``: read (or zstd-decompressed) in place.
-
-    Raw files are read with ``readinto`` straight into their slice, or, with
-    ``buffered``, into a buffer of the thread's reused from file to file and
-    then copied into their slice (on this machine the second is sometimes
-    the faster: the kernel then writes memory that is already mapped and in
-    cache).  A shard file holds its index after the data, which the slice's
-    length leaves unread.  zstd files are read whole, then decompressed into
-    their slice.  Elements of missing files are left unset.
-    """
+    """The files' bytes in one new array of ``dtype``: ``readinto`` their slice (``buffered``:
+    into a reused buffer, then copied), or zstd-decompressed into it; missing files unset."""
     out = np.empty(files.total // dtype.itemsize, dtype)
-    # NumPy declares the buffer protocol of an array for Python >= 3.12 only.
-    raw = memoryview(out.view(np.uint8))  # type: ignore[arg-type,unused-ignore]
+    raw = _raw(out)
     decompress = None
     if zstd:
         import numcodecs
 
         decompress = numcodecs.Zstd().decode
-
     buffers = threading.local()
 
-    def read(item: tuple[pathlib.Path, slice]) -> None:
+    def read(item: Place) -> None:
         path, where = item
         try:
             file = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below
         except FileNotFoundError:
             return
+        n = where.stop - where.start
         with file:
             if decompress is None and buffered:
-                buffer = getattr(buffers, "buffer", None)
-                if buffer is None or len(buffer) < files.nbytes:
-                    buffer = buffers.buffer = memoryview(bytearray(files.nbytes))
-                n = where.stop - where.start
-                file.readinto(buffer[:n])
-                raw[where] = buffer[:n]
+                if getattr(buffers, "buffer", None) is None:
+                    buffers.buffer = memoryview(bytearray(files.nbytes))
+                file.readinto(buffers.buffer[:n])
+                raw[where] = buffers.buffer[:n]
             elif decompress is None:
-                file.readinto(raw[where])
-            elif where.stop - where.start == files.nbytes:
+                file.readinto(raw[where])  # a shard's index, after the data, is left unread
+            elif n == files.nbytes:
                 decompress(file.read(), out=raw[where])
             else:  # the edge chunk: stored whole, of which the array holds the start
-                whole = memoryview(decompress(file.read())).cast("B")
-                raw[where] = whole[: where.stop - where.start]
+                raw[where] = memoryview(decompress(file.read())).cast("B")[:n]
 
-    _on_threads(read, files.slices(), threads)
+    on_threads(read, files.slices(), threads)
     return out
 
 
-def stored_files(paths: Sequence[pathlib.Path]) -> tuple[npt.NDArray[np.uint8], int]:
-    """The bytes of ``paths`` one after another (a new array), and the size of the first.
+def read_files(paths: Sequence[pathlib.Path], out: npt.NDArray[np.uint8], threads: int) -> int:
+    """Each file ``readinto`` its place in ``out``, one after another as listed (``out`` at
+    least their total size); the bytes read."""
+    raw, at, places = _raw(out), 0, []
+    for path in paths:
+        size = path.stat().st_size
+        places.append((path, slice(at, at + size)))
+        at += size
+    counts = [0] * len(places)
 
-    Each but the last file must have the first's size (a shard of a regular
-    grid, the last cut by the array), as :class:`FileSlices` places them.
-    """
+    def read(index: int) -> None:
+        path, where = places[index]
+        with open(path, "rb", buffering=0) as file:
+            counts[index] = file.readinto(raw[where]) or 0
+
+    on_threads(read, range(len(places)), threads)
+    return sum(counts)
+
+
+def stored_files(paths: Sequence[pathlib.Path]) -> tuple[npt.NDArray[np.uint8], int]:
+    """The bytes of ``paths`` one after another (a new array), and the size of the first;
+    each but the last of the first's size, as :class:`FileSlices` places them."""
     sizes = [path.stat().st_size for path in paths]
     if len(set(sizes[:-1])) > 1 or (sizes and sizes[-1] > sizes[0]):
         raise ValueError(f"expected files of one size but the last, got sizes {sizes}")
     stored = np.empty(sum(sizes), np.uint8)
-    at = 0
-    for path, size in zip(paths, sizes):
-        with open(path, "rb", buffering=0) as file:
-            file.readinto(memoryview(stored[at : at + size]))  # type: ignore[arg-type,unused-ignore]
-        at += size
+    read_files(paths, stored, 1)
     return stored, sizes[0] if sizes else 0
 
 
@@ -170,105 +142,86 @@ def write_floor(
     *,
     zstd: bool = False,
 ) -> pathlib.Path:
-    """Write each chunk's bytes of ``stored`` (already in the stored byte order) to its file.
-
-    As a store that never leaves a chunk half written must (zarr's
-    ``LocalStore`` does): each chunk to a new file beside its own, then
-    renamed over it.  Writing over the old file in place is about 1.5 times
-    faster here, but a reader (or a crash) in between sees a chunk cut
-    short.  With ``zstd``, each chunk is compressed (zarr's default level)
-    before it is written.  Returns the directory of the files.
-    """
-    raw = memoryview(np.ascontiguousarray(stored).view(np.uint8))  # type: ignore[arg-type,unused-ignore]
+    """Each chunk's bytes of ``stored`` (zstd-compressed) to a new file renamed over its own,
+    as zarr's ``LocalStore`` writes; the directory of the files."""
+    raw = _raw(np.ascontiguousarray(stored))
     compress = None
     if zstd:
         import numcodecs
 
         compress = numcodecs.Zstd(level=0).encode
     files.paths[0].parent.mkdir(parents=True, exist_ok=True)
-
     suffix = f".{os.getpid()}.partial"
 
-    def write(item: tuple[pathlib.Path, slice]) -> None:
+    def write(item: Place) -> None:
         path, where = item
-        data = raw[where] if compress is None else compress(raw[where])
         partial = path.with_name(path.name + suffix)
         with open(partial, "wb", buffering=0) as file:
-            file.write(data)
+            file.write(raw[where] if compress is None else compress(raw[where]))
         os.replace(partial, path)
 
-    _on_threads(write, files.slices(), threads)
+    on_threads(write, files.slices(), threads)
     return files.paths[0].parent.parent
 
 
 def read_elements_floor(
     files: FileSlices, dtype: np.dtype[np.str_], elements: npt.NDArray[np.intp], threads: int
 ) -> npt.NDArray[np.str_]:
-    """Only the bytes of the ``elements`` of a raw one-dimensional array, by byte range.
-
-    Each chunk file that holds some is opened once; each run of neighbouring
-    elements in it is read with one ``pread`` straight into its place in the
-    result (in the order of ``elements``).  What reading a selection costs at
-    the least.
-    """
+    """Only the bytes of ``elements`` of a raw one-dimensional array: each run of neighbours
+    in a file read with one ``pread`` into its place in the result."""
     out = np.empty(len(elements), dtype)
-    raw = memoryview(out.view(np.uint8))  # type: ignore[arg-type,unused-ignore]
-    size = dtype.itemsize
+    raw, size = _raw(out), dtype.itemsize
     per_file = files.nbytes // size
     order = np.argsort(elements, kind="stable")
     ordered = elements[order]
-    # runs of consecutive elements in one file, each going to consecutive places
-    # of the result only when the selection is in order (a slice)
+    # runs of consecutive elements of one file, going to consecutive places of the result
     work: list[tuple[pathlib.Path, list[tuple[int, int, int]]]] = []
     for file_index in np.unique(ordered // per_file).tolist():
         mask = (ordered // per_file) == file_index
         picked, places = ordered[mask], order[mask]
         breaks = np.flatnonzero((np.diff(picked) != 1) | (np.diff(places) != 1)) + 1
+        starts, stops = np.concatenate(([0], breaks)), np.concatenate((breaks, [picked.size]))
         runs = [
             (int(picked[a]) - file_index * per_file, int(places[a]), int(b - a))
-            for a, b in zip(np.concatenate(([0], breaks)), np.concatenate((breaks, [picked.size])))
+            for a, b in zip(starts, stops)
         ]
         work.append((files.paths[file_index], runs))
 
-    def read(item: tuple[pathlib.Path, slice]) -> None:
-        path, where = item
-        with open(path, "rb", buffering=0) as file:
-            for start, place, count in work[where.start][1]:
+    def read(item: tuple[pathlib.Path, list[tuple[int, int, int]]]) -> None:
+        with open(item[0], "rb", buffering=0) as file:
+            for start, place, count in item[1]:
                 file.seek(start * size)
                 file.readinto(raw[place * size : (place + count) * size])
 
-    _on_threads(read, [(path, slice(i, i + 1)) for i, (path, _) in enumerate(work)], threads)
+    on_threads(read, work, threads)
     return out
 
 
 def read_sharded_zstd_floor(
     files: FileSlices, dtype: np.dtype[np.str_], inner_nbytes: int, threads: int
 ) -> npt.NDArray[np.str_]:
-    """A one-dimensional array of zstd inner chunks in shards (index at the end, crc32c):
-    each shard file read whole, each inner chunk decompressed into its place."""
+    """Shards of zstd inner chunks (index at the end, crc32c): each shard file read whole,
+    each inner chunk decompressed into its place."""
+    out = np.empty(files.total // dtype.itemsize, dtype)
+    raw = _raw(out)
+    per_shard = files.nbytes // inner_nbytes
     import numcodecs
 
-    out = np.empty(files.total // dtype.itemsize, dtype)
-    raw = memoryview(out.view(np.uint8))  # type: ignore[arg-type,unused-ignore]
-    per_shard = files.nbytes // inner_nbytes
     decompress = numcodecs.Zstd().decode
 
-    def read(item: tuple[pathlib.Path, slice]) -> None:
+    def read(item: Place) -> None:
         path, where = item
-        with open(path, "rb", buffering=0) as file:
-            shard = file.read()
-        index = np.frombuffer(
-            shard, "<u8", count=2 * per_shard, offset=len(shard) - 16 * per_shard - 4
-        )
+        shard = path.read_bytes()
+        at = len(shard) - 16 * per_shard - 4
+        index = np.frombuffer(shard, "<u8", count=2 * per_shard, offset=at)
         for local, (offset, nbytes) in enumerate(index.reshape(-1, 2).tolist()):
             start = where.start + local * inner_nbytes
             stop = min(start + inner_nbytes, where.stop)
             if stop - start == inner_nbytes:
                 decompress(shard[offset : offset + nbytes], out=raw[start:stop])
             elif start < stop:  # the array's edge cuts this inner chunk
-                raw[start:stop] = memoryview(decompress(shard[offset : offset + nbytes]))[
-                    : stop - start
-                ]
+                whole = memoryview(decompress(shard[offset : offset + nbytes]))
+                raw[start:stop] = whole[: stop - start]
 
-    _on_threads(read, files.slices(), threads)
+    on_threads(read, files.slices(), threads)
     return out

@@ -1,12 +1,4 @@
-"""Kernel rows of ``fixedutf32 bench``: each kernel as a ratio to its floor, to memcpy and to NumPy.
-
-Each ratio is taken between timings made alternately in the same run: the
-kernel, and ``numpy.copyto`` of the same number of bytes into a preallocated
-array (the physical limit for anything that reads its input and writes as
-many bytes), the row's floor (the least memory traffic its job needs, on the
-same bytes: a read for a kernel that only reads, see ``cases.Case``), or the
-NumPy way of doing the same job.  The targets are ratios to the floor.
-"""
+"""Kernel rows of ``fixedutf32 bench``: each kernel as a ratio to its floor, memcpy and NumPy."""
 
 import statistics
 import threading
@@ -29,15 +21,7 @@ def measure(
     numpy_repeat: int = 3,
     progress: Progress | None = None,
 ) -> list[KernelRow]:
-    """Measure every kernel on one chunk size; a list of row dicts.
-
-    Each row runs ``rounds`` rounds of ``repeat`` alternating timings of the
-    kernel and of memcpy (and of the row's floor, when that is not memcpy);
-    the ratio of each round's medians is taken, and the median of those
-    ratios reported, so that a burst of load from elsewhere on a shared
-    machine moves no figure much.  The target is judged on the ratio to the
-    floor.
-    """
+    """Every kernel on one chunk size: medians over ``rounds`` of each round's ratio."""
     rows: list[KernelRow] = []
     cases = kernel_cases(nbytes)
     for index, case in enumerate(cases):
@@ -48,20 +32,16 @@ def measure(
         floor_ratios: list[float] = []
         kernel_times: list[float] = []
         for _ in range(rounds):
-            kernel_time, memcpy_time = alternate(case.kernel, baseline, repeat, case.prepare)
-            ratios.append(memcpy_time / kernel_time)
-            kernel_times.append(kernel_time)
-            if case.floor is not None:
-                kernel_time, floor_time = alternate(case.kernel, case.floor, repeat, case.prepare)
-                floor_ratios.append(floor_time / kernel_time)
-                kernel_times.append(kernel_time)
+            for floor, into in ((baseline, ratios), (case.floor, floor_ratios)):
+                if floor is not None:
+                    kernel_time, floor_time = alternate(case.kernel, floor, repeat, case.prepare)
+                    into.append(floor_time / kernel_time)
+                    kernel_times.append(kernel_time)
         kernel_time = statistics.median(kernel_times)
         ratio = statistics.median(ratios)
         ratio_floor = statistics.median(floor_ratios) if floor_ratios else ratio
         prepare = case.prepare
-        numpy_time = median_time(
-            lambda: (prepare() if prepare else None, case.numpy_way()), numpy_repeat
-        )
+        numpy_time = median_time(lambda: (prepare and prepare(), case.numpy_way()), numpy_repeat)
         if prepare is not None:
             numpy_time -= median_time(prepare, numpy_repeat)
         rows.append(
@@ -82,15 +62,14 @@ def measure(
 
 def measure_overhead(repeat: int = 20000) -> dict[str, float]:
     """Microseconds per call on a one-element chunk, beyond the kernel's own work."""
-    little = sample_chunk(4 * WIDTH, NATIVE)
-    foreign = sample_chunk(4 * WIDTH, FOREIGN)
+    little, foreign = sample_chunk(4 * WIDTH, NATIVE), sample_chunk(4 * WIDTH, FOREIGN)
     array = np.frombuffer(little, f"=U{WIDTH}")
     calls: dict[str, Timed] = {
         "validate": lambda: validate(little, 4 * WIDTH, endian=NATIVE),
         "decode_chunk (swap)": lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN),
         "encode_chunk (swap)": lambda: encode_chunk(array, endian=FOREIGN),
     }
-    result: dict[str, float] = {}
+    result = {}
     for name, call in calls.items():
         call()
         start = time.perf_counter()
@@ -101,18 +80,8 @@ def measure_overhead(repeat: int = 20000) -> dict[str, float]:
 
 
 def measure_threads(nbytes: int, threads: int, repeat: int = 15) -> tuple[float, float]:
-    """Throughput of ``threads`` threads over one thread's, for decode_chunk and for memcpy.
-
-    Each thread decodes its own chunks of ``nbytes``.  ``numpy.copyto``
-    (which also releases the GIL) runs the same way, interleaved, as the
-    machine's own reference: on a shared virtual machine the second core is
-    not always there, and the copy shows when it is not.
-
-    Returns
-    -------
-    tuple of float
-        Median scaling of decode_chunk, and of numpy.copyto.
-    """
+    """Median throughput of ``threads`` threads over one, of decode_chunk and of numpy.copyto
+    (run alongside: on a shared machine the second core is not always there)."""
     chunks = [sample_chunk(nbytes, FOREIGN, seed=seed) for seed in range(threads)]
     copies = [memcpy(nbytes) for _ in range(threads)]
     count = max(1, int(256 * MiB // nbytes))  # runs of a few ms: thread start-up is noise
@@ -135,8 +104,7 @@ def measure_threads(nbytes: int, threads: int, repeat: int = 15) -> tuple[float,
         return n / (time.perf_counter() - start)
 
     throughput(decode, 1)
-    decode_scaling: list[float] = []
-    copy_scaling: list[float] = []
+    decode_scaling, copy_scaling = [], []
     for _ in range(repeat):
         decode_scaling.append(throughput(decode, threads) / throughput(decode, 1))
         copy_scaling.append(throughput(copy, threads) / throughput(copy, 1))

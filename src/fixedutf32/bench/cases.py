@@ -1,8 +1,7 @@
 """What the benchmarks measure: generated text, and each kernel beside the NumPy way.
 
-``fixedutf32 bench`` and the pytest-benchmark groups in ``benchmarks/`` share
-these, so that both measure the same calls on the same data.  Every generator
-is seeded: the same arguments give the same data.
+``fixedutf32 bench`` and the pytest-benchmark groups in ``benchmarks/`` share these, so that
+both measure the same calls on the same data.  Every generator is seeded.
 """
 
 import sys
@@ -13,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..chunk import decode_chunk, encode_chunk, repad, str_lengths, validate
-from ._timing import read_only_floor, rewrite_floor
+from ._timing import MiB, read_only_floor, rewrite_floor
 
 __all__ = [
     "WIDTH",
@@ -22,31 +21,23 @@ __all__ = [
     "Case",
     "sample_units",
     "sample_chunk",
+    "sample_array",
     "make_text",
-    "store_strings",
     "kernel_cases",
 ]
 
 WIDTH = 16  # code points per element (64 bytes), as in the targets
 NATIVE = sys.byteorder
 FOREIGN = "big" if NATIVE == "little" else "little"
-CACHE_LINE = 64
-_ALIGN_UP_TO = 1 << 20  # larger chunks are left where they land (copies would cost too much memory)
 
 
 def _on_a_cache_line(data: bytes, tries: int = 16) -> bytes:
-    """``data`` (bytes), or a copy of it whose contents start on a 64-byte cache line.
-
-    Where a small ``bytes`` object lands depends on the allocator's history,
-    and the kernels run about 20% slower on data 16 bytes off a line (a load
-    in four then crosses two lines): without this, a 64 KiB row can move by
-    that much between two runs of the same code.
-    """
-    if len(data) > _ALIGN_UP_TO:
-        return data
-    held: list[bytes] = []  # failed copies stay alive until the end, so each copy lands elsewhere
+    """``data``, or a copy starting on a 64-byte line (up to 1 MiB: larger ones stay put)."""
+    # The kernels run about 20% slower on data 16 bytes off a line, and where a small
+    # bytes object lands depends on the allocator's history: a 64 KiB row would drift.
+    held = []  # failed copies stay alive, so that each new copy lands elsewhere
     for _ in range(tries):
-        if np.frombuffer(data, np.uint8).ctypes.data % CACHE_LINE == 0:
+        if len(data) > MiB or np.frombuffer(data, np.uint8).ctypes.data % 64 == 0:
             break
         held.append(data)
         data = bytes(memoryview(data))
@@ -65,7 +56,7 @@ def sample_units(
     max_length : int, optional
         Longest string (default ``width``); the rest is U+0000 padding.
     seed : int
-        Seed of the random generator, for repeatable data.
+        Seed of the random generator.
 
     Returns
     -------
@@ -81,33 +72,27 @@ def sample_units(
     Examples
     --------
     >>> units = sample_units(3, 4)
-    >>> units.shape, units.dtype.name
-    ((3, 4), 'uint32')
-    >>> bool((units[:, :2] != 0).all())
-    True
+    >>> units.shape, units.dtype.name, bool((units[:, :2] != 0).all())
+    ((3, 4), 'uint32', True)
     """
     rng = np.random.default_rng(seed)
     max_length = width if max_length is None else max_length
     shape = (n_elements, width)
     units = rng.integers(0x20, 0x7F, size=shape, dtype=np.uint32)
     pick = rng.random(shape)
-    units = np.where(pick < 0.06, rng.integers(0x410, 0x450, size=shape, dtype=np.uint32), units)
-    units = np.where(pick > 0.96, rng.integers(0x4E00, 0x9FA5, size=shape, dtype=np.uint32), units)
-    units = np.where(
-        pick > 0.99, rng.integers(0x1F600, 0x1F650, size=shape, dtype=np.uint32), units
-    )
+    for where, low, high in (
+        (pick < 0.06, 0x410, 0x450),
+        (pick > 0.96, 0x4E00, 0x9FA5),
+        (pick > 0.99, 0x1F600, 0x1F650),
+    ):
+        units = np.where(where, rng.integers(low, high, size=shape, dtype=np.uint32), units)
     lengths = rng.integers(max(max_length // 2, 0), max_length + 1, size=n_elements)
     units[np.arange(width)[None, :] >= lengths[:, None]] = 0
     return units
 
 
 def sample_chunk(
-    nbytes: int,
-    endian: str,
-    width: int = WIDTH,
-    *,
-    max_length: int | None = None,
-    seed: int = 0,
+    nbytes: int, endian: str, width: int = WIDTH, *, max_length: int | None = None, seed: int = 0
 ) -> bytes:
     """Bytes of a chunk of :func:`sample_units` text.
 
@@ -139,81 +124,54 @@ def sample_chunk(
     return units.astype("<u4" if endian == "little" else ">u4").tobytes()
 
 
-_ASCII_WORDS = [
-    "the",
-    "of",
-    "and",
-    "to",
-    "in",
-    "is",
-    "was",
-    "for",
-    "on",
-    "that",
-    "with",
-    "as",
-    "by",
-    "at",
-    "from",
-    "his",
-    "her",
-    "which",
-    "or",
-    "an",
-    "be",
-    "this",
-    "are",
-    "had",
-    "not",
-    "but",
-    "were",
-    "all",
-    "have",
-    "one",
-    "they",
-    "their",
-    "said",
-    "has",
-    "more",
-    "time",
-    "would",
-    "been",
-    "2024",
-    "data",
-    "chunk",
-    "array",
-    "value",
-    "17",
-    "zarr",
-    "3.14",
-    "store",
-    "id_42",
-    "key=value",
-    "path/to/file",
-]
-_ACCENTED_WORDS = ["café", "naïve", "résumé", "Zürich", "—", "“quoted”", "São", "Ångström", "½"]
-_MIXED_WORDS = [
-    "Привет",
-    "мир",
-    "данные",
-    "你好",
-    "世界",
-    "数据",
-    "東京",
-    "こんにちは",
-    "한국어",
-    "Καλημέρα",
-    "مرحبا",
-    "שלום",
-    "🎉",
-    "😀",
-    "🚀",
-    "👍🏽",
-    "data",
-    "ok",
-    "42",
-    "x",
-]
+def sample_array(count: int, seed: int = 0) -> npt.NDArray[np.str_]:
+    """A little-endian ``<U16`` array of :func:`sample_units` text, made 16 MiB at a time.
+
+    Parameters
+    ----------
+    count : int
+        Number of elements.
+    seed : int
+        Seed of the first 16 MiB; each further piece takes the next.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new array of shape ``(count,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``count`` is negative.
+
+    Examples
+    --------
+    >>> sample_array(5).dtype.str
+    '<U16'
+    """
+    data = np.empty(count, f"<U{WIDTH}")
+    units = data.view("<u4").reshape(count, WIDTH)
+    step = 16 * MiB // (4 * WIDTH)  # bounds the generator's memory
+    for piece, start in enumerate(range(0, count, step)):
+        stop = min(start + step, count)
+        units[start:stop] = sample_units(stop - start, WIDTH, seed=seed + piece)
+    return data
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+_ASCII_WORDS = _words(
+    "the of and to in is was for on that with as by at from his her which or an be this are had "
+    "not but were all have one they their said has more time would been 2024 data chunk array "
+    "value 17 zarr 3.14 store id_42 key=value path/to/file"
+)
+_ACCENTED_WORDS = _words("café naïve résumé Zürich — “quoted” São Ångström ½")
+_MIXED_WORDS = _words(
+    "Привет мир данные 你好 世界 数据 東京 こんにちは 한국어 Καλημέρα "
+    "مرحبا שלום 🎉 😀 🚀 👍🏽 data ok 42 x"
+)
 
 
 def make_text(
@@ -221,8 +179,7 @@ def make_text(
 ) -> npt.NDArray[np.str_]:
     """A native-order ``U{width}`` array of about ``size_bytes`` bytes of words.
 
-    Each string is whole words filling 50% to 100% of the width.  A pool of
-    4096 strings is generated and tiled.
+    Each string is whole words filling 50% to 100% of the width (a pool of 4096, tiled).
 
     Parameters
     ----------
@@ -245,8 +202,7 @@ def make_text(
     Raises
     ------
     ValueError
-        For a ``kind`` that is neither ``"ascii"`` nor ``"mixed"``; the
-        message names it.
+        For a ``kind`` that is neither ``"ascii"`` nor ``"mixed"``.
 
     Examples
     --------
@@ -264,68 +220,24 @@ def make_text(
         vocabulary = _MIXED_WORDS
     else:
         raise ValueError(f"kind must be 'ascii' or 'mixed', got {kind!r}")
-    pool: list[str] = []
+    pool = []
     for _ in range(4096):
-        target = int(rng.integers(width // 2, width + 1))
-        text = ""
+        target, text = int(rng.integers(width // 2, width + 1)), ""
         for _ in range(64):
             word = vocabulary[int(rng.integers(len(vocabulary)))]
-            candidate = f"{text} {word}" if text else word
-            if len(candidate) > target:
+            if len(f"{text} {word}" if text else word) > target:
                 break
-            text = candidate
+            text = f"{text} {word}" if text else word
         pool.append(text)
     count = max(size_bytes // (4 * width), 1)
     return np.resize(np.array(pool, dtype=f"=U{width}"), count)
 
 
-def store_strings(count: int, width: int = WIDTH, seed: int = 0) -> npt.NDArray[np.str_]:
-    """The strings of the whole-store benchmark: mostly ASCII letters, some accented, some CJK.
-
-    Parameters
-    ----------
-    count : int
-        Number of strings.
-    width : int
-        Code points per element; each string holds 0 to ``width`` of them.
-    seed : int
-        Seed of the random generator.
-
-    Returns
-    -------
-    numpy.ndarray
-        A new little-endian ``U{width}`` array of shape ``(count,)``.
-
-    Raises
-    ------
-    ValueError
-        If ``count`` or ``width`` is negative (NumPy cannot make the array).
-
-    Examples
-    --------
-    >>> store_strings(5).dtype.str
-    '<U16'
-    """
-    rng = np.random.default_rng(seed)
-    units = rng.integers(0x61, 0x7B, size=(count, width), dtype=np.uint32)
-    accented = rng.random((count, width)) < 0.05
-    units[accented] = rng.integers(0xE0, 0x100, size=int(accented.sum()), dtype=np.uint32)
-    cjk = rng.random(count) < 0.1
-    units[cjk] = rng.integers(0x4E00, 0x9FFF, size=(int(cjk.sum()), width), dtype=np.uint32)
-    lengths = rng.integers(0, width + 1, size=count)
-    units[np.arange(width)[None, :] >= lengths[:, None]] = 0
-    return units.astype("<u4", copy=False).view(f"<U{width}").reshape(count)
-
-
 class Case(NamedTuple):
     """One kernel row: the kernel's call, the NumPy way of doing the same job, and its floor.
 
-    The floor is the least memory traffic the job needs, done by NumPy on the
-    same bytes: the kernel's target is a ratio to it.  For a kernel that reads
-    its input and writes as many bytes elsewhere, that is ``numpy.copyto`` of
-    ``nbytes`` (``floor`` None); a kernel that only reads is held to a read of
-    the same bytes, one that rewrites in place to an in-place rewrite, and the
-    repads to the reads and writes of their two widths.
+    The floor is the least memory traffic of the job, done by NumPy on the same bytes
+    (docs/performance.md): ``numpy.copyto`` of ``nbytes`` when ``floor`` is None.
     """
 
     name: str
@@ -343,18 +255,13 @@ def kernel_cases(nbytes: int) -> list[Case]:
     Parameters
     ----------
     nbytes : int
-        Chunk size, at least one 64-byte element; rounded down to whole
-        elements.
+        Chunk size, at least one 64-byte element; rounded down to whole elements.
 
     Returns
     -------
     list of Case
-        ``name``, ``nbytes`` (bytes counted), ``kernel`` and ``numpy_way``
-        (calls without arguments, over buffers made here and kept alive by
-        the calls), ``prepare`` (None, or an untimed call to make before
-        each call of the kernel or NumPy way: the in-place rows restore their
-        input), and ``floor`` with ``floor_name`` (see :class:`Case`).  The
-        read floors are picked by timing a few candidates here.
+        Calls over buffers made here (and kept alive by the calls); the read
+        floors are picked by timing a few candidates here.
 
     Raises
     ------
@@ -369,87 +276,59 @@ def kernel_cases(nbytes: int) -> list[Case]:
     >>> cases[0].kernel() is None and cases[0].numpy_way()
     True
     """
+    size, unit, foreign_u = 4 * WIDTH, f"=U{WIDTH}", f"{'>' if FOREIGN == 'big' else '<'}U{WIDTH}"
     little = _on_a_cache_line(sample_chunk(nbytes, NATIVE))
-    foreign = (
-        np.frombuffer(little, f"=U{WIDTH}")
-        .astype(f"{'>' if FOREIGN == 'big' else '<'}U{WIDTH}")
-        .tobytes()
-    )
-    foreign = _on_a_cache_line(foreign)
-    native_array = np.frombuffer(little, f"=U{WIDTH}")
+    foreign = _on_a_cache_line(np.frombuffer(little, unit).astype(foreign_u).tobytes())
+    native_array = np.frombuffer(little, unit)
     pristine = np.frombuffer(foreign, np.uint8)
     in_place = pristine.copy()
     narrow = np.frombuffer(sample_chunk(nbytes // 2, NATIVE, 8, seed=1), "=U8")
     narrow_bytes = _on_a_cache_line(narrow.tobytes())
     # Repad rows count output bytes: narrowing to `nbytes` reads twice that.
-    fits = np.frombuffer(
-        sample_chunk(2 * nbytes, NATIVE, WIDTH, max_length=8, seed=2), f"=U{WIDTH}"
-    )
+    fits = np.frombuffer(sample_chunk(2 * nbytes, NATIVE, WIDTH, max_length=8, seed=2), unit)
     fits_bytes = _on_a_cache_line(fits.tobytes())
-    foreign_prefix = ">" if FOREIGN == "big" else "<"
-
-    def restore() -> None:
-        np.copyto(in_place, pristine)
 
     def numpy_validate() -> bool:
         units = np.frombuffer(little, np.uint32)
         return bool(((units <= 0x10FFFF) & ((units ^ 0xD800) >= 0x800)).all())
 
-    def numpy_view() -> npt.NDArray[np.str_]:
-        # The same job as the no-copy decode: check the units, then view them.
+    def numpy_view() -> npt.NDArray[np.str_]:  # the no-copy decode's job: check, then view
         if not numpy_validate():  # pragma: no cover - the generated text is valid
             raise ValueError("generated text is not valid")
-        return np.frombuffer(little, f"=U{WIDTH}")
+        return np.frombuffer(little, unit)
 
-    size = len(little)
     read_little = read_only_floor(np.frombuffer(little, np.uint8))
-    # str_lengths reads the chunk and writes one intp per element.
-    lengths = np.empty(size // (4 * WIDTH), np.intp)
-
-    def read_and_lengths() -> None:
-        read_little()
-        lengths.fill(0)
-
-    # Widening reads the narrow chunk and writes twice its bytes: a copy of
-    # the narrow bytes, and as many zeros.
+    lengths = np.empty(len(little) // size, np.intp)  # str_lengths writes one intp an element
+    # Widening reads the narrow chunk and writes a copy of it and as many zeros.
     narrow_source = np.frombuffer(narrow_bytes, np.uint8)
     wide_target = np.empty(2 * narrow_source.size, np.uint8)
-
-    def copy_and_zeros() -> None:
-        np.copyto(wide_target[: narrow_source.size], narrow_source)
-        wide_target[narrow_source.size :].fill(0)
-
-    # Narrowing reads the wide chunk, twice the bytes it writes: a copy of
-    # half of them, and a read of the other half.
+    # Narrowing reads twice the bytes it writes: a copy of half, a read of the other half.
     fits_source = np.frombuffer(fits_bytes, np.uint8)
     half = fits_source.size // 2
     narrow_target = np.empty(half, np.uint8)
     read_other_half = read_only_floor(fits_source[half:])
 
-    def copy_and_read() -> None:
-        np.copyto(narrow_target, fits_source[:half])
-        read_other_half()
+    def floor(*steps: Callable[[], object]) -> Callable[[], None]:
+        def run() -> None:
+            for step in steps:
+                step()
 
-    # Each swapping row also runs without validation, against the same NumPy way.
-    decode_swap = Case(
-        "decode swap -> new",
-        size,
-        lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN),
-        lambda: np.frombuffer(foreign, f"{foreign_prefix}U{WIDTH}").astype(f"=U{WIDTH}"),
-        None,
-    )
-    encode_swap = Case(
-        "encode -> swapped",
-        size,
-        lambda: encode_chunk(native_array, endian=FOREIGN),
-        lambda: native_array.astype(f"{foreign_prefix}U{WIDTH}"),
-        None,
-    )
+        return run
+
+    def swap(validate: bool = True) -> Callable[[], object]:
+        return lambda: decode_chunk(foreign, size, endian=FOREIGN, validate=validate)
+
+    def encode(validate: bool = True) -> Callable[[], object]:
+        return lambda: encode_chunk(native_array, endian=FOREIGN, validate=validate)
+
+    n, swapped, encoded = len(little), "decode swap -> new", "encode -> swapped"
+    swap_numpy = lambda: np.frombuffer(foreign, foreign_u).astype(unit)  # noqa: E731
+    encode_numpy = lambda: native_array.astype(foreign_u)  # noqa: E731
     return [
         Case(
             "validate",
-            size,
-            lambda: validate(little, 4 * WIDTH, endian=NATIVE),
+            n,
+            lambda: validate(little, size, endian=NATIVE),
             numpy_validate,
             None,
             read_little,
@@ -457,39 +336,36 @@ def kernel_cases(nbytes: int) -> list[Case]:
         ),
         Case(
             "decode native (no copy)",
-            size,
-            lambda: decode_chunk(little, 4 * WIDTH, endian=NATIVE),
+            n,
+            lambda: decode_chunk(little, size, endian=NATIVE),
             numpy_view,
             None,
             read_little,
             "read",
         ),
-        decode_swap,
-        decode_swap._replace(
-            name=f"{decode_swap.name}, validate=False",
-            kernel=lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN, validate=False),
-        ),
+        Case(swapped, n, swap(), swap_numpy, None),
+        Case(f"{swapped}, validate=False", n, swap(False), swap_numpy, None),
         Case(
             "decode swap in place",
-            size,
-            lambda: decode_chunk(in_place, 4 * WIDTH, endian=FOREIGN, out=in_place),
+            n,
+            lambda: decode_chunk(in_place, size, endian=FOREIGN, out=in_place),
             lambda: in_place.view(np.uint32).byteswap(inplace=True),
-            restore,
+            lambda: np.copyto(in_place, pristine),
             rewrite_floor(in_place),
             "rewrite in place",
         ),
-        encode_swap,
-        encode_swap._replace(
-            name=f"{encode_swap.name}, validate=False",
-            kernel=lambda: encode_chunk(native_array, endian=FOREIGN, validate=False),
-        ),
+        Case(encoded, n, encode(), encode_numpy, None),
+        Case(f"{encoded}, validate=False", n, encode(False), encode_numpy, None),
         Case(
             "repad widen U8->U16",
             2 * len(narrow_bytes),
             lambda: repad(narrow_bytes, 32, 64, endian=NATIVE),
-            lambda: narrow.astype(f"=U{WIDTH}"),
+            lambda: narrow.astype(unit),
             None,
-            copy_and_zeros,
+            floor(
+                lambda: np.copyto(wide_target[: narrow_source.size], narrow_source),
+                lambda: wide_target[narrow_source.size :].fill(0),
+            ),
             "copy half, zero half",
         ),
         Case(
@@ -498,16 +374,16 @@ def kernel_cases(nbytes: int) -> list[Case]:
             lambda: repad(fits_bytes, 64, 32, endian=NATIVE),
             lambda: fits.astype("=U8"),
             None,
-            copy_and_read,
+            floor(lambda: np.copyto(narrow_target, fits_source[:half]), read_other_half),
             "copy, read as much",
         ),
         Case(
             "str_lengths",
-            size,
-            lambda: str_lengths(little, 4 * WIDTH, endian=NATIVE),
+            n,
+            lambda: str_lengths(little, size, endian=NATIVE),
             lambda: np.strings.str_len(native_array),
             None,
-            read_and_lengths,
+            floor(read_little, lambda: lengths.fill(0)),
             "read, write lengths",
         ),
     ]
