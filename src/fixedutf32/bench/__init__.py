@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
 from .. import get_simd_level
-from . import _calls, _kernels, _report, _session, _store, _transcode, _zarr
+from . import _array, _calls, _kernels, _report, _session, _store, _transcode, _zarr
 from ._report import BenchReport
 from ._store import stores
 from ._targets import Verdict
@@ -134,10 +134,15 @@ def _parser() -> argparse.ArgumentParser:
     family = parser.add_mutually_exclusive_group()
     family.add_argument(
         "--zarr",
-        action="store_true",
-        help="instead, zarr-python reads and writes with and without fixedutf32.zarr",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="PATH_OR_URL",
+        help="instead, zarr-python reads and writes with and without fixedutf32.zarr; "
+        "given the path or URL of a fixed_length_utf32 (or V2 U) array, its reads",
     )
     family.add_argument("--store", action="store_true", help="instead, check and convert a store")
+    add("--storage-options", metavar="JSON", help="fsspec options for --zarr URL (a JSON object)")
     add("--zarr-size", default="256MiB", help="bytes of the --zarr array (default: 256MiB)")
     add("--zarr-rows", choices=("all", "local", "latency"), default="all", help="--zarr's rows")
     add("--latency-ms", type=float, default=20.0, help="ms a request of the latency rows (20)")
@@ -204,6 +209,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             _zarr.require()
         except ImportError as error:
             parser.error(str(error))
+    if isinstance(args.zarr, str):
+        try:
+            user = _array.open_user_array(args.zarr, args.storage_options)
+        except (ValueError, OSError) as error:  # one line: what is wrong with the array
+            parser.exit(2, f"fixedutf32 bench: error: --zarr: {error}\n")
     family: _session.Family = "zarr" if args.zarr else "store" if args.store else "kernels"
     repeat = args.repeat or {"zarr": 9, "store": 3, "kernels": 9}[family]
     measured = {"zarr": [zarr_size], "store": [store_size], "kernels": sizes}[family]
@@ -224,9 +234,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings: list[str] = []
     try:
         if args.zarr:
-            zarr_report = _zarr.run(
-                zarr_size, repeat, steps, args.dir, args.zarr_rows, args.latency_ms / 1000
-            )
+            if user is not None:
+                zarr_report = _array.run(user, repeat, steps)
+            else:
+                zarr_report = _zarr.run(
+                    zarr_size, repeat, steps, args.dir, args.zarr_rows, args.latency_ms / 1000
+                )
             status = 1 if _report.mismatches(zarr_report) else 0
             warnings += _session.withhold_impossible(zarr_report["ratios"])
             reference = zarr_report["threads_reference"]
