@@ -363,15 +363,24 @@ class BatchRead:
         decoder = inner.decoder
         fill = fill_value(job.spec)
         dtype = _stored_dtype(inner)
-        assembled = np.empty(shard_shape, dtype)
+        # Each inner chunk straight into its place in the result when the
+        # selection is the shard (or its part inside the array) placed by plain
+        # slices; else into one assembled shard, then the selection of it.
+        target = self._shard_view(job)
+        direct = target is not None
+        if target is None:
+            target = np.empty(shard_shape, dtype)
+        extents = target.shape
+        flat = job.block if direct and len(shard_shape) == 1 else None
         scratch = thread_scratch()
         for local in needed:
             grid = _unravel(local, layout.chunks_per_shard)
             region = tuple(
-                slice(g * c, min(g * c + c, s)) for g, c, s in zip(grid, inner.shape, shard_shape)
+                slice(min(g * c, e), min(g * c + c, e))
+                for g, c, e in zip(grid, inner.shape, extents)
             )
             if not index.present[local]:
-                assembled[region] = fill
+                target[region] = fill
                 continue
             stored = chunk_bytes(local)
             try:
@@ -382,14 +391,36 @@ class BatchRead:
                 inner.elements.validate(data)
             except InvalidCodePointError as exc:
                 raise self._in_inner_chunk(job, inner, layout, local, exc.index, exc) from None
+            if flat is not None and region[0].stop - region[0].start == inner.count:
+                size = inner.length_bytes
+                inner.elements.place(
+                    data, flat[region[0].start * size : region[0].stop * size], self.wanted
+                )
+                continue
             chunk = np.frombuffer(data, dtype, count=inner.count).reshape(
                 inner.shape, order=inner.order
             )
-            assembled[region] = chunk[tuple(slice(0, r.stop - r.start) for r in region)]
-        part = assembled[job.chunk_selection]
+            target[region] = chunk[tuple(slice(0, r.stop - r.start) for r in region)]
+        if direct:
+            return
+        part = target[job.chunk_selection]
         if self.drop_axes:
             part = part.squeeze(axis=self.drop_axes)
         self.out[job.out_selection] = part
+
+    def _shard_view(self, job: ChunkJob) -> np.ndarray[Any, Any] | None:
+        """The view of the result a whole shard (its part inside the array) fills, or None."""
+        shape = job.layout.shape
+        selection = job.chunk_selection
+        if not (job.complete and not self.drop_axes and _plain(selection, len(shape))):
+            return None
+        if any((s.start or 0) != 0 for s in selection) or not _plain(job.out_selection, None):
+            return None
+        view = self.out[(*job.out_selection, Ellipsis)]
+        extents = tuple(
+            min(s.stop if s.stop is not None else n, n) for s, n in zip(selection, shape)
+        )
+        return view if view.shape == extents else None
 
     # ---- the batch ----------------------------------------------------
 
@@ -600,6 +631,15 @@ def _read_ranges(
             chunks[present[i]] = data[begin : begin + sizes[i]]
         at += stop - start
     return chunks
+
+
+def _plain(selection: object, ndim: int | None) -> bool:
+    """Whether ``selection`` is a tuple of slices of step 1 (``ndim`` of them, if given)."""
+    return (
+        type(selection) is tuple
+        and (ndim is None or len(selection) == ndim)
+        and all(type(s) is slice and s.step in (None, 1) for s in selection)
+    )
 
 
 def _unravel(local: int, extents: Sequence[int]) -> tuple[int, ...]:
