@@ -20,6 +20,7 @@ import json
 import os
 import pathlib
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -256,14 +257,20 @@ def summary_lines(rows: Sequence[Row], markdown: bool = False) -> list[str]:
 def departures(row: Row) -> list[tuple[str, list[str], str]]:
     """(mark, cases, what it did) where a row does not conform (FAIL, known) or departs from
     the proposal on a case the specification leaves open (differs); cases with the same mark
-    and the same outcome in one entry."""
+    and the same outcome in one entry (one for a row that opens no array of the type)."""
     grouped: dict[tuple[str, str], list[str]] = {}
     for case, cell in row.cells.items():
         if cell.mark in ("FAIL", "known", "differs"):
             detail = cell.detail
             if cell.mark == "known":
                 detail += f" [{KNOWN[(row.name, case)]}]"
+            elif row.reads_nothing:
+                detail = re.sub(r"([<>])U\d+", r"\1Un", detail)  # one V2 reason, not one per width
             grouped.setdefault((cell.mark, detail), []).append(case)
+    if row.reads_nothing and len(grouped) > 1:
+        cases = [case for group in grouped.values() for case in group]
+        reasons = " / ".join(detail for _, detail in grouped)
+        return [("FAIL", sorted(cases), reasons)]
     return [(mark, cases, detail) for (mark, detail), cases in grouped.items()]
 
 
@@ -295,6 +302,8 @@ def _columns(rows: Sequence[Row]) -> list[tuple[str, list[Row]]]:
                 break
         else:
             columns.append((row.name, [row]))
+    order = list(readers.ROWS)
+    columns.sort(key=lambda column: order.index(column[0]))
     return [
         (f"{name} {' / '.join(dict.fromkeys(r.version for r in group))}", group)
         for name, group in columns
