@@ -3,9 +3,9 @@
 Usage: python .ci/check_sdist.py SDIST TREE
 
 TREE is the source tree the sdist was built from, before the build. Every file
-of TREE under src/, tests/, benchmarks/, docs/, fuzz/ and tools/ (fixtures and
-their dot files included) must be in SDIST, and so must its top-level Markdown
-files (the docs link them) and the files named below.
+of TREE under src/, tests/, benchmarks/, docs/, fuzz/, tools/ and conformance/
+(fixtures and their dot files included) must be in SDIST, and so must its
+top-level Markdown files (the docs link them) and the files named below.
 """
 
 import pathlib
@@ -23,7 +23,7 @@ REQUIRED = [
     "src/fixedutf32/_kernels.pyx",
     "tests/conftest.py",
 ]
-TREES = ["src", "tests", "benchmarks", "docs", "fuzz", "tools"]
+TREES = ["src", "tests", "benchmarks", "docs", "fuzz", "tools", "conformance"]
 BUILD_PRODUCTS = (".so", ".pyd", ".o", ".obj", ".c", ".pyc", ".html")
 # Hand-written C sources, whose suffix is a build product's elsewhere.
 C_SOURCES = ("tests/capi_callers/",)
