@@ -188,39 +188,7 @@ def _read(doc: bytes | dict[str, Any], source: str | Get) -> npt.NDArray[np.str_
 
 
 def read_array(store: str | os.PathLike[str]) -> npt.NDArray[np.str_]:
-    """Read a local Zarr array of the ``fixed_length_utf32`` type with fixedutf32 alone.
-
-    The standalone reader of docs/reader.md on the package's one reader of keys
-    (:class:`fixedutf32._source.reader.KeyReader`, sharded arrays too), each whole chunk
-    decoded straight into its slice of the result (``decode_chunk(..., out=...)``).
-
-    Parameters
-    ----------
-    store : str or os.PathLike
-        Directory of the array (holding ``zarr.json`` or ``.zarray``).
-
-    Returns
-    -------
-    numpy.ndarray
-        A new native ``U`` array; missing chunks read as the fill value.
-
-    Raises
-    ------
-    fixedutf32.MetadataError
-        If the metadata breaks the specification.
-    fixedutf32.InvalidCodePointError
-        If a chunk holds a code unit that is not a Unicode scalar value.
-    fixedutf32.CorruptChunkError, fixedutf32.ChunkSizeError
-        If a chunk file is not a regular file, or a chunk does not decode to its size.
-
-    Examples
-    --------
-    >>> import tempfile, zarr
-    >>> with tempfile.TemporaryDirectory() as path:
-    ...     _ = zarr.create_array(path, data=np.array(["ab", "c", "d"]), chunks=(2,))
-    ...     read_array(path).tolist()
-    ['ab', 'c', 'd']
-    """
+    """A local array read by :func:`_read` (docs/reader.md's reader on ``KeyReader``)."""
     store = pathlib.Path(store)
     name = "zarr.json" if (store / "zarr.json").exists() else ".zarray"
     return _read((store / name).read_bytes(), str(store))
@@ -234,37 +202,7 @@ def chunk_files(store: str | os.PathLike[str]) -> list[pathlib.Path]:
 
 
 def read_floor(store: str | os.PathLike[str], threads: int = 1) -> npt.NDArray[np.uint8]:
-    """The bytes of a local array's chunk files, as stored: the least a reader of it can cost.
-
-    Each file is read with one ``readinto`` into its place in one new buffer (sorted by
-    path; no decompression, no byte swap, no check).
-
-    Parameters
-    ----------
-    store : str or os.PathLike
-        Directory of a Zarr array, V2 or V3, of any data type, codecs and layout.
-    threads : int
-        Threads reading the files, each a share of consecutive files.
-
-    Returns
-    -------
-    numpy.ndarray
-        A new ``uint8`` array of the files' bytes one after another.
-
-    Raises
-    ------
-    OSError
-        If a file cannot be read.
-
-    Examples
-    --------
-    >>> import tempfile, zarr
-    >>> with tempfile.TemporaryDirectory() as path:
-    ...     data = np.array(["ab", "c", "d"], "<U2")
-    ...     _ = zarr.create_array(path, data=data, chunks=(2,), compressors=None)
-    ...     read_floor(path).view("<U2").tolist()  # the edge chunk is stored whole
-    ['ab', 'c', 'd', '']
-    """
+    """A local array's chunk files as stored, each ``readinto`` its place in one new buffer."""
     files = chunk_files(store)
     out = np.empty(sum(path.stat().st_size for path in files), np.uint8)
     read_files(files, out, threads)

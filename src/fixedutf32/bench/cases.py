@@ -19,9 +19,7 @@ __all__ = [
     "NATIVE",
     "FOREIGN",
     "Case",
-    "sample_units",
     "sample_chunk",
-    "sample_array",
     "make_text",
     "kernel_cases",
 ]
@@ -47,34 +45,7 @@ def _on_a_cache_line(data: bytes, tries: int = 16) -> bytes:
 def sample_units(
     n_elements: int, width: int = WIDTH, *, max_length: int | None = None, seed: int = 0
 ) -> npt.NDArray[np.uint32]:
-    """Code units of generated text: mostly ASCII, some Cyrillic, CJK and emoji.
-
-    Parameters
-    ----------
-    n_elements, width : int
-        Number of strings and code points per element.
-    max_length : int, optional
-        Longest string (default ``width``); the rest is U+0000 padding.
-    seed : int
-        Seed of the random generator.
-
-    Returns
-    -------
-    numpy.ndarray
-        New ``uint32`` array of shape ``(n_elements, width)``; each string
-        holds ``max_length // 2`` to ``max_length`` code points.
-
-    Raises
-    ------
-    ValueError
-        If ``n_elements`` or ``width`` is negative.
-
-    Examples
-    --------
-    >>> units = sample_units(3, 4)
-    >>> units.shape, units.dtype.name, bool((units[:, :2] != 0).all())
-    ((3, 4), 'uint32', True)
-    """
+    """Code units of ``n_elements`` generated strings: mostly ASCII, some Cyrillic, CJK, emoji."""
     rng = np.random.default_rng(seed)
     max_length = width if max_length is None else max_length
     shape = (n_elements, width)
@@ -125,30 +96,7 @@ def sample_chunk(
 
 
 def sample_array(count: int, seed: int = 0) -> npt.NDArray[np.str_]:
-    """A little-endian ``<U16`` array of :func:`sample_units` text, made 16 MiB at a time.
-
-    Parameters
-    ----------
-    count : int
-        Number of elements.
-    seed : int
-        Seed of the first 16 MiB; each further piece takes the next.
-
-    Returns
-    -------
-    numpy.ndarray
-        A new array of shape ``(count,)``.
-
-    Raises
-    ------
-    ValueError
-        If ``count`` is negative.
-
-    Examples
-    --------
-    >>> sample_array(5).dtype.str
-    '<U16'
-    """
+    """A ``<U16`` array of :func:`sample_units` text, made 16 MiB (a seed) at a time."""
     data = np.empty(count, f"<U{WIDTH}")
     units = data.view("<u4").reshape(count, WIDTH)
     step = 16 * MiB // (4 * WIDTH)  # bounds the generator's memory
