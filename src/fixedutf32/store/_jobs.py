@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._source import CodecChain
 from ..metadata import ArrayMetadata, FixedLengthUTF32
-from ._layout import FIXED, V2_ARRAY, V2_ATTRS, V3_DOC, ArrayPlan, Codec, Node, join, make_codec
+from ._layout import FIXED, V2_ARRAY, V2_ATTRS, V3_DOC, ArrayPlan, Node, destination_chain, join
 from ._options import ConvertOptions
 
 __all__ = ["Job", "changes", "check_fits", "json_bytes", "plan_job"]
@@ -22,7 +23,7 @@ class Job:
     source: ArrayPlan
     to: str
     meta: ArrayMetadata  # destination layout; the data type is a stand-in for string
-    codecs: tuple[Codec, ...]  # destination bytes-to-bytes codecs
+    chain: CodecChain  # destination bytes-to-bytes codecs
     doc_names: tuple[tuple[str, bytes], ...]  # metadata documents, written last
     same_grid: bool
     skip_invalid: bool
@@ -76,7 +77,7 @@ def changes(job: Job) -> list[str]:
     before = [spec.id for spec in plan.reader.chain.specs]
     if plan.reader.shard_chain is not None:  # the codecs applied to whole shards
         before += [spec.id for spec in plan.reader.shard_chain.specs]
-    after = [codec.spec.id for codec in job.codecs]
+    after = [spec.id for spec in job.chain.specs]
     if before != after:
         out.append(f"codecs [{', '.join(before)}] -> [{', '.join(after)}]")
     return out
@@ -169,7 +170,7 @@ def plan_job(node: Node, plan: ArrayPlan, longest: int, opts: ConvertOptions) ->
         order,
     )
     docs = _dest_documents(node, plan, to, meta, opts.compressors)
-    codecs = tuple(make_codec(c, opts.zarr_format, "compressors") for c in opts.compressors)
+    chain = destination_chain(opts.compressors, opts.zarr_format, "compressors")
     doc_names = tuple(sorted(docs.items()))
     signature = hashlib.sha256(
         repr((sorted(node.documents.items()), doc_names)).encode()
@@ -178,7 +179,7 @@ def plan_job(node: Node, plan: ArrayPlan, longest: int, opts: ConvertOptions) ->
         plan,
         to,
         meta,
-        codecs,
+        chain,
         doc_names,
         same_grid,
         opts.skip_invalid,

@@ -15,7 +15,6 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import ByteView
 from .._source import ChunkGrid, CodecChain, CodecSpec, Scratch, parse_codec
 from .._source.files import is_within, outside_link_reason, read_regular_file
 from .._source.reader import KeyReader, OnBlock, Sink
@@ -213,41 +212,10 @@ def data_type_of(node: Node) -> str:
 _UNSIZED_BOUND = 1 << 32
 
 
-class Codec:
-    """One bytes-to-bytes codec of a destination, as :mod:`fixedutf32._source` runs it."""
-
-    # encode gives blosc the element size as typesize; decode checks the frame before inflating.
-
-    __slots__ = ("chain", "spec")
-
-    def __init__(self, spec: CodecSpec) -> None:
-        self.spec = spec
-        self.chain = CodecChain((spec,), _UNSIZED_BOUND, exact=False)
-
-    def encode(self, data: ByteView) -> ByteView:
-        return self.chain.encode(data)
-
-    def decode(self, data: ByteView) -> ByteView:
-        return self.chain.decode(data, key="(destination chunk)")
-
-
-def make_codec(codec: Any, zarr_format: int, where: str = "codecs") -> Codec:
-    """One bytes-to-bytes codec from its JSON, built now (MetadataError if it cannot be)."""
-    return Codec(parse_codec(codec, zarr_format, where))
-
-
-def undo(codecs: Sequence[Codec], data: ByteView) -> ByteView:
-    """``data`` with ``codecs`` (in the order they were applied) undone."""
-    for codec in reversed(codecs):
-        data = codec.decode(data)
-    return data
-
-
-def redo(codecs: Sequence[Codec], data: ByteView) -> ByteView:
-    """Apply ``codecs`` in order to the bytes of a chunk."""
-    for codec in codecs:
-        data = codec.encode(data)
-    return data
+def destination_chain(codecs: Sequence[Any], zarr_format: int, where: str) -> CodecChain:
+    """A destination's bytes-to-bytes codecs from their JSON, built now (MetadataError if not)."""
+    specs = tuple(parse_codec(codec, zarr_format, where) for codec in codecs)
+    return CodecChain(specs, _UNSIZED_BOUND, exact=False)
 
 
 def local_root(handle: StoreHandle) -> str | None:

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._layout import FIXED, STRING, Index, make_codec
+from .._source import parse_codec
+from ._layout import FIXED, STRING, Index
 
 __all__ = [
     "DEFAULT_COMPRESSORS",
@@ -64,7 +65,7 @@ def compressor_json(compressors: Any, zarr_format: int) -> tuple[dict[str, Any],
             raise ValueError(f"compressors: expected codec objects or JSON dicts, got {codec!r}")
         # fails now, not after the chunks; the metadata then says every setting
         # the chunks are compressed with (the chunk-source layer's defaults)
-        spec = make_codec(codec, zarr_format, "compressors").spec
+        spec = parse_codec(codec, zarr_format, "compressors")
         written = spec.to_json(zarr_format)
         if zarr_format == 2 and spec.typesize is not None:
             written["typesize"] = spec.typesize

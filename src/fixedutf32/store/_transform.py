@@ -15,7 +15,7 @@ from ..chunk import byteswap, decode_chunk, repad
 from ..errors import CorruptChunkError, FixedUTF32Error, StringTooLongError
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8
 from ._jobs import Job
-from ._layout import STRING, ArrayPlan, Index, local_root, redo, undo
+from ._layout import STRING, ArrayPlan, Index, local_root
 from ._plans import Problem, chunk_problem
 from ._resume import JournalEntry, fingerprint, read_key
 from ._run import StoreRef, resolve
@@ -128,7 +128,8 @@ def write_chunk(
         if old is not None:
             try:
                 same = np.array_equal(
-                    np.frombuffer(undo(job.codecs, old), np.uint8), np.frombuffer(payload, np.uint8)
+                    np.frombuffer(job.chain.decode(old, key=key), np.uint8),
+                    np.frombuffer(payload, np.uint8),
                 )
             except Exception:  # noqa: BLE001 - a torn or foreign chunk is rewritten
                 same = False
@@ -136,7 +137,7 @@ def write_chunk(
                 result["kept"] += 1
                 result["keys"][key] = len(old)
                 return
-    data = redo(job.codecs, payload)
+    data = job.chain.encode(payload)
     dst.set(key, data)
     nbytes = as_bytes(data).nbytes
     result["written"] += 1
