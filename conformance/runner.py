@@ -39,14 +39,7 @@ OURS = "fixedutf32"
 # Where a row of this package is known not to conform: (row, case) -> what happens and why.
 # Shown as "known" in the table and allowed by the exit status; tests/test_conformance.py
 # fails once the deviation is gone, so that the entry is removed.
-KNOWN: dict[tuple[str, str], str] = {
-    ("fixedutf32 zarr pipeline", "v3_fill_trailing_nul_over_capacity"): (
-        'reads the fill value "a\\u0000" as "a" at capacity 1: zarr-python makes the '
-        "JSON string a numpy.str_, which drops trailing U+0000, before "
-        "fixedutf32.zarr.StrictFixedLengthUTF32.cast_scalar counts its code points "
-        "(parse_array_metadata and check count the JSON string and reject it)"
-    ),
-}
+KNOWN: dict[tuple[str, str], str] = {}  # (row, case) -> why this package departs
 ROW_TIMEOUT = 600
 
 

@@ -265,6 +265,13 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
             return cls(length=dtype.capacity, endianness=endian)  # type: ignore[arg-type]
         return super()._from_json_v2(data)
 
+    def from_json_scalar(self, data: JSON, *, zarr_format: Any) -> np.str_:
+        """The fill value from its JSON; one ending in U+0000 checked before NumPy drops them."""
+        # Other strings are checked by cast_scalar, where zarr does not rewrap the error.
+        if isinstance(data, str) and data.endswith("\0"):
+            _rules.FixedLengthUTF32(self.item_size).decode_fill_value(data)
+        return super().from_json_scalar(data, zarr_format=zarr_format)
+
     def cast_scalar(self, data: object) -> np.str_:
         """The fill value as a ``numpy.str_``, refusing what zarr would truncate.
 
