@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLOCK_BYTES",
+    "ChunkDirectories",
     "ChunkFile",
     "is_within",
     "open_chunk_file",
@@ -63,6 +64,8 @@ def is_within(root: str, path: str) -> bool:
     >>> is_within("/data/a.zarr", "/data/a.zarr/c/0"), is_within("/data/a.zarr", "/data/a.zarr2")
     (True, False)
     """
+    if os.name != "nt":  # a prefix test: commonpath costs more than reading a small chunk
+        return path == root or path.startswith(root if root.endswith("/") else root + "/")
     try:
         return os.path.commonpath([root, path]) == root
     except ValueError:  # different drives (Windows), or a relative path: not inside
@@ -277,6 +280,78 @@ class ChunkFile:
                 )
             done += n
         return view
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_CAREFUL = -1  # a directory that is not plainly inside the store: its files go the careful way
+
+
+class ChunkDirectories:
+    """The short way to many small chunk files: each directory opened once, each file under it.
+
+    A directory of the store is opened once and checked to lie inside
+    ``within``; a chunk file is then opened relative to it without following
+    a link (``O_NOFOLLOW``), so it lies inside too, with no check of its own
+    real path.  :meth:`read` does what it can do plainly and says when it
+    cannot, for :func:`open_chunk_file` to say why.  A context manager.
+    """
+
+    # POSIX only (``dir_fd``): :attr:`usable` says so.
+    usable = os.open in os.supports_dir_fd and bool(_NOFOLLOW)
+
+    def __init__(self, root: str, within: str | None) -> None:
+        self.root = root
+        self.within = within
+        self._fds: dict[str, int | None] = {}
+
+    def __enter__(self) -> ChunkDirectories:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd in self._fds.values():
+            if fd is not None and fd >= 0:
+                os.close(fd)
+        self._fds.clear()
+
+    def _directory(self, name: str) -> int | None:
+        """The open directory ``name`` of the store; None if missing, ``_CAREFUL`` if unusual."""
+        path = os.path.join(self.root, name) if name else self.root
+        try:
+            fd = os.open(path, _DIRECTORY)
+        except OSError as exc:
+            return None if exc.errno in _MISSING else _CAREFUL
+        if self.within is not None and not is_within(self.within, _opened_path(fd, path)):
+            os.close(fd)
+            return _CAREFUL
+        return fd
+
+    def read(self, key: str, out: memoryview) -> bool | None:
+        """Fill ``out`` with the regular file ``key`` of exactly its size: True; None if missing.
+
+        False for anything else (a link, not a regular file, another size,
+        an error, a short read): ``out`` may then hold anything.
+        """
+        head, _, name = key.rpartition("/")
+        fds = self._fds
+        directory = fds[head] if head in fds else fds.setdefault(head, self._directory(head))
+        if directory is None:
+            return None
+        if directory == _CAREFUL:
+            return False
+        try:
+            fd = os.open(name, _FLAGS | _NOFOLLOW, dir_fd=directory)
+        except OSError as exc:
+            return None if exc.errno in _MISSING else False
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size != out.nbytes:
+                return False
+            return os.readv(fd, [out]) == out.nbytes
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
 
 
 def open_chunk_file(

@@ -18,8 +18,10 @@ chunk's size each goes with one ``preadv`` straight into the places a
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 import os
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -27,10 +29,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .._checks import as_bytes
-from ..errors import CorruptChunkError, FixedUTF32Error, MetadataError
+from ..errors import CorruptChunkError, FixedUTF32Error, InvalidCodePointError, MetadataError
 from .chunks import ChunkDecoder
 from .codecs import CodecChain
-from .files import ChunkFile, open_chunk_file
+from .files import ChunkDirectories, ChunkFile, open_chunk_file
 from .grid import ChunkGrid, Index
 from .scratch import Scratch, thread_scratch
 from .shard import ShardIndex, ShardLayout
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
     from .._checks import Buffer
     from ..metadata._model import ArrayModel  # the layer above: only its fields are read
 
-__all__ = ["Get", "KeyReader", "OnBlock", "Sink", "Target"]
+__all__ = ["Get", "KeyReader", "OnBlock", "Sink", "Span", "Target"]
 
 # sink(chunk index, its bytes with the codecs undone, None), or (chunk index,
 # None, why it cannot be read); the bytes are a reused buffer, valid during the call.
@@ -51,6 +53,9 @@ Get: TypeAlias = Callable[[str], "Buffer | None"]
 # target(chunk index): the caller's own memory, exactly a decoded chunk's bytes, to decode it
 # straight into (None: the reader's scratch); it may be left holding part of a chunk that fails.
 Target: TypeAlias = Callable[[Index], "npt.NDArray[np.uint8] | None"]
+# span(shard index): the caller's own memory for every chunk of a shard inside the grid, back to
+# back in the shard's C order (exactly their bytes), or None; as a target, for a whole shard.
+Span: TypeAlias = Callable[[Index], "npt.NDArray[np.uint8] | None"]
 
 # Bytes of a raw local chunk read before ``on_block`` sees them: a chunk of
 # up to 4 MiB in one read, larger ones in 4 MiB blocks.  Such a block is still
@@ -133,6 +138,7 @@ class KeyReader:
         scratch: Scratch | None = None,
         needed: Collection[int] | npt.NDArray[np.intp] | None = None,
         target: Target | None = None,
+        span: Span | None = None,
     ) -> int | None:
         """Read the key at ``key_index`` and hand each chunk it holds to ``sink``.
 
@@ -148,6 +154,10 @@ class KeyReader:
         chunks to read (None: all; ignored for unsharded keys).  ``target``
         (:data:`Target`): where a chunk may be decoded straight into, so
         that its bytes are written once; ``sink`` then gets a view of it.
+        ``span`` (:data:`Span`) is the same for a whole local shard whose raw
+        chunks are stored back to back in C order, all of them needed: its
+        bytes are then read straight into the span in blocks of about half
+        of L2, ``on_block(first chunk, block, offset in the span)`` on each.
 
         Returns the key's size as stored, 0 when it could not be read (the
         error went to ``sink``), or None when the key is missing.
@@ -160,7 +170,7 @@ class KeyReader:
             return self._read_chunk(source, key, index, sink, within, on_block, scratch, target)
         if isinstance(source, str) and chain.raw:
             return self._read_local_shard(
-                source, key, index, sink, within, on_block, scratch, needed, target
+                source, key, index, sink, within, on_block, scratch, needed, target, span
             )
         try:
             stored = self._stored(source, key, chain.max_stored_nbytes, within, scratch)
@@ -175,6 +185,71 @@ class KeyReader:
             piece = data[start : start + nbytes]
             self._decode(key, chunk, piece, sink, on_block, scratch, target)
         return stored.nbytes
+
+    def read_many(
+        self,
+        key_indices: Iterable[Sequence[int]],
+        source: str | Get,
+        sink: Sink,
+        *,
+        within: str | None = None,
+        on_block: OnBlock | None = None,
+        scratch: Scratch | None = None,
+        target: Target | None = None,
+    ) -> list[int | None]:
+        """:meth:`read` of each key in turn: what each returned, in a list.
+
+        Raw local chunks of up to 4 MiB go a short way, for arrays of many
+        small chunks: each directory is opened once and checked to lie in
+        ``within``, each file opened under it without following a link,
+        read whole (into its ``target`` place, if any), then handed to
+        ``on_block`` and ``sink``; any file out of the ordinary (a link, not
+        a regular file, another size) goes through :meth:`read`, which says
+        what is wrong with it.
+        """
+        scratch = thread_scratch() if scratch is None else scratch
+        decoder = self.decoder
+        if (
+            not isinstance(source, str)
+            or self.shard is not None
+            or decoder is None
+            or not self.chain.raw
+            or decoder.nbytes > _READ_BLOCK
+            or not ChunkDirectories.usable
+        ):
+            return [
+                self.read(
+                    k,
+                    source,
+                    sink,
+                    within=within,
+                    on_block=on_block,
+                    scratch=scratch,
+                    target=target,
+                )
+                for k in key_indices
+            ]
+        done: list[int | None] = []
+        buffer = as_bytes(scratch.bytes("chunk", decoder.nbytes))
+        with ChunkDirectories(source, within) as directories:
+            for key_index in key_indices:
+                index = tuple(key_index)
+                key = self.key(index)
+                place = None if target is None else target(index)
+                data = buffer if place is None else as_bytes(place)
+                read = directories.read(key, data)
+                if read is None:
+                    done.append(None)
+                elif read:
+                    done.append(decoder.nbytes)
+                    self._hand_on(key, index, data, sink, on_block)
+                else:
+                    done.append(
+                        self._read_chunk(
+                            source, key, index, sink, within, on_block, scratch, target
+                        )
+                    )
+        return done
 
     def _entries(
         self,
@@ -214,6 +289,7 @@ class KeyReader:
         scratch: Scratch,
         needed: Collection[int] | npt.NDArray[np.intp] | None,
         target: Target | None,
+        span: Span | None,
     ) -> int | None:
         """A local shard without codecs of its own: its index, then runs of the chunks needed."""
         assert self.shard is not None and self.shard_chain is not None  # sharded arrays only
@@ -245,6 +321,12 @@ class KeyReader:
                 sink(index, None, _as_error(key, exc))
                 return 0
             entries = self._entries(index, found, needed)
+            place = None
+            if span is not None and needed is None and self._dense(index, entries):
+                place = span(index)
+            if place is not None:
+                self._read_span(file, key, entries, as_bytes(place), sink, on_block)
+                return size
             start = 0
             while start < len(entries):
                 stop = start + 1
@@ -260,6 +342,55 @@ class KeyReader:
                 self._read_run(file, key, run, begin, end, sink, on_block, scratch, target)
                 start = stop
         return size
+
+    def _dense(self, index: Index, entries: list[tuple[Index, int, int]]) -> bool:
+        """Whether a shard holds every chunk inside the grid, raw, back to back in C order."""
+        assert self.shard is not None  # sharded arrays only
+        decoder = self.decoder
+        if decoder is None or not self.chain.raw or not entries:
+            return False
+        per, grid = self.shard.chunks_per_shard, self.grid.grid_shape
+        inside = math.prod(min(p, g - i * p) for i, p, g in zip(index, per, grid))
+        n, first = decoder.nbytes, entries[0][1]
+        return (
+            len(entries) == inside
+            and all(o == first + k * n and m == n for k, (_, o, m) in enumerate(entries))
+            and all(a[0] < b[0] for a, b in itertools.pairwise(entries))
+        )
+
+    def _read_span(
+        self,
+        file: ChunkFile,
+        key: str,
+        entries: list[tuple[Index, int, int]],
+        place: memoryview,
+        sink: Sink,
+        on_block: OnBlock | None,
+    ) -> None:
+        """A dense shard's chunks straight into ``place``, checked block by block while in cache."""
+        assert self.decoder is not None  # dense shards only
+        n, begin = self.decoder.nbytes, entries[0][1]
+        if place.nbytes != n * len(entries):
+            raise ValueError(f"the span holds {place.nbytes} bytes; the chunks {n * len(entries)}")
+        step = self.decoder.elements.block_bytes(_RUN_BYTES)
+        for offset in range(0, place.nbytes, step):
+            block = place[offset : offset + step]
+            try:
+                file.read_at(begin + offset, block)
+                if on_block is not None:
+                    on_block(entries[0][0], block, offset)
+            except _READ_ERRORS as exc:
+                # the chunk it met, and the element in that chunk
+                error = _as_error(key, exc)
+                at = offset // n
+                if isinstance(error, InvalidCodePointError):
+                    count = n // self.decoder.elements.length_bytes
+                    at, element = divmod(error.index, count)
+                    error = InvalidCodePointError(element, error.position, error.code_point)
+                sink(entries[at][0], None, error)
+                return
+        for k, (chunk, _, _) in enumerate(entries):
+            sink(chunk, place[k * n : (k + 1) * n], None)
 
     def _read_run(
         self,
