@@ -1,29 +1,7 @@
-"""What differs between the zarr-python releases the integration supports.
-
-The integration is tested on zarr-python 3.1.6 (the newest release for
-Python 3.11) and on the newest release (3.4.x, Python >= 3.12).  Every
-difference the rest of ``fixedutf32.zarr`` depends on is decided here, once,
-by looking for the feature itself rather than comparing version numbers:
-
-- ``BytesCodec.endian`` is an ``Endian`` enum up to zarr 3.3 and a plain
-  ``"little"``/``"big"`` string from 3.4 on (:func:`endian_name`);
-- a ``bytes`` codec parsed without ``endian`` gets the machine's byte order
-  from zarr 3.1 and stays ``None`` from 3.4 on (:data:`UNSPECIFIED_ENDIAN`);
-- ``CodecPipeline.read`` returns one ``GetResult`` per chunk from zarr 3.2
-  on (:data:`PRESENT`, :data:`MISSING`; zarr 3.1 ignores the value);
-- zarr 3.4 evolves a pipeline against the array's chunk spec when it creates
-  one (``FusedCodecPipeline`` builds its synchronous transform then), and
-  threads the spec through the codecs when it evolves one
-  (:func:`build_pipeline`, :func:`evolve_pipeline`);
-- zarr 3.4 has ``FusedCodecPipeline`` (:data:`FusedCodecPipeline`).
-
-It also holds how a store's requests are issued: synchronously when the
-store does its IO so (:func:`sync_store_path`), and with ``async.concurrency``
-of them in flight on threads of their own when each may wait on a network
-(:func:`waits_per_request`, :func:`fan_out`) rather than one chunk after
-another on a share of the CPUs; both rules are :mod:`fixedutf32._store_kinds`'s,
-which the store tools follow too.
-"""
+"""What differs between the zarr-python releases supported (3.1.6 to 3.4.x); store requests."""
+# Each difference is decided once, here, by looking for the feature, never by version number.
+# Store requests: synchronous where the store does its IO so; on threads of their own,
+# async.concurrency at once, where each may wait on a network (_store_kinds' rules).
 
 from __future__ import annotations
 
@@ -31,7 +9,7 @@ import asyncio
 import importlib
 import importlib.util
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, TypeVar
 
@@ -68,9 +46,9 @@ __all__ = [
     "FusedCodecPipeline",
     "V2Codec",
     "build_pipeline",
+    "each_request",
     "codecs_of",
     "endian_name",
-    "literal",
     "evolve_pipeline",
     "fan_out",
     "is_scalar",
@@ -80,26 +58,11 @@ __all__ = [
 ]
 
 
-def literal(setting: object) -> str | None:
-    """A codec setting as its string, whether an Enum member (zarr <= 3.3) or a literal (3.4).
-
-    ``BytesCodec.endian`` (``"little"``, ``"big"``), ``ShardingCodec.index_location``
-    (``"end"``, ``"start"``); None stays None.
-
-    Examples
-    --------
-    >>> import zarr.codecs
-    >>> literal(zarr.codecs.BytesCodec(endian="big").endian)
-    'big'
-    >>> literal(None) is None
-    True
-    """
-    name = getattr(setting, "value", setting)  # an Enum member carries the string as .value
+def endian_name(setting: object) -> str | None:
+    """``BytesCodec.endian`` as ``"little"``, ``"big"`` or None."""
+    # an Endian enum up to zarr 3.3 (the string is its .value), a plain string from 3.4
+    name = getattr(setting, "value", setting)
     return None if name is None else str(name)
-
-
-#: ``BytesCodec.endian`` as ``"little"``, ``"big"`` or None.
-endian_name = literal
 
 
 #: The byte order zarr's own ``BytesCodec.from_dict`` gives a codec whose JSON
@@ -118,10 +81,7 @@ MISSING: Final[ChunkStatus] = {"status": "missing"}
 
 
 def sync_store_path(getter: object) -> bool:
-    """Whether ``getter`` is a ``StorePath`` whose store :func:`does_sync_io`.
-
-    ``StorePath.get_sync``, ``set_sync`` and ``delete_sync`` then work.
-    """
+    """Whether ``getter`` is a ``StorePath`` whose store :func:`does_sync_io` (``*_sync`` work)."""
     from zarr.storage import StorePath
 
     return type(getter) is StorePath and does_sync_io(getter.store)
@@ -146,12 +106,8 @@ def _request_pool(width: int) -> ThreadPoolExecutor:
 
 
 async def fan_out(call: Callable[[_T], object], items: Sequence[_T]) -> None:
-    """``call(item)`` for every item on threads, ``async.concurrency`` of them at once.
-
-    For synchronous requests to a store that :func:`waits_per_request`: one
-    item each, so that a slow request holds up nothing else (zarr's own
-    threads are ``threading.max_workers`` wide, one per CPU by default).
-    """
+    """``call(item)`` for every item on threads, ``async.concurrency`` of them at once."""
+    # one item a thread, so a slow request holds up nothing else (zarr's threads: one per CPU)
     if not items:
         return
     limit = max(1, int(config.get("async.concurrency") or len(items)))
@@ -162,6 +118,21 @@ async def fan_out(call: Callable[[_T], object], items: Sequence[_T]) -> None:
         await loop.run_in_executor(pool, call, item)
 
     await settled_map(one, items, limit)
+
+
+async def each_request(
+    jobs: Sequence[Any],
+    here: Callable[[Any], object],
+    one: Callable[[Any], Awaitable[object]],
+    threads: bool = True,
+) -> None:
+    """``here(job)`` through :func:`fan_out`, or ``await one(job)``, for every job."""
+    # fan_out where the store does synchronous IO and each request may wait (NFS, a wrapper)
+    getter: Any = jobs[0].getter if jobs else None
+    if threads and sync_store_path(getter) and waits_per_request(getter.store):
+        await fan_out(here, jobs)
+    else:
+        await settled_map(one, jobs, config.get("async.concurrency"))
 
 
 #: zarr's FusedCodecPipeline class (zarr >= 3.4), or None.
@@ -182,28 +153,7 @@ _classes: dict[str, type[CodecPipeline]] = {}
 
 
 def pipeline_class(path: str) -> type[CodecPipeline]:
-    """The codec pipeline class a ``codec_pipeline.path`` value names.
-
-    Parameters
-    ----------
-    path : str
-        ``"module.ClassName"``, as zarr's configuration holds it.
-
-    Returns
-    -------
-    type
-        A subclass of ``zarr.abc.codec.CodecPipeline``.
-
-    Raises
-    ------
-    ValueError
-        When ``path`` does not name an importable codec pipeline class.
-
-    Examples
-    --------
-    >>> pipeline_class("zarr.core.codec_pipeline.BatchedCodecPipeline").__name__
-    'BatchedCodecPipeline'
-    """
+    """The codec pipeline class a ``codec_pipeline.path`` value names; ValueError if none."""
     cls = _classes.get(path)
     if cls is not None:
         return cls
@@ -253,22 +203,7 @@ def codecs_of(metadata: ArrayMetadata) -> list[Codec]:
 
 
 def build_pipeline(cls: type[CodecPipeline], metadata: ArrayMetadata, store: Store) -> Any:
-    """A pipeline of class ``cls`` for an array, built as zarr builds the configured one.
-
-    Parameters
-    ----------
-    cls : type
-        A codec pipeline class (zarr's ``BatchedCodecPipeline``,
-        ``FusedCodecPipeline``, a third-party one).
-    metadata : zarr ArrayV3Metadata or ArrayV2Metadata
-    store : zarr.abc.store.Store
-
-    Returns
-    -------
-    CodecPipeline
-        What zarr's ``create_codec_pipeline`` would return with ``cls``
-        configured.
-    """
+    """A pipeline of class ``cls`` for an array, as zarr's ``create_codec_pipeline`` builds it."""
     try:
         return cls.from_array_metadata_and_store(array_metadata=metadata, store=store)
     except NotImplementedError:
@@ -280,18 +215,7 @@ def build_pipeline(cls: type[CodecPipeline], metadata: ArrayMetadata, store: Sto
 
 
 def evolve_pipeline(pipeline: Any, array_spec: ArraySpec) -> Any:
-    """``pipeline.evolve_from_array_spec(array_spec)``, correct on every zarr.
-
-    Parameters
-    ----------
-    pipeline : CodecPipeline
-    array_spec : zarr.core.array_spec.ArraySpec
-
-    Returns
-    -------
-    CodecPipeline
-        A new pipeline of the same class.
-    """
+    """``pipeline.evolve_from_array_spec(array_spec)``, correct on every zarr (a new pipeline)."""
     if not _THREADS_SPECS and type(pipeline) is BatchedCodecPipeline:
         codecs = [c.evolve_from_array_spec(array_spec=array_spec) for c in pipeline]
         return BatchedCodecPipeline.from_codecs(codecs, batch_size=pipeline.batch_size)

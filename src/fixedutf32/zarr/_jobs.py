@@ -1,12 +1,4 @@
-"""One typed record per chunk of a batch, made once from what zarr hands the pipeline.
-
-zarr's ``Array`` hands ``read()`` and ``write()`` a batch of 5-tuples
-(where the chunk is stored, its spec, the chunk and the result selections,
-whether the selection covers the whole chunk).  :func:`jobs_of` turns each
-into a :class:`ChunkJob` holding also what the readers and writers need of
-it: its store key, its local file, its layout, and the block of the result
-(or value) it fills whole, if there is one.
-"""
+"""One typed record per chunk of a batch (:class:`ChunkJob`), made once from zarr's 5-tuples."""
 
 from __future__ import annotations
 
@@ -24,36 +16,14 @@ from ._plan import ChunkLayout, ChunkPlan, ShardPlan
 if TYPE_CHECKING:
     from zarr.core.array_spec import ArraySpec
 
-__all__ = ["ChunkJob", "direct_block", "fill_value", "jobs_of", "shares"]
+__all__ = ["ChunkJob", "direct_block", "fill_value", "jobs_of", "plain_slices", "shares"]
 
 _UINT8 = np.dtype(np.uint8)
 
 
 @dataclass(slots=True)
 class ChunkJob:
-    """One chunk of a batch (not changed once made).
-
-    Attributes
-    ----------
-    position : int
-        Its place in the batch (and in what ``read()`` returns).
-    getter : ByteGetter or ByteSetter
-        Where zarr stores it.
-    key : str or None
-        Its store key (``"c/0/2"``; None inside a shard).
-    path : str or None
-        Its file, when the store is a local directory.
-    spec : ArraySpec
-    layout : ChunkLayout
-    chunk_selection, out_selection : tuple
-        The part of the chunk, and where it goes in the result (or comes
-        from in the value).
-    complete : bool
-        Whether the selection covers the whole chunk.
-    block : numpy.ndarray or None
-        The flat bytes of the result (or value) that the whole chunk fills,
-        laid out as the chunk is stored; None when there is no such block.
-    """
+    """One chunk of a batch, with its store key, local file, layout and the block it fills whole."""
 
     position: int
     getter: Any
@@ -64,6 +34,7 @@ class ChunkJob:
     chunk_selection: Any
     out_selection: Any
     complete: bool
+    # the flat bytes of the result (or value) the whole chunk fills, laid out as stored
     block: np.ndarray[Any, np.dtype[np.uint8]] | None
 
 
@@ -72,9 +43,10 @@ def fill_value(spec: ArraySpec) -> Any:
     return spec.dtype.default_scalar() if spec.fill_value is None else spec.fill_value
 
 
-def _plain_slices(selection: object) -> bool:
+def plain_slices(selection: object, ndim: int | None = None) -> bool:
+    """Whether ``selection`` is a tuple of slices of step 1 (``ndim`` of them, if given)."""
     # A loop, not all() over a generator: this runs twice for every chunk read.
-    if type(selection) is not tuple:
+    if type(selection) is not tuple or (ndim is not None and len(selection) != ndim):
         return False
     for part in selection:  # noqa: SIM110
         if type(part) is not slice or part.step not in (None, 1):
@@ -90,16 +62,9 @@ def direct_block(
     complete: bool,
     drop_axes: tuple[int, ...],
 ) -> np.ndarray[Any, np.dtype[np.uint8]] | None:
-    """The flat bytes of ``array`` a whole chunk maps onto, laid out like the chunk; or None.
-
-    Only a chunk the selection covers whole, placed by plain slices onto one
-    contiguous block of ``array`` in the chunk's element order, has one.
-    """
+    """The flat bytes of ``array`` a whole chunk maps onto, laid out like the chunk; or None."""
     if not (
-        complete
-        and not drop_axes
-        and _plain_slices(chunk_selection)
-        and _plain_slices(out_selection)
+        complete and not drop_axes and plain_slices(chunk_selection) and plain_slices(out_selection)
     ):
         return None
     view = array[(*out_selection, Ellipsis)]  # the trailing ... keeps a 0-d view, not a copy
@@ -124,11 +89,7 @@ def jobs_of(
     array: np.ndarray[Any, Any] | None,
     drop_axes: tuple[int, ...],
 ) -> list[ChunkJob]:
-    """A :class:`ChunkJob` per entry of a batch.
-
-    ``array`` is the result of a read (or the value of a write), for the
-    blocks whole chunks fill; None to look for none.
-    """
+    """A :class:`ChunkJob` per entry of a batch; ``array`` (result or value) for the blocks."""
     jobs = []
     last_spec: object = None
     layout: ChunkLayout | None = None
@@ -167,12 +128,8 @@ def jobs_of(
 
 
 def shares(jobs: list[ChunkJob]) -> list[list[ChunkJob]]:
-    """Split ``jobs`` into runs, one per thread zarr lets run at once.
-
-    As many runs as ``threading.max_workers`` (default: one per CPU) and
-    ``async.concurrency`` allow, each of consecutive chunks: one thread hop
-    per run rather than per chunk.
-    """
+    """``jobs`` in runs of consecutive chunks, one per thread zarr lets run at once."""
+    # one thread hop per run rather than per chunk
     if not jobs:
         return []
     from zarr import config

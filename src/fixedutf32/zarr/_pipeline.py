@@ -12,7 +12,6 @@ Everything this pipeline does not handle goes to the fallback pipeline
 
 from __future__ import annotations
 
-import asyncio
 import warnings
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Self, cast
@@ -33,7 +32,7 @@ from ._jobs import jobs_of
 from ._naming import ChunkNames
 from ._plan import ChunkPlan, Declined, ShardPlan, plan_for
 from ._read import BatchRead
-from ._settle import settled, settled_map
+from ._settle import here_or_thread, settled, settled_map
 from ._shard_writing import ShardWrite, check_value
 from ._writing import BatchWrite
 
@@ -607,10 +606,7 @@ class CodecPipeline(_ZarrCodecPipeline):
         writer = BatchWrite(plan, self._names, value_np, drop_axes)
         # every element checked before any chunk is written: a refused write
         # leaves the store as it was
-        if value_np.nbytes <= _INLINE_CHECK_BYTES:
-            writer.check_value(jobs)
-        else:
-            await asyncio.to_thread(writer.check_value, jobs)
+        await here_or_thread(value_np.nbytes <= _INLINE_CHECK_BYTES, writer.check_value, jobs)
         await writer.run(jobs)
 
     async def _write_shards(
@@ -628,10 +624,8 @@ class CodecPipeline(_ZarrCodecPipeline):
         if not whole:
             await self._hand_on(self.fallback.write, batch_info, value, drop_axes)
             return
-        if value_np.nbytes <= _INLINE_CHECK_BYTES:
-            check_value(value_np, jobs, plan, self._names)
-        else:
-            await asyncio.to_thread(check_value, value_np, jobs, plan, self._names)
+        small = value_np.nbytes <= _INLINE_CHECK_BYTES
+        await here_or_thread(small, check_value, value_np, jobs, plan, self._names)
         taken = {job.position for job in whole}
         rest = [item for position, item in enumerate(batch_info) if position not in taken]
         if rest:

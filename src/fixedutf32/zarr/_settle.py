@@ -1,13 +1,6 @@
-"""Running a batch's store requests so that an error ends the batch, not just the wait.
-
-zarr's ``concurrent_map`` is ``asyncio.gather``: when one item fails, the
-error reaches the caller while the other items go on running, so a write
-refused for one chunk would go on changing the store (and a read, the
-caller's ``out``) after the caller has its exception.  Here, once an item
-has failed no further item starts, those already under way finish, and
-only then is the first error raised: when a call into the pipeline
-returns or raises, nothing of it is still running.
-"""
+"""Running a batch's requests so that an error ends the batch, not just the wait."""
+# zarr's concurrent_map (asyncio.gather) lets the other items run on after one fails, changing
+# the store or ``out`` after the caller has its error: here nothing runs on once a call returns.
 
 from __future__ import annotations
 
@@ -15,7 +8,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["settled", "settled_map"]
+__all__ = ["here_or_thread", "settled", "settled_map"]
 
 _T = TypeVar("_T")
 
@@ -23,24 +16,7 @@ _T = TypeVar("_T")
 async def settled_map(
     call: Callable[[_T], Awaitable[object]], items: Sequence[_T], limit: int | None
 ) -> None:
-    """``await call(item)`` for every item, ``limit`` at once; the first error once all stop.
-
-    Parameters
-    ----------
-    call : callable
-        A coroutine function of one item.
-    items : sequence
-        Its arguments; after an item has failed, the ones not yet started
-        are left out.
-    limit : int or None
-        Items under way at once (zarr's ``async.concurrency``); None or less
-        than 1: all.
-
-    Raises
-    ------
-    Exception
-        The first error an item raised, after every started item has ended.
-    """
+    """``await call(item)`` for every item, ``limit`` at once; the first error once all stop."""
     if not items:
         return
     width = int(limit) if limit and int(limit) > 0 else len(items)
@@ -62,14 +38,13 @@ async def settled_map(
 
 
 async def settled(*awaitables: Awaitable[Any]) -> None:
-    """Await every one of ``awaitables`` to its end, then raise the first error.
-
-    Raises
-    ------
-    Exception
-        The first error (in argument order) of those that failed.
-    """
+    """Await every one of ``awaitables`` to its end, then raise the first error (argument order)."""
     results = await asyncio.gather(*awaitables, return_exceptions=True)
     for result in results:
         if isinstance(result, BaseException):
             raise result
+
+
+async def here_or_thread(here: bool, call: Callable[..., _T], *args: Any) -> _T:
+    """``call(*args)`` on this thread when ``here`` (small work: a thread hop costs as much)."""
+    return call(*args) if here else await asyncio.to_thread(call, *args)

@@ -1,37 +1,20 @@
-"""Writing whole shards: inner chunks encoded from the value into one buffer, one store write.
-
-A shard the write covers whole (every inner chunk inside the selection; at
-the array's edge, the shard's part inside the array) needs nothing of what
-is stored: its inner chunks are encoded straight from the value into one
-buffer (raw ones in place, byte-swapped as stored; compressed ones through
-the chunk-source codec chain), the shard index is written beside them
-(:meth:`fixedutf32._source.ShardLayout.encode_index`), and the shard goes to
-the store with one ``set``.  As zarr's sharding codec does, inner chunks
-equal to the fill value are left out unless ``write_empty_chunks`` is set,
-inner chunks wholly outside the array are not stored, and a shard left with
-no inner chunk is deleted.  The inner chunks are stored in C order (zarr
-reads them by the index, in any order).
-
-Every element the batch writes is checked before anything is written
-(:func:`check_value`), so a value holding a lone surrogate leaves every
-shard as it was.  Shards written in part stay with zarr's sharding codec
-(it reads, merges and rewrites them).
-"""
+"""Writing whole shards: inner chunks encoded from the value into one buffer, one store write."""
+# As zarr's sharding codec: fill-value inner chunks left out unless write_empty_chunks, none
+# wholly outside the array stored, an empty shard deleted. Inner chunks are stored in C order.
+# Safety: check_value checks every element of the batch before any shard is written.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from zarr import config
 
 from .._source.writer import KeyWriter, first_invalid
 from ..errors import InvalidChunkCodePointError, InvalidCodePointError
-from ._compat import fan_out, sync_store_path, waits_per_request
-from ._jobs import ChunkJob, fill_value
+from ._compat import each_request, sync_store_path
+from ._jobs import ChunkJob, fill_value, plain_slices
 from ._plan import ChunkLayout, ShardPlan
-from ._settle import settled_map
+from ._settle import here_or_thread
 
 if TYPE_CHECKING:
     from zarr.core.buffer import Buffer
@@ -40,31 +23,13 @@ if TYPE_CHECKING:
 
 __all__ = ["ShardWrite", "check_value"]
 
-_UINT8 = np.dtype(np.uint8)
 # Shards up to this size are encoded on the event loop's thread: a thread hop
 # costs about as much.
 _INLINE_BYTES = 256 * 1024
 
 
-def _plain(selection: object, ndim: int) -> bool:
-    return (
-        type(selection) is tuple
-        and len(selection) == ndim
-        and all(type(s) is slice and s.step in (None, 1) for s in selection)
-    )
-
-
 class ShardWrite:
-    """The whole shards of one ``write()`` of a sharded array.
-
-    Parameters
-    ----------
-    plan : ShardPlan
-    names : ChunkNames
-        Names the inner chunk of an error.
-    value : numpy.ndarray
-        What zarr writes, already of the array's native data type; not changed.
-    """
+    """The whole shards of one ``write()`` of a sharded array (``value`` is not changed)."""
 
     __slots__ = ("names", "plan", "value")
 
@@ -74,23 +39,19 @@ class ShardWrite:
         self.value = value
 
     def takes(self, job: ChunkJob, drop_axes: tuple[int, ...]) -> bool:
-        """Whether ``job`` is a whole shard this class writes (else zarr merges it).
-
-        The selection must cover the shard's part inside the array (zarr's
-        ``is_complete_chunk``), by plain slices on both sides, from a value
-        of the array's own data type (zarr casts it so) or a scalar.
-        """
+        """Whether ``job`` is a whole shard this class writes (else zarr merges it)."""
+        # covered as zarr's is_complete_chunk says, by plain slices, from the array's dtype
         shape = job.layout.shape
         value = self.value
         if not (job.complete and not drop_axes and shape):
             return False
-        if not _plain(job.chunk_selection, len(shape)):
+        if not plain_slices(job.chunk_selection, len(shape)):
             return False
         if value.dtype != job.spec.dtype.to_native_dtype():
             return False
         if value.ndim == 0:
             return True
-        if not _plain(job.out_selection, value.ndim) or value.ndim != len(shape):
+        if not plain_slices(job.out_selection, value.ndim) or value.ndim != len(shape):
             return False
         if any((s.start or 0) != 0 for s in job.chunk_selection):
             return False
@@ -167,45 +128,24 @@ class ShardWrite:
     async def write_one(self, job: ChunkJob) -> None:
         small = job.layout.nbytes <= _INLINE_BYTES
         if sync_store_path(job.getter):
-            if small:
-                self.write_here(job)
-            else:
-                await asyncio.to_thread(self.write_here, job)
+            await here_or_thread(small, self.write_here, job)
             return
-        shard = self.encoded(job) if small else await asyncio.to_thread(self.encoded, job)
+        shard = await here_or_thread(small, self.encoded, job)
         if shard is None:
             await job.getter.delete()
         else:
             await job.getter.set(shard)
 
     async def run(self, jobs: list[ChunkJob]) -> None:
-        """Write every job's shard (each checked by :func:`check_value` already).
-
-        To a store with synchronous IO whose requests may each wait (NFS, a
-        wrapper), each shard is encoded and written on a thread of its own,
-        ``async.concurrency`` at once; to any other, as :meth:`write_one` says.
-        """
-        if jobs and sync_store_path(jobs[0].getter) and waits_per_request(jobs[0].getter.store):
-            await fan_out(self.write_here, jobs)
-            return
-        await settled_map(self.write_one, jobs, config.get("async.concurrency"))
+        """Write every job's shard (each checked by :func:`check_value` already)."""
+        await each_request(jobs, self.write_here, self.write_one)
 
 
 def check_value(
     value: np.ndarray[Any, Any], jobs: list[ChunkJob], plan: ShardPlan, names: ChunkNames
 ) -> None:
-    """Check every element a write takes from ``value``, before any shard is written.
-
-    One kernel call over a contiguous value; else (or to name a bad
-    element) the part of each job in turn.
-
-    Raises
-    ------
-    InvalidChunkCodePointError
-        For a code unit that is not a Unicode scalar value: it names the
-        shard, the element of its inner chunk and the element's array
-        coordinates.
-    """
+    """Check every element a write takes from ``value``, before any shard is written."""
+    # one kernel call over the value; each job's part only to name a bad element
     if first_invalid(value) is None:
         return
     for job in jobs:
@@ -222,11 +162,8 @@ def _in_selection(
     plan: ShardPlan,
     names: ChunkNames,
 ) -> InvalidChunkCodePointError:
-    """An error at element ``error.index`` (C order) of a job's part of the value, named.
-
-    The element is placed as zarr places the part (``shard[chunk_selection] =
-    part``, broadcast); the first place it lands names the inner chunk.
-    """
+    """An error at element ``error.index`` (C order) of a job's part of the value, named."""
+    # placed as zarr places the part (broadcast); the first place it lands names the chunk
     inner = plan.inner_layout(job.spec)
     shard_shape = job.layout.shape
     try:

@@ -1,16 +1,7 @@
-"""Writing a batch of chunks: encoded straight from the value, validated, compressed.
-
-A chunk the value holds whole is encoded from the value's own memory (no
-copy when it is already laid out and ordered as stored: its bytes go to
-the store as they are, after every unit is validated).  A chunk written in
-part is read back (through the same checks as any read), merged with the
-value and encoded.  Chunks that end up equal to the fill value are deleted
-unless the array's ``write_empty_chunks`` is set, as zarr's pipeline does.
-A chunk holding a lone surrogate is not written.  To a store with
-synchronous IO whose requests may each wait (a directory on NFS, a wrapper
-store), each chunk is written on a thread of its own, ``async.concurrency``
-at once (``_compat.fan_out``).
-"""
+"""Writing a batch of chunks: encoded straight from the value, validated, compressed."""
+# A whole chunk is encoded from the value's memory (no copy when already laid out as stored);
+# a partial one is read back (checked as any read) and merged. Fill-value chunks are deleted
+# unless write_empty_chunks, as zarr does; a chunk holding a lone surrogate is not written.
 
 from __future__ import annotations
 
@@ -18,15 +9,14 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from zarr import config
 
 from .._source import thread_scratch
 from .._source.writer import first_invalid
 from ..errors import InvalidCodePointError
-from ._compat import fan_out, is_scalar, sync_store_path, waits_per_request
-from ._jobs import ChunkJob, fill_value
+from ._compat import each_request, is_scalar
+from ._jobs import ChunkJob, fill_value, plain_slices
 from ._plan import ChunkPlan
-from ._settle import settled_map
+from ._settle import here_or_thread
 
 if TYPE_CHECKING:
     from ._naming import ChunkNames
@@ -39,16 +29,7 @@ _INLINE_BYTES = 4 * 1024 * 1024
 
 
 class BatchWrite:
-    """One ``write()`` of a batch.
-
-    Parameters
-    ----------
-    plan : ChunkPlan
-    names : ChunkNames
-    value : numpy.ndarray
-        What zarr writes (already cast to the array's data type); not changed.
-    drop_axes : tuple of int
-    """
+    """One ``write()`` of a batch (``value``, already of the array's dtype, is not changed)."""
 
     __slots__ = ("drop_axes", "names", "plan", "value")
 
@@ -69,24 +50,15 @@ class BatchWrite:
         value = self.value
         if not (job.complete and not self.drop_axes and value.ndim == len(job.layout.shape)):
             return None
-        if not all(type(s) is slice and s.step in (None, 1) for s in job.out_selection):
+        if not plain_slices(job.out_selection):
             return None
         part = value[(*job.out_selection, Ellipsis)]
         return part if part.shape == job.layout.shape else None
 
     def check_value(self, jobs: list[ChunkJob]) -> None:
-        """Refuse a value holding a lone surrogate before any chunk of the batch is written.
-
-        One kernel pass over the value, in its own byte order; only when it
-        fails is each job's chunk built (the stored part taken as the fill
-        value, nothing read or written) and encoded, so that the error names
-        the chunk and element a write would have named.
-
-        Raises
-        ------
-        InvalidChunkCodePointError
-            For a code unit of the value that is not a Unicode scalar value.
-        """
+        """Refuse a value holding a lone surrogate before any chunk of the batch is written."""
+        # one kernel pass over the value; only on failure is each job's chunk built (stored part
+        # taken as fill, nothing read or written) and encoded, to name the chunk and element
         if first_invalid(self.value) is None:
             return  # else find the chunk it goes to
         for job in jobs:
@@ -144,24 +116,20 @@ class BatchWrite:
         except InvalidCodePointError as exc:
             raise self.names.named(job, exc) from None
 
-    def compressed_here(self, job: ChunkJob, encoded: Any) -> Any:
-        """:meth:`compressed` for a chunk-source chain, on this thread."""
-        return job.spec.prototype.buffer.from_array_like(job.layout.writer.compress(encoded))
-
-    def write_share(self, jobs: list[ChunkJob]) -> None:
-        """Write chunks to a store that does its IO synchronously (runs on a thread)."""
-        for job in jobs:
-            chunk = self._whole_from_value(job)
-            if chunk is None:
-                existing = None
-                if not job.complete:
-                    existing = job.getter.get_sync(prototype=job.spec.prototype)
-                chunk = self.merged(job, existing)
-            encoded = self.encoded(job, chunk)
-            if encoded is None:
-                job.getter.delete_sync()
-            else:
-                job.getter.set_sync(self.compressed_here(job, encoded))
+    def write_here(self, job: ChunkJob) -> None:
+        """Write a chunk to a store that does its IO synchronously (runs on a thread)."""
+        chunk = self._whole_from_value(job)
+        if chunk is None:
+            existing = None
+            if not job.complete:
+                existing = job.getter.get_sync(prototype=job.spec.prototype)
+            chunk = self.merged(job, existing)
+        encoded = self.encoded(job, chunk)
+        if encoded is None:
+            job.getter.delete_sync()
+        else:
+            compressed = job.layout.writer.compress(encoded)
+            job.getter.set_sync(job.spec.prototype.buffer.from_array_like(compressed))
 
     async def compressed(self, job: ChunkJob, encoded: Any) -> Any:
         """What the store gets for the chunk: its bytes with the codecs applied."""
@@ -189,36 +157,21 @@ class BatchWrite:
                     for codec in reversed(self.plan.zarr_codecs):
                         (existing,) = await codec.decode([(existing, job.spec)])
             chunk = await asyncio.to_thread(self.merged, job, existing)
-        if chunk.nbytes <= _INLINE_BYTES:
-            encoded = self.encoded(job, chunk)
-        else:
-            encoded = await asyncio.to_thread(self.encoded, job, chunk)
+        encoded = await here_or_thread(chunk.nbytes <= _INLINE_BYTES, self.encoded, job, chunk)
         if encoded is None:
             await job.getter.delete()
             return
         await job.getter.set(await self.compressed(job, encoded))
 
     async def run(self, jobs: list[ChunkJob]) -> None:
-        # A store with synchronous IO whose requests may each wait (NFS, a
-        # wrapper): each chunk written on a thread of its own, async.concurrency
-        # at once; any other through zarr's store, as many at once.
-        if (
-            jobs
-            and self.plan.specs is not None
-            and sync_store_path(jobs[0].getter)
-            and waits_per_request(jobs[0].getter.store)
-        ):
-            await fan_out(self.write_share, [[job] for job in jobs])
-            return
-        await settled_map(self.write_one, jobs, config.get("async.concurrency"))
+        """Write every job's chunk (each checked by :meth:`check_value` already)."""
+        # write_here compresses through the chunk-source chain: only where there is one
+        await each_request(jobs, self.write_here, self.write_one, self.plan.specs is not None)
 
 
 def _equals_fill(chunk: np.ndarray[Any, Any], fill: Any) -> bool:
-    """Whether every element of ``chunk`` is ``fill``.
-
-    zarr's pipeline compares the elements (``NDBuffer.all_equal``); comparing
-    their 4-byte code units gives the same answer much faster.
-    """
+    """Whether every element of ``chunk`` is ``fill``."""
+    # zarr compares elements (NDBuffer.all_equal); comparing 4-byte code units is much faster
     if chunk.ndim == 0 or not (chunk.flags.c_contiguous or chunk.flags.f_contiguous):
         chunk = np.ascontiguousarray(chunk)
     units = np.array(fill, dtype=chunk.dtype).reshape(1).view(np.uint32)
