@@ -7,7 +7,7 @@ each layout below, then times, in turn and in the same run:
   buffer (a shard's data part; zstd: each frame read, then decompressed into
   its place), on as many threads as the reader;
 - ``reader``: ``fixedutf32.open_array(path).read(threads=...)``;
-- ``pipeline``: zarr with ``fixedutf32.zarr.CodecPipeline`` (docs/zarr.md);
+- ``pipeline``: zarr with ``fixedutf32.zarr.enable()``'s pipeline (docs/zarr.md);
 - ``stock``: zarr-python as installed.
 
 The Arrow row times ``read_arrow`` against :func:`fixedutf32.to_utf8` on the
@@ -32,15 +32,12 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 import fixedutf32
+import fixedutf32.zarr
 from fixedutf32._pool import new_array
 from fixedutf32.array import open_array
 
 MiB = 1 << 20
 WIDTH = 16  # code points per element: 64 bytes
-PIPELINE = {
-    "codec_pipeline.path": "fixedutf32.zarr.CodecPipeline",
-    "codecs.bytes": "fixedutf32.zarr.BytesCodec",
-}
 # name: (chunk bytes, shard bytes or None, zstd)
 CASES = {
     "1 MiB raw chunks": (MiB, None, False),
@@ -138,18 +135,16 @@ def main() -> None:
             write(path, data, chunk, shard, zstd)
             reader = open_array(path)
             assert (reader.read(threads=threads) == data).all()
-            with zarr.config.set(PIPELINE):
-                piped = zarr.open_array(str(path), mode="r")
             stock = zarr.open_array(str(path), mode="r")
+            with fixedutf32.zarr.enabled():  # the pipeline is chosen as the array is opened
+                piped = zarr.open_array(str(path), mode="r")
             calls = {
                 "floor": floor(path, data.nbytes, threads, zstd),
                 "reader": lambda: reader.read(threads=threads),
                 "pipeline": lambda: piped[...],
                 "stock": lambda: stock[...],
             }
-            with zarr.config.set(PIPELINE):
-                piped[:1]  # the pipeline is chosen when the array is opened
-                times = best(calls, args.rounds)
+            times = best(calls, args.rounds)
             ratios = [times["floor"] / times[k] for k in ("reader", "pipeline", "stock")]
             figures = "".join(f"{r:9.2f}" for r in ratios)
             print(f"{name:32} {times['floor']:8.3f}{figures}")

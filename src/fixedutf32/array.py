@@ -346,7 +346,7 @@ class StoredArray:
         def run(bands_run: range) -> tuple[npt.NDArray[np.uint8], int]:
             scratch = thread_scratch()
             worst = 4 * units * (starts[bands_run.stop] - starts[bands_run.start])
-            values = np.empty(worst + _kernels.UTF8_SLACK, np.uint8)  # untouched pages: no memory
+            values = new_array(worst + _kernels.UTF8_SLACK, np.uint8)  # touched as written
             end = 0
             for i in bands_run:
                 shape = tuple(len(range(*j)) for j in bands[i] if isinstance(j, tuple))
@@ -460,10 +460,13 @@ def _touched(item: _Item, chunk: int) -> range | list[int]:
     """The chunks along one axis that an item touches, in order."""
     if isinstance(item, int):
         return [item // chunk]
-    start, stop, step = item
-    if step == 1:
-        return range(start // chunk, (stop - 1) // chunk + 1) if stop > start else []
-    return sorted({i // chunk for i in range(start, stop, step)})
+    selected = range(*item)
+    if not selected:
+        return []
+    if abs(item[2]) >= chunk:  # each element in a chunk of its own
+        return sorted(i // chunk for i in selected)
+    low, high = min(selected[0], selected[-1]), max(selected[0], selected[-1])
+    return range(low // chunk, high // chunk + 1)  # steps shorter than a chunk touch them all
 
 
 def _place(item: _Item, chunk: int, i: int) -> tuple[slice | None, slice | int, bool]:
@@ -628,31 +631,35 @@ class _Job:
             assert data is not None  # the reader gives data or an error
             self.put(chunk, data)
 
+    def in_key(self, key: _Chunk) -> list[range | list[int]]:
+        """Along each axis, the chunks of a shard that the selection touches."""
+        per = self.array._plan.per_shard or (1,) * len(key)
+        axes: list[range | list[int]] = []
+        for t, k, p in zip(self.touched, key, per):
+            low, high = k * p, (k + 1) * p
+            if isinstance(t, range):  # t[i] = t.start + i: cut by arithmetic, not a walk
+                axes.append(range(max(t.start, low), min(t.stop, high)))
+            else:
+                axes.append([c for c in t if low <= c < high])
+        return axes
+
     def needed(self, key: _Chunk) -> tuple[list[int] | None, int]:
         """The flat indices in a shard of the chunks touched (None: all), and how many."""
         per = self.array._plan.per_shard
         if per is None:
             return None, 1
+        axes = self.in_key(key)
+        count = math.prod(len(axis) for axis in axes)
         grid = self.array._grid.grid_shape
-        local = [
-            [c - k * p for c in t if k * p <= c < (k + 1) * p]
-            for t, k, p in zip(self.touched, key, per)
-        ]
-        count = math.prod(len(axis) for axis in local)
-        full = math.prod(min(p, g - k * p) for k, p, g in zip(key, per, grid))
-        if count == full:
+        if count == math.prod(min(p, g - k * p) for k, p, g in zip(key, per, grid)):
             return None, count
+        local = [np.asarray(axis) - k * p for axis, k, p in zip(axes, key, per)]
         flat = np.ravel_multi_index(np.meshgrid(*local, indexing="ij"), per).ravel()
         return flat.tolist(), count
 
     def chunks_of(self, key: _Chunk) -> Iterable[_Chunk]:
         """The chunks of a key that the selection touches."""
-        per = self.array._plan.per_shard
-        if per is None:
-            return [key]
-        return itertools.product(
-            *[[c for c in t if k * p <= c < (k + 1) * p] for t, k, p in zip(self.touched, key, per)]
-        )
+        return itertools.product(*self.in_key(key))
 
     def put(self, chunk: _Chunk, data: memoryview) -> None:
         """Place a checked chunk in the result (already there when read into it)."""

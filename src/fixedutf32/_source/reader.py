@@ -18,7 +18,6 @@ chunk's size each goes with one ``preadv`` straight into the places a
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import os
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -181,7 +180,7 @@ class KeyReader:
         except _READ_ERRORS as exc:
             sink(index, None, _as_error(key, exc))
             return 0
-        for chunk, start, nbytes in self._entries(index, found, needed):
+        for chunk, start, nbytes in self._entries(index, found, needed)[0]:
             piece = data[start : start + nbytes]
             self._decode(key, chunk, piece, sink, on_block, scratch, target)
         return stored.nbytes
@@ -256,8 +255,9 @@ class KeyReader:
         index: Index,
         found: ShardIndex,
         needed: Collection[int] | npt.NDArray[np.intp] | None,
-    ) -> list[tuple[Index, int, int]]:
-        """``(chunk index, offset, nbytes)`` of chunks held, needed and in the grid, by offset."""
+    ) -> tuple[list[tuple[Index, int, int]], bool]:
+        """``(chunk index, offset, nbytes)`` of chunks held, needed and in the grid, by offset;
+        whether they are raw chunks back to back in C order."""
         assert self.shard is not None  # sharded arrays only
         present = found.present
         if needed is not None:
@@ -275,8 +275,16 @@ class KeyReader:
         order = np.argsort(found.offsets[local[inside]], kind="stable")
         chunks = zip(*(c[inside][order].tolist() for c in coords)) if coords else iter([()])
         picked = local[inside][order]
-        offsets, nbytes = found.offsets[picked].tolist(), found.nbytes[picked].tolist()
-        return [(tuple(c), o, n) for c, o, n in zip(chunks, offsets, nbytes)]
+        offsets, nbytes = found.offsets[picked], found.nbytes[picked]
+        n = self.decoder.nbytes if self.decoder is not None and self.chain.raw else -1
+        dense = bool(
+            picked.size
+            and (nbytes == n).all()
+            and (np.diff(offsets) == n).all()
+            and (np.diff(picked) > 0).all()
+        )
+        entries = zip(chunks, offsets.tolist(), nbytes.tolist())
+        return [(tuple(c), o, m) for c, o, m in entries], dense
 
     def _read_local_shard(
         self,
@@ -320,9 +328,9 @@ class KeyReader:
             except _READ_ERRORS as exc:
                 sink(index, None, _as_error(key, exc))
                 return 0
-            entries = self._entries(index, found, needed)
+            entries, dense = self._entries(index, found, needed)
             place = None
-            if span is not None and needed is None and self._dense(index, entries):
+            if span is not None and needed is None and dense and self._whole(index, entries):
                 place = span(index)
             if place is not None:
                 self._read_span(file, key, entries, as_bytes(place), sink, on_block)
@@ -343,20 +351,11 @@ class KeyReader:
                 start = stop
         return size
 
-    def _dense(self, index: Index, entries: list[tuple[Index, int, int]]) -> bool:
-        """Whether a shard holds every chunk inside the grid, raw, back to back in C order."""
+    def _whole(self, index: Index, entries: list[tuple[Index, int, int]]) -> bool:
+        """Whether a shard's entries are every chunk of it inside the grid."""
         assert self.shard is not None  # sharded arrays only
-        decoder = self.decoder
-        if decoder is None or not self.chain.raw or not entries:
-            return False
         per, grid = self.shard.chunks_per_shard, self.grid.grid_shape
-        inside = math.prod(min(p, g - i * p) for i, p, g in zip(index, per, grid))
-        n, first = decoder.nbytes, entries[0][1]
-        return (
-            len(entries) == inside
-            and all(o == first + k * n and m == n for k, (_, o, m) in enumerate(entries))
-            and all(a[0] < b[0] for a, b in itertools.pairwise(entries))
-        )
+        return len(entries) == math.prod(min(p, g - i * p) for i, p, g in zip(index, per, grid))
 
     def _read_span(
         self,
