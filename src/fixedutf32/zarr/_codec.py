@@ -23,6 +23,7 @@ _DTYPE_NAME = "fixed_length_utf32"
 
 
 def _is_fixed_utf32(dtype: object) -> bool:
+    """Whether ``dtype`` is zarr's ``fixed_length_utf32`` data type (or the strict one)."""
     return isinstance(dtype, _ZarrFixedLengthUTF32)
 
 
@@ -80,10 +81,8 @@ class BytesCodec(zarr.codecs.BytesCodec):
     __module__ = "fixedutf32.zarr"
 
     def __eq__(self, other: object) -> bool:
-        # zarr's dataclass __eq__ wants the very same class, but this codec
-        # stands for the same JSON: metadata parsed with it must equal the
-        # metadata zarr builds with its own class (create_array), either way
-        # round (Python asks the subclass first).
+        # zarr's dataclass __eq__ wants the same class, but both stand for the same JSON: metadata
+        # parsed with either must be equal, either way round (Python asks the subclass first).
         if type(other) in _SAME_CODEC:
             return _same_fields(self, other)
         return NotImplemented

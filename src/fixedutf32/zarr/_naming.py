@@ -1,11 +1,6 @@
-"""Errors that say which chunk, and where in the array.
-
-The kernels report a bad code unit by its element in the buffer they were
-given; :class:`ChunkNames` turns that into an
-:class:`InvalidChunkCodePointError` naming the chunk's store key and the
-element's coordinates in the array, from the array's metadata (or, inside a
-shard, from the coordinates zarr's shard reader gives the inner chunk).
-"""
+"""Errors that say which chunk, and where in the array."""
+# The kernels name an element of the buffer they were given; ChunkNames adds the chunk's key
+# and the element's array coordinates.
 
 from __future__ import annotations
 
@@ -25,18 +20,13 @@ __all__ = ["ChunkNames"]
 
 
 class ChunkNames:
-    """How the chunks of one array are named: keys to grid coordinates.
-
-    Parameters
-    ----------
-    array_metadata : zarr ArrayV3Metadata or ArrayV2Metadata, or None
-        Without it (a pipeline zarr builds for the chunks inside a shard)
-        only the coordinates zarr's shard reader gives are known.
-    """
+    """How the chunks of one array are named: keys to grid coordinates."""
 
     __slots__ = ("_ndim", "_prefix", "_separator")
 
     def __init__(self, array_metadata: ArrayMetadata | None) -> None:
+        # without metadata (zarr's pipeline for the chunks inside a shard) only the
+        # coordinates zarr's shard reader gives are known
         self._ndim: int | None = None
         self._prefix = False
         self._separator = "/"
@@ -71,10 +61,7 @@ class ChunkNames:
             return None
 
     def array_index(self, job: ChunkJob, element: int) -> tuple[int, ...] | None:
-        """The array coordinates of flat ``element`` (stored order) of the job's chunk.
-
-        Inside a shard they are relative to the shard.
-        """
+        """The array coordinates of flat ``element`` (stored order) of the job's chunk or shard."""
         coords = self.grid_index(job.key, job.getter)
         shape = job.layout.shape
         if coords is None or len(coords) != len(shape):
@@ -102,12 +89,8 @@ class ChunkNames:
         grid: tuple[int, ...],
         error: InvalidCodePointError,
     ) -> InvalidChunkCodePointError:
-        """``error`` (an element of the inner chunk at ``grid`` of the job's shard) named.
-
-        ``error.index`` counts elements of the inner chunk in its stored
-        order (``inner_order``); the error names the shard's key, that
-        element of the inner chunk and its array coordinates.
-        """
+        """``error`` (an element of the inner chunk at ``grid`` of the job's shard) named."""
+        # error.index counts the inner chunk's elements in its stored order (inner_order)
         coords = self.grid_index(job.key, job.getter)
         index = None
         if coords is not None and len(coords) == len(inner_shape):

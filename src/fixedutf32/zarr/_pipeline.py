@@ -1,14 +1,7 @@
-"""The codec pipeline: fixed_length_utf32 chunks read and written by fixedutf32 itself.
-
-zarr's own pipelines decode each chunk into an array of its own and copy it
-into the result.  This one reads each chunk (or shard) into a buffer of the
-reading thread's, validates it there while it is in cache, and converts it
-straight into its place in the result: one pass over the bytes after the
-read, and a chunk that fails leaves the result as it was.  Local files are
-read on zarr's threads with the GIL released; other stores through zarr.
-Everything this pipeline does not handle goes to the fallback pipeline
-(:mod:`._read`, :mod:`._writing`, :mod:`._plan` hold the work).
-"""
+"""The codec pipeline: fixed_length_utf32 chunks read and written by fixedutf32 itself."""
+# Each chunk is read into a buffer of the reading thread's, validated while in cache and
+# converted straight into the result (a failing chunk leaves it as it was); the work is in
+# _read, _writing and _plan. Everything else goes to the fallback pipeline.
 
 from __future__ import annotations
 
@@ -464,10 +457,7 @@ class CodecPipeline(_ZarrCodecPipeline):
     # ---- reading and writing -------------------------------------------
 
     def _plan_for(self, batch_info: list[Any], array: Any) -> ChunkPlan | ShardPlan | None:
-        """The plan for this batch, or None when it goes to the fallback pipeline.
-
-        ``array`` is the read's ``out`` or the write's ``value``.
-        """
+        """The plan for this batch (``array``: read's ``out`` or write's ``value``), or None."""
         plan = self._plan
         if not batch_info or not isinstance(batch_info[0][1].dtype, _ZarrFixedLengthUTF32):
             return None
@@ -612,11 +602,8 @@ class CodecPipeline(_ZarrCodecPipeline):
     async def _write_shards(
         self, plan: ShardPlan, batch_info: list[Any], value: NDBuffer, drop_axes: tuple[int, ...]
     ) -> None:
-        """Whole shards written here, the others merged by zarr's sharding codec.
-
-        Every element the batch writes is checked first (when it has a whole
-        shard), so that a bad one leaves every shard as it was.
-        """
+        """Whole shards written here, the others merged by zarr's sharding codec."""
+        # every element checked first (if a shard is whole): a bad one leaves every shard as it was
         value_np = cast("np.ndarray[Any, Any]", value.as_ndarray_like())  # _plan_for checked it
         jobs = jobs_of(batch_info, plan, None, drop_axes)
         writer = ShardWrite(plan, self._names, value_np)
@@ -647,13 +634,9 @@ class CodecPipeline(_ZarrCodecPipeline):
     async def _by_shard(
         self, method: Any, batch_info: Any, array: Any, drop_axes: Any
     ) -> list[GetResult]:
-        """zarr's pipeline one shard at a time, so that an error can name its shard.
-
-        The chunks inside a shard come to a pipeline of this class, which
-        knows where in the shard a bad element is but not the shard's key.
-        Returns what ``method`` returns for each shard, in order (nothing
-        from zarr 3.1's ``write`` and ``read``).
-        """
+        """zarr's pipeline one shard at a time, so that an error can name its shard."""
+        # the chunks inside a shard come to a pipeline of this class, which does not know the
+        # shard's key; returns method's statuses for each shard in order (none from zarr 3.1)
 
         async def one(item: Any) -> Any:
             try:
@@ -692,9 +675,8 @@ def _check_v3_codecs(array_metadata: Any) -> None:
 
 
 def _check_chain(codecs: list[Any], dtype: _rules.FixedLengthUTF32, where: str) -> None:
-    """check_codecs on one chain; a sharding codec in it is checked as a ``bytes``
-    codec would be there, and its inner chain the same way.  ``where`` prefixes
-    the keys of errors (``"codecs[0].configuration."`` inside a shard)."""
+    """check_codecs on a chain (a sharding codec as ``bytes`` there), then on its inner chain."""
+    # where: the prefix of the error's key ("codecs[0].configuration." inside a shard)
     sharding = [
         i
         for i, c in enumerate(codecs)

@@ -1,16 +1,4 @@
-"""What the pipeline knows of one array's chunks, worked out once from its codecs.
-
-A :class:`ChunkPlan` says how a stored chunk becomes elements: the byte
-order and element order of the stored code units and the bytes-to-bytes
-codecs, as the chunk-source layer (:mod:`fixedutf32._source`) runs them.
-A :class:`ShardPlan` adds where the inner chunks of a ``sharding_indexed``
-shard are.  :func:`plan_for` makes one from a zarr codec chain, or returns
-None for a chain the pipeline leaves to zarr (and says why).
-
-Per chunk shape, :meth:`ChunkPlan.layout` gives a :class:`ChunkLayout`:
-the element count, the chunk-source decoder and the kernel flags, made
-once and reused for every chunk of that shape.
-"""
+"""What the pipeline knows of one array's chunks, worked out once from its codecs."""
 
 from __future__ import annotations
 
@@ -49,31 +37,14 @@ NATIVE: Endian = "little" if sys.byteorder == "little" else "big"
 
 @dataclass(frozen=True)
 class ChunkLayout:
-    """The chunks of one shape of one array: what every read and write of them needs.
-
-    Attributes
-    ----------
-    shape : tuple of int
-        The chunk's shape (edge chunks are stored whole).
-    count : int
-        Elements in a chunk.
-    nbytes : int
-        Bytes of a chunk with its codecs undone.
-    order : {"C", "F"}
-        The order of the elements in the stored chunk.
-    elements : ElementLayout
-        Their width and stored byte order.
-    decoder : ChunkDecoder or None
-        The chunk-source decoder; None when zarr's own codec objects undo
-        the compression (codecs numcodecs does not have).
-    """
+    """The chunks of one shape of one array: what every read and write of them needs."""
 
     shape: tuple[int, ...]
     count: int
-    nbytes: int
+    nbytes: int  # with the codecs undone
     order: Order
     elements: ElementLayout
-    decoder: ChunkDecoder | None
+    decoder: ChunkDecoder | None  # None: zarr's codec objects undo the compression
 
     @property
     def length_bytes(self) -> int:
@@ -92,28 +63,13 @@ class ChunkLayout:
 
 @dataclass(frozen=True)
 class ChunkPlan:
-    """How the stored chunks of one array become elements.
-
-    Parameters
-    ----------
-    zarr_format : {2, 3}
-    endian : {"little", "big"} or None
-        The byte order of the stored code units: the ``bytes`` codec's (V3),
-        or None for the data type's (V2).
-    order : {"C", "F"} or None
-        The element order of a stored chunk: C, or F under a ``transpose``
-        that reverses the axes (V3); None for the chunk spec's (V2).
-    specs : tuple of CodecSpec or None
-        The bytes-to-bytes codecs (V3) or the compressor (V2), in the order
-        they are applied on writing; None when numcodecs cannot run one of
-        them and zarr's objects (``zarr_codecs``) do.
-    zarr_codecs : tuple
-        zarr's bytes-to-bytes codec objects, used when ``specs`` is None.
-    """
+    """How the stored chunks of one array become elements (byte order, element order, codecs)."""
 
     zarr_format: Literal[2, 3]
-    endian: Endian | None
-    order: Order | None
+    endian: Endian | None  # None (V2): the data type's
+    order: Order | None  # F under a transpose that reverses the axes; None (V2): the spec's
+    # specs: the bytes-to-bytes codecs (V2: the compressor) in writing order; None when
+    # numcodecs cannot run one of them and zarr's codec objects (zarr_codecs) do
     specs: tuple[CodecSpec, ...] | None
     zarr_codecs: tuple[Any, ...] = ()
     _layouts: dict[tuple[int, str, str, tuple[int, ...]], ChunkLayout] = field(
@@ -126,21 +82,7 @@ class ChunkPlan:
         return self.specs == () and not self.zarr_codecs
 
     def layout(self, spec: ArraySpec) -> ChunkLayout:
-        """The layout of the chunks of ``spec`` (made once per chunk shape).
-
-        Parameters
-        ----------
-        spec : zarr.core.array_spec.ArraySpec
-
-        Returns
-        -------
-        ChunkLayout
-
-        Raises
-        ------
-        MetadataError
-            When numcodecs cannot build a codec of the chain.
-        """
+        """The layout of the chunks of ``spec`` (made once per chunk shape)."""
         dtype: Any = spec.dtype
         return self.layout_for(
             dtype.item_size, self.endian or dtype.endianness, self.order or spec.order, spec.shape
@@ -171,19 +113,7 @@ class ChunkPlan:
 
 @dataclass(frozen=True)
 class ShardPlan:
-    """How the inner chunks of one sharded array sit in its shards.
-
-    Parameters
-    ----------
-    inner : ChunkPlan
-        The plan of the inner chunks.
-    chunk_shape : tuple of int
-        The inner chunks' shape.
-    index_endian : {"little", "big"}
-    index_checksum : bool
-        Whether a crc32c follows the index.
-    index_location : {"end", "start"}
-    """
+    """How the inner chunks of one sharded array sit in its shards."""
 
     inner: ChunkPlan
     chunk_shape: tuple[int, ...]
@@ -225,15 +155,8 @@ class ShardPlan:
     def dense_run(
         self, index: ShardIndex, inner: ChunkLayout, layout: ShardLayout
     ) -> tuple[int, np.ndarray[Any, np.dtype[np.intp]]] | None:
-        """Where the shard's raw inner chunks lie as one run, if they do.
-
-        Returns ``(start, locals_in_file_order)`` when every inner chunk is
-        present, stored raw at its full size, and they follow each other with
-        nothing between them, in any order (C order, or zarr's default Morton
-        order): the run is ``count * inner.nbytes`` bytes from ``start``, and
-        its ``i``-th chunk is inner chunk ``locals_in_file_order[i]`` (flat, C
-        order).  Else None.
-        """
+        """``(start, locals_in_file_order)`` of the shard's raw inner chunks as one run, or None."""
+        # every inner chunk present, raw, full size and back to back in any order (C, Morton)
         if inner.decoder is None or not inner.decoder.chain.raw or not index.present.all():
             return None
         count, nbytes = layout.count, inner.nbytes
@@ -264,27 +187,7 @@ def _chunk_plan(model: ArrayModel, bb: Sequence[Codec] = ()) -> ChunkPlan:
 
 
 def plan_for(codecs: Sequence[Codec]) -> ChunkPlan | ShardPlan | Declined:
-    """The plan for a zarr codec chain, or why the pipeline leaves it to zarr.
-
-    The chain is read by :func:`fixedutf32.metadata._model.parse_model`
-    from zarr's JSON of it.
-
-    Parameters
-    ----------
-    codecs : sequence of zarr codecs
-        The array's codecs (V3), or zarr's ``V2Codec`` alone (V2).
-
-    Returns
-    -------
-    ChunkPlan, ShardPlan or Declined
-
-    Examples
-    --------
-    >>> from zarr.codecs import BytesCodec, ZstdCodec
-    >>> plan = plan_for([BytesCodec(endian="big"), ZstdCodec()])
-    >>> plan.endian, plan.order, [spec.id for spec in plan.specs]
-    ('big', 'C', ['zstd'])
-    """
+    """The plan for a zarr codec chain (V2: zarr's V2Codec alone), or why zarr keeps it."""
     V2Codec = _compat.V2Codec
     v2 = [c for c in codecs if V2Codec is not None and isinstance(c, V2Codec)]
     if v2:

@@ -1,11 +1,6 @@
-"""A checked write: ``array[selection] = value`` that refuses to truncate.
-
-zarr-python casts the values of every write to the array's ``<U{capacity}``
-dtype (``value.astype(...)``) before any codec or pipeline sees them, and
-NumPy's cast cuts a longer string to the capacity without a word.  No
-extension point of zarr sees the values before that cast, so the check is
-a function of its own, called in place of the assignment.
-"""
+"""A checked write: ``array[selection] = value`` that refuses to truncate."""
+# zarr casts every written value to <U{capacity} (NumPy cuts longer strings silently) before
+# any codec or pipeline sees it: no extension point can check, so this is a function.
 
 from __future__ import annotations
 
