@@ -32,7 +32,6 @@ from . import _kernels
 from ._arrow import ArrowStrings
 from ._pool import new_array
 from ._source.elements import ElementLayout
-from ._source.scratch import thread_scratch
 from ._status import status_error
 from .errors import (
     FixedUTF32Error,
@@ -55,11 +54,38 @@ _INT32_MAX = 2**31 - 1
 _Item = tuple[int, int, int] | int
 _Chunk = tuple[int, ...]
 
+# A shard's neighbouring chunks are read together up to about this many bytes (KeyReader's).
+_RUN_BYTES = 512 << 10
 # Keys read between looks at whether another thread met an error.
 _GROUP = 64
 
 _pools: dict[int, ThreadPoolExecutor] = {}
 _pools_lock = threading.Lock()
+
+
+_buffers = threading.local()
+# Buffers of this thread are at least this large: the kernels' pool gives such buffers huge pages,
+# which the kernel copies a file into several times faster than into small pages.
+_BUFFER_MIN = 4 << 20
+
+
+def _buffer(name: str, nbytes: int) -> npt.NDArray[np.uint8]:
+    """This thread's buffer ``name``, of at least ``nbytes`` (kept for its next read)."""
+    buffer: npt.NDArray[np.uint8] | None = getattr(_buffers, name, None)
+    if buffer is None or buffer.size < nbytes:
+        buffer = new_array(max(nbytes, _BUFFER_MIN), np.uint8)
+        setattr(_buffers, name, buffer)
+    return buffer[:nbytes]
+
+
+def _bounce(nbytes: int) -> npt.NDArray[np.uint8]:
+    """The next ``nbytes`` of this thread's ring of chunk buffers (a run of a shard's chunks
+    lies in it at once)."""
+    ring = _buffer("ring", 2 * _RUN_BYTES + 2 * nbytes)
+    at = getattr(_buffers, "at", 0)
+    at = 0 if at + nbytes > ring.size else at
+    _buffers.at = at + nbytes
+    return ring[at : at + nbytes]
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
@@ -344,13 +370,12 @@ class StoredArray:
         units = self.dtype.itemsize // 4
 
         def run(bands_run: range) -> tuple[npt.NDArray[np.uint8], int]:
-            scratch = thread_scratch()
             worst = 4 * units * (starts[bands_run.stop] - starts[bands_run.start])
             values = new_array(worst + _kernels.UTF8_SLACK, np.uint8)  # touched as written
             end = 0
             for i in bands_run:
                 shape = tuple(len(range(*j)) for j in bands[i] if isinstance(j, tuple))
-                band = scratch.bytes("band", counts[i] * self.dtype.itemsize)
+                band = _buffer("band", counts[i] * self.dtype.itemsize)
                 self._read(bands[i], band.view(self.dtype).reshape(shape), True, 1)  # checked
                 status, end, _ = _kernels.utf32_to_utf8(
                     band,
@@ -522,6 +547,7 @@ class _Job:
         self.flat = grid.order == "C" or sum(c > 1 for c in grid.chunk_shape) <= 1
         self.swapped = array._elements.endian != sys.byteorder
         self.length_bytes = array._elements.length_bytes
+        self.chunk_nbytes = grid.chunk_elements * self.length_bytes
 
     def regions(self, chunk: _Chunk) -> tuple[tuple[Any, ...], tuple[Any, ...], bool]:
         """A chunk's part of the result, its own part, and whether it is whole."""
@@ -534,17 +560,17 @@ class _Job:
             whole = whole and w
         return (*out, Ellipsis), tuple(inner), whole
 
-    def target(self, chunk: _Chunk) -> npt.NDArray[np.uint8] | None:
-        """The result's memory for a whole chunk laid out as stored, when it is ours."""
+    def target(self, chunk: _Chunk) -> npt.NDArray[np.uint8]:
+        """Where a chunk is read to: its place in the result when whole, laid out as stored and
+        the result is ours; else a buffer of this thread's (so ``out`` sees checked bytes only)."""
         out, _, whole = self.regions(chunk)
-        if not (whole and self.flat):
-            return None
-        view = self.result[out]
-        if not view.flags.c_contiguous:
-            return None
-        self.targets[chunk] = flat = view.reshape(-1)
-        place: npt.NDArray[np.uint8] = flat.view(np.uint8)
-        return place
+        if self.own and whole and self.flat:
+            view = self.result[out]
+            if view.flags.c_contiguous:
+                self.targets[chunk] = flat = view.reshape(-1)
+                place: npt.NDArray[np.uint8] = flat.view(np.uint8)
+                return place
+        return _bounce(self.chunk_nbytes)
 
     def span(self, key: _Chunk) -> npt.NDArray[np.str_] | None:
         """The result's memory for a whole shard's chunks (one-dimensional arrays), if it is."""
@@ -553,11 +579,10 @@ class _Job:
             return None
         start, stop, _ = items[0]
         extent = self.array._plan.key_meta.chunk_shape[0]
-        chunk = self.chunk_shape[0]
         lo = key[0] * extent
-        hi = min(lo + extent, self.array._grid.grid_shape[0] * chunk)  # past the last chunk's end
+        hi = min(lo + extent, self.array._grid.grid_shape[0] * self.chunk_shape[0])
         if lo < start or hi > stop or not result.flags.c_contiguous:
-            return None
+            return None  # hi > stop: the array's last chunk has padding
         place: npt.NDArray[np.str_] = result[lo - start : hi - start]
         return place
 
@@ -576,7 +601,7 @@ class _Job:
         reader = self.array._reader
         source = self.array._source
         within = self.array._plan.within
-        target = self.target if self.own else None
+        target = self.target
         if self.array._plan.per_shard is None:
             for start in range(0, len(keys), _GROUP):
                 if self.stop:
