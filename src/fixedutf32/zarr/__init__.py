@@ -67,6 +67,7 @@ _replaced: dict[str, Any] = {}
 
 
 def _registered_dtype() -> Any:
+    """The class zarr's data-type registry holds for ``fixed_length_utf32``."""
     return data_type_registry.contents.get(_DTYPE_NAME)
 
 

@@ -175,6 +175,7 @@ class ShardPlan:
 
 
 def _json(codec: Codec) -> Any:
+    """zarr's JSON of a codec, or just its class name when it has none."""
     try:
         return codec.to_dict()
     except (AttributeError, TypeError, ValueError):  # unserializable: a codec not run here
@@ -182,6 +183,7 @@ def _json(codec: Codec) -> Any:
 
 
 def _chunk_plan(model: ArrayModel, bb: Sequence[Codec] = ()) -> ChunkPlan:
+    """A V3 model's ChunkPlan; zarr's bytes-to-bytes codecs ``bb`` where numcodecs has none."""
     zarr_codecs = () if model.specs is not None else tuple(bb)
     return ChunkPlan(3, model.endian, model.order, model.specs, zarr_codecs)
 

@@ -126,6 +126,7 @@ class ShardWrite:
             job.getter.set_sync(shard)
 
     async def write_one(self, job: ChunkJob) -> None:
+        """Encode and write one shard, on a thread when it is large."""
         small = job.layout.nbytes <= _INLINE_BYTES
         if sync_store_path(job.getter):
             await here_or_thread(small, self.write_here, job)

@@ -148,6 +148,7 @@ class BatchWrite:
         return buffer
 
     async def write_one(self, job: ChunkJob) -> None:
+        """Merge (if partial), encode and write one chunk through zarr's store."""
         chunk = self._whole_from_value(job)
         if chunk is None:
             existing = None
