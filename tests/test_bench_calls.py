@@ -3,14 +3,15 @@
 import pytest
 
 from fixedutf32 import _kernels
-from fixedutf32.bench import _calls, _targets, format_table
+from fixedutf32.bench import _kernels as _calls
+from fixedutf32.bench import _report, format_table
 
 
 def test_batch_rows_are_judged_on_their_ratio():
     rows = _calls.measure_batches(repeat=1, rounds=1)
     names = {row["call"] for row in rows}
     # Every target of the family names a row the bench measures, and the other way round.
-    targeted = {row for family, row, _ in _targets.TARGETS if family == "calls"}
+    targeted = {row for family, row, _ in _report.TARGETS if family == "calls"}
     assert names == targeted - {_calls.ARROW_CHECK}
     for row in rows:
         assert row["size"] == _calls.BATCH_CHUNK

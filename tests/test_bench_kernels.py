@@ -8,12 +8,22 @@ nothing, that each floor touches exactly the bytes it claims, and that a row's
 verdict follows from its floor ratio and target.
 """
 
+import re
+
 import numpy as np
 import pytest
 
-from fixedutf32.bench import _kernels, _targets
-from fixedutf32.bench._timing import read_only_floor, rewrite_floor
-from fixedutf32.bench.cases import NATIVE, WIDTH, kernel_cases, sample_chunk
+from fixedutf32.bench import _kernels, format_table, run
+from fixedutf32.bench import _report as _targets
+from fixedutf32.bench.cases import (
+    NATIVE,
+    WIDTH,
+    kernel_cases,
+    make_text,
+    read_only_floor,
+    rewrite_floor,
+    sample_chunk,
+)
 
 SIZE = 64 * 1024
 
@@ -158,3 +168,27 @@ def test_a_ratio_below_its_target_is_missed():
     assert target is not None
     assert _targets.judge("kernel", "str_lengths", target.value - 0.01, 1 << 20)["met"] is False
     assert _targets.judge("kernel", "str_lengths", target.value, 1 << 20)["met"] is True
+
+
+def test_the_generated_text_and_the_kernel_rows_it_feeds():
+    assert len(sample_chunk(200, "big")) == 192  # three 64-byte elements
+    text = make_text("ascii", 640)
+    assert (text.dtype.str[1:], text.shape) == ("U16", (10,))
+    with pytest.raises(ValueError, match="kind must be 'ascii' or 'mixed', got 'greek'"):
+        make_text("greek", 640)
+    names = [case.name for case in kernel_cases(4096)]
+    assert names[:3] == ["validate", "decode native (no copy)", "decode swap -> new"]
+
+
+def test_run_reports_the_rows_and_the_table_heads_them():
+    report = run([64 * 1024], threads=1, repeat=1)
+    assert (report["rows"][0]["kernel"], report["rows"][0]["target"]) == ("validate", 0.5)
+    assert report["threads"] == {}
+    first = format_table(report).splitlines()[0]
+    assert re.fullmatch(
+        r"fixedutf32 bench: SIMD level \S+, (little|big)-endian host; "
+        r"text of 16-code-point elements, mostly ASCII",
+        first,
+    )
+    with pytest.raises(ValueError, match="sizes: expected at least 64 bytes"):
+        run([32])

@@ -10,8 +10,9 @@ import sys
 import pytest
 
 import fixedutf32.bench
-from fixedutf32.bench import _kernels, _session, main
-from fixedutf32.bench._timing import MiB
+from fixedutf32.bench import _kernels, main
+from fixedutf32.bench import _report as _session
+from fixedutf32.bench.cases import MiB
 
 SMALL_RUN = ["--sizes", "64KiB", "--threads", "1", "--repeat", "1"]
 
@@ -115,3 +116,10 @@ def test_plain_progress_lines_count_down_one_estimate():
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2 and lines[1].endswith("measuring second")
     assert "about 60 s left" in lines[0]
+
+
+def test_an_unreadable_size_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--sizes", "lots"])
+    assert exited.value.code == 2
+    assert "--sizes: cannot read 'lots'" in capsys.readouterr().err

@@ -4,7 +4,6 @@ No timing is asserted: the bench runs once, small, and the report's
 structure, targets and the check of the stores it wrote are checked.
 """
 
-import doctest
 import json
 import os
 
@@ -123,7 +122,8 @@ def test_bad_option_is_a_usage_error(option, value):
     assert option in done.stderr and "Traceback" not in done.stderr
 
 
-def test_docstring_examples():
-    # The module's examples: the public stores() and the private run() behind --store.
-    result = doctest.testmod(_store, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
+def test_the_smallest_stores_check_clean():
+    with stores(4096, threads=1) as made:
+        assert made.check() is True
+        expected = ["check raw", "check raw, cold cache"] if _store.COLD else ["check raw"]
+        assert sorted(made.rows())[: len(expected)] == expected

@@ -4,7 +4,6 @@ No timing is asserted: the bench runs once, small, and its structure and the
 data read back are checked.
 """
 
-import doctest
 import importlib.util
 import json
 import re
@@ -19,6 +18,7 @@ pytest.importorskip("numcodecs", reason="the zarr bench needs numcodecs")
 from conftest import run_bench  # noqa: E402
 
 from fixedutf32.bench import _report, _zarr, main  # noqa: E402
+from fixedutf32.bench._latency import AsyncLatencyStore, SyncLatencyStore  # noqa: E402
 from fixedutf32.bench._zarr import read_array, read_floor  # noqa: E402
 from fixedutf32.errors import MetadataError  # noqa: E402
 
@@ -356,11 +356,24 @@ def test_latency_rows_alone(capsys):
     assert "read raw little" not in table and "sync, write all" in table
 
 
-def test_docstring_examples():
-    # The module's examples: the public readers and arrays, and the private run()
-    # and require() behind --zarr.
-    result = doctest.testmod(_zarr, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
+def test_the_configurations_of_a_case_and_the_smallest_arrays():
+    assert _zarr.configurations("read zstd, 2 threads", fused=False) == (
+        "stock",
+        "codec",
+        "pipeline",
+        "floor",
+    )
+    with _zarr.arrays(4096) as bench:
+        assert bench.same_data(bench.calls("read raw big")["stock"]()) is True
+    with pytest.raises(ValueError, match="size: expected at least 64 bytes"), _zarr.arrays(32):
+        pass
+
+
+@pytest.mark.parametrize("store_class", [AsyncLatencyStore, SyncLatencyStore])
+def test_the_latency_stores_count_what_they_serve(store_class):
+    store = store_class(zarr.storage.MemoryStore(), latency=0.001)
+    zarr.create_array(store, shape=(4,), chunks=(2,), dtype="i4")[:] = 1
+    assert store.counter.counts["set"] >= 2
 
 
 def test_fastest_zarr_is_the_faster_pipeline_of_each_round():

@@ -8,21 +8,19 @@ figure that matters is a ratio of timings taken in turn in the same run (docs/pe
 """
 
 import argparse
+import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from functools import partial
+from collections.abc import Sequence
 
 from .. import get_simd_level
-from . import _array, _calls, _kernels, _report, _session, _store, _transcode, _zarr
-from ._report import BenchReport
+from . import _kernels, _report, _store, _zarr
+from ._report import Row, format_table
 from ._store import stores
-from ._targets import Verdict
-from ._timing import KiB, MiB, Progress, parse_size
 from ._zarr import CASES as ZARR_CASES
 from ._zarr import arrays as zarr_arrays
 from ._zarr import configurations as zarr_configurations
-from .cases import NATIVE, WIDTH, sample_chunk
+from .cases import NATIVE, WIDTH, KiB, MiB, Progress, parse_size, sample_chunk
 
 # The pytest-benchmark groups in benchmarks/ use the zarr arrays and cases, and the stores.
 __all__ = [
@@ -37,7 +35,6 @@ __all__ = [
 ]
 
 DEFAULT_SIZES = (1 * MiB, 64 * MiB)
-format_table = _report.format_table
 
 
 def run(
@@ -45,52 +42,19 @@ def run(
     threads: int = 2,
     repeat: int = 9,
     progress: Progress | None = None,
-) -> BenchReport:
-    """Measure the kernels and the transcoding at each chunk size (``fixedutf32 bench``).
-
-    Parameters
-    ----------
-    sizes : sequence of int
-        Chunk sizes in bytes, each at least one 64-byte element.
-    threads : int
-        Threads for the scaling test of ``decode_chunk``; 1 skips it.
-    repeat : int
-        Alternating timings per round of a row (5 rounds per kernel row).
-    progress : callable, optional
-        Called with a short message before each step.
-
-    Returns
-    -------
-    dict
-        ``simd_level``, ``native_byteorder``; ``rows`` (kernel and transcoding rows: GB/s,
-        ratios to memcpy, the floor and NumPy, ``target`` and ``met``); ``overhead_us``
-        (microseconds a call on a one-element chunk); ``calls`` (batched calls, the C API
-        and hand-built Arrow strings against their baselines); ``threads`` (the scaling on
-        ``threads`` threads, empty for 1); ``notes`` (rows left out for want of a package).
-
-    Raises
-    ------
-    ValueError
-        If a size is smaller than one element.
-
-    Examples
-    --------
-    >>> report = run([64 * 1024], threads=1, repeat=1)
-    >>> report["rows"][0]["kernel"], report["rows"][0]["target"]
-    ('validate', 0.5)
-    >>> print(format_table(report).splitlines()[0])
-    fixedutf32 bench: SIMD level ..., ...-endian host; text of 16-code-point elements, mostly ASCII
-    """
+) -> Row:
+    """The report of ``fixedutf32 bench``: the kernels and the transcoding at each chunk size of
+    ``sizes``, the call overhead and call rows, and decode_chunk on ``threads`` threads (1: not)."""
     if any(size < 4 * WIDTH for size in sizes):
         raise ValueError(
             f"sizes: expected at least {4 * WIDTH} bytes each (one element), got {list(sizes)}"
         )
     say = progress or (lambda message: None)
-    rows: list[_report.KernelRow] = []
+    rows: list[Row] = []
     left_out: list[str] = []
     for nbytes in sizes:
         rows += _kernels.measure(nbytes, repeat=repeat, progress=progress)
-        for row in _transcode.measure(nbytes, repeat, progress=progress):
+        for row in _kernels.measure_transcode(nbytes, repeat, progress=progress):
             kernel = row["kernel"].split(" (")[0]
             if row["baseline"] is not None:
                 rows.append(row)
@@ -99,11 +63,11 @@ def run(
     say("call overhead")
     overhead = _kernels.measure_overhead()
     say("batched calls and the C API")
-    calls = [*_calls.measure_batches(), *_calls.measure_c_api(), _calls.measure_arrow_check()]
+    calls = [*_kernels.measure_batches(), *_kernels.measure_c_api(), _kernels.measure_arrow_check()]
     say("64 KiB chunks")
     small = ("validate", "decode swap -> new", "encode -> swapped")
     rows += [r for r in _kernels.measure(64 * KiB, repeat=max(repeat, 51)) if r["kernel"] in small]
-    scaling: _report.ThreadScaling = {}
+    scaling: Row = {}
     if threads > 1:
         say(f"{threads} threads")
         decode, copy = _kernels.measure_threads(MiB, threads)
@@ -115,7 +79,7 @@ def run(
         "overhead_us": overhead,
         "calls": calls,
         "threads": scaling,
-        "notes": _transcode.missing_baseline_notes(left_out),
+        "notes": _kernels.missing_baseline_notes(left_out),
     }
 
 
@@ -163,34 +127,13 @@ def _sizes(parser: argparse.ArgumentParser, option: str, text: str, example: str
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``fixedutf32 bench`` with the command-line arguments ``argv``; the exit status.
+    """Run ``fixedutf32 bench`` with the arguments ``argv`` (default: ``sys.argv[1:]``).
 
     One line on stderr says how long the run should take, then one progress display covers
     every step; the table (or ``--json``) goes to stdout, then the targets met and missed, a
-    warning for each reason the figures cannot be trusted, and the total time.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        The arguments after ``bench`` (default: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        0; 1 when ``--zarr`` read back different data or ``--store``'s check found
-        problems; 3 with ``--strict`` when a row or ratio missed its target.
-
-    Raises
-    ------
-    SystemExit
-        With status 2 on a usage error (an unreadable size, no zarr-python for ``--zarr``
-        or ``--store``, a ``--zarr`` path with no array of this data type), after one line.
-
-    Examples
-    --------
-    >>> main(["--sizes", "lots"])
-    Traceback (most recent call last):
-    SystemExit: 2
+    warning for each reason the figures cannot be trusted, and the total time.  The exit
+    status: 0; 1 when ``--zarr`` read back different data or ``--store``'s check found
+    problems; 2 on a usage error, after one line; 3 with ``--strict`` when a target is missed.
     """
     parser = _parser()
     args = parser.parse_args(argv)
@@ -211,74 +154,65 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(str(error))
     if isinstance(args.zarr, str):
         try:
-            user = _array.open_user_array(args.zarr, args.storage_options)
+            user = _zarr.open_user_array(args.zarr, args.storage_options)
         except (ValueError, OSError) as error:  # one line: what is wrong with the array
             parser.exit(2, f"fixedutf32 bench: error: --zarr: {error}\n")
-    family: _session.Family = "zarr" if args.zarr else "store" if args.store else "kernels"
+    family = "zarr" if args.zarr else "store" if args.store else "kernels"
     repeat = args.repeat or {"zarr": 9, "store": 3, "kernels": 9}[family]
     measured = {"zarr": [zarr_size], "store": [store_size], "kernels": sizes}[family]
     if user is not None or (family == "zarr" and args.zarr_rows == "latency"):
         measured = []
-    estimate = _session.estimate_seconds(family, measured, repeat, _session.copy_gbps())
+    estimate = _report.estimate_seconds(family, measured, repeat, _report.copy_gbps())
     if family == "zarr" and user is None and args.zarr_rows != "local":
         estimate += _zarr.latency_seconds(args.latency_ms / 1000, min(repeat, 5))
     sys.stderr.write(
         f"fixedutf32 bench{'' if family == 'kernels' else ' --' + family}: "
-        f"{_session.format_duration(estimate)} on this machine (longer when it is busy)\n"
+        f"{_report.format_duration(estimate)} on this machine (longer when it is busy)\n"
     )
-    loads = [_session.load_average()]
-    steps = _session.Steps(estimate)
-    report: Mapping[str, object]
-    table: Callable[[], str]
-    verdicts: Sequence[Verdict]
-    warnings: list[str] = []
+    loads = [_report.load_average()]
+    steps = _report.Steps(estimate)
     try:
-        if args.zarr:
-            if user is not None:
-                zarr_report = _array.run(user, repeat, steps)
-            else:
-                zarr_report = _zarr.run(
-                    zarr_size, repeat, steps, args.dir, args.zarr_rows, args.latency_ms / 1000
-                )
-            status = 1 if _report.mismatches(zarr_report) else 0
-            warnings += _session.withhold_impossible(zarr_report["ratios"])
-            reference = zarr_report["threads_reference"]
-            scaling = reference["decode_chunk_scaling"]
-            warning = _session.speedup_warning("decode_chunk on 2 threads", scaling, 2)
-            if warning:
-                warnings.append(warning)
-                reference["decode_chunk_scaling"] = None
-            verdicts = zarr_report["ratios"]
-            report, table = zarr_report, partial(_report.format_zarr_table, zarr_report)
+        if user is not None:
+            report = _zarr.run_user_array(user, repeat, steps)
+        elif args.zarr:
+            latency = args.latency_ms / 1000
+            report = _zarr.run(zarr_size, repeat, steps, args.dir, args.zarr_rows, latency)
         elif args.store:
-            store_report = _store.run(store_size, args.threads, repeat, steps, args.dir)
-            status = 0 if store_report["check_ok"] else 1
-            warnings += _session.withhold_impossible(store_report["ratios"])
-            verdicts = store_report["ratios"]
-            report, table = store_report, partial(_report.format_store_table, store_report)
+            report = _store.run(store_size, args.threads, repeat, steps, args.dir)
         else:
-            bench_report = run(sizes, threads=args.threads, repeat=repeat, progress=steps)
-            threads = bench_report["threads"]
-            if threads:
-                name = f"decode_chunk on {threads['threads']} threads"
-                warning = _session.speedup_warning(name, threads["scaling"], threads["threads"])
-                if warning:
-                    warnings.append(warning)
-                    threads["scaling"] = None
-            status, verdicts = 0, bench_report["rows"]
-            report, table = bench_report, partial(format_table, bench_report)
+            report = run(sizes, threads=args.threads, repeat=repeat, progress=steps)
     finally:
         seconds = steps.close()
-    loads.append(_session.load_average())
-    warnings[:0] = [w for w in [_session.load_warning(loads)] if w]
-    missed = _session.missed(verdicts)
+    verdicts: list[Row] = report["rows" if family == "kernels" else "ratios"]
+    warnings = [] if family == "kernels" else _report.withhold_impossible(verdicts)
+    # a speed-up of decode_chunk on threads: (where, its key), withheld if impossible
+    scaled = (report["threads_reference"], "decode_chunk_scaling") if args.zarr else None
+    if family == "kernels" and report["threads"]:
+        scaled = (report["threads"], "scaling")
+    if scaled is not None:
+        where, key = scaled
+        name = f"decode_chunk on {where['threads']} threads"
+        warning = _report.speedup_warning(name, where[key], where["threads"])
+        if warning:
+            warnings.append(warning)
+            where[key] = None
+    loads.append(_report.load_average())
+    warnings[:0] = [w for w in [_report.load_warning(loads)] if w]
+    missed = [entry for entry in verdicts if entry.get("met") is False]
     if args.json:
-        print(_report.to_json({**report, "seconds": seconds, "warnings": warnings}))
+        print(json.dumps({**report, "seconds": seconds, "warnings": warnings}, indent=2))
     else:
-        print(table())
+        table = {"zarr": _report.format_zarr_table, "store": _report.format_store_table}
+        print(table.get(family, format_table)(report))
         print()
-        print(_report.targets_line(len(missed), len(_session.judged(verdicts))))
+        judged = [entry for entry in verdicts if entry.get("met") is not None]
+        print(_report.targets_line(len(missed), len(judged)))
         for warning in warnings:
             print(f"WARNING: {warning}")
         print(f"took {seconds:.0f} s")
+    status = 0
+    if args.zarr:
+        status = 1 if _report.mismatches(report) else 0
+    elif args.store:
+        status = 0 if report["check_ok"] else 1
     return 3 if args.strict and missed and status == 0 else status

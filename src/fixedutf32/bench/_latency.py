@@ -11,17 +11,15 @@ import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 from zarr.abc.store import Store
 from zarr.storage import LocalStore, WrapperStore
 
-from ._report import LatencyRow, RequestCounts, requests_total
-from ._targets import NOISE, Ratio, Target
-from ._timing import KiB, Progress, Timed, in_turn
-from .cases import WIDTH, sample_array
+from ._report import NOISE, Row, Target, requests_total
+from .cases import WIDTH, KiB, Progress, Timed, in_turn, sample_array
 
 if TYPE_CHECKING:
     from zarr.abc.store import ByteRequest
@@ -29,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AsyncLatencyStore", "Counter", "SyncLatencyStore", "measure", "ratios"]
 
-Profile = Literal["async", "sync"]
 Kind = Literal["get", "range_get", "set", "delete", "other"]
 LATENCY = 0.020  # seconds per request
 CHUNKS = 100
@@ -50,11 +47,13 @@ class Counter:
 
     def reset(self) -> None:
         with self._lock:
-            self.counts = RequestCounts(get=0, range_get=0, set=0, delete=0, other=0, in_flight=0)
+            self.counts = dict.fromkeys(
+                ("get", "range_get", "set", "delete", "other", "in_flight"), 0
+            )
 
-    def snapshot(self) -> RequestCounts:
+    def snapshot(self) -> dict[str, int]:
         with self._lock:
-            return RequestCounts(**self.counts)
+            return dict(self.counts)
 
     @contextlib.contextmanager
     def request(self, kind: Kind) -> Iterator[None]:
@@ -111,16 +110,7 @@ class _LatencyStore(WrapperStore[Store]):
 
 
 class AsyncLatencyStore(_LatencyStore):
-    """As an object store: each request awaits ``latency`` seconds; no synchronous IO.
-
-    Examples
-    --------
-    >>> import zarr
-    >>> store = AsyncLatencyStore(zarr.storage.MemoryStore(), latency=0.001)
-    >>> zarr.create_array(store, shape=(4,), chunks=(2,), dtype="i4")[:] = 1
-    >>> store.counter.counts["set"] >= 2
-    True
-    """
+    """As an object store: each request awaits ``latency`` seconds; no synchronous IO."""
 
     _supports_sync_io = False  # zarr >= 3.4 gives every wrapper its store's sync methods
 
@@ -146,16 +136,7 @@ class AsyncLatencyStore(_LatencyStore):
 
 class SyncLatencyStore(_LatencyStore):
     """As a ``LocalStore`` on NFS: each request blocks its thread ``latency`` seconds; the
-    asynchronous methods run the synchronous ones on a thread (``store`` does sync IO).
-
-    Examples
-    --------
-    >>> import zarr
-    >>> store = SyncLatencyStore(zarr.storage.MemoryStore(), latency=0.001)
-    >>> zarr.create_array(store, shape=(4,), chunks=(2,), dtype="i4")[:] = 1
-    >>> store.counter.counts["set"] >= 2
-    True
-    """
+    asynchronous methods run the synchronous ones on a thread (``store`` does sync IO)."""
 
     _supports_sync_io = True
 
@@ -202,29 +183,11 @@ class SyncLatencyStore(_LatencyStore):
         return await asyncio.to_thread(self._exists_sync, key)
 
 
-STORES: dict[Profile, type[_LatencyStore]] = {"async": AsyncLatencyStore, "sync": SyncLatencyStore}
+STORES: dict[str, type[_LatencyStore]] = {"async": AsyncLatencyStore, "sync": SyncLatencyStore}
 
 
-class LatencyCase(NamedTuple):
-    """A latency row: what it does, to which array."""
-
-    operation: Literal["read", "write"]
-    sharded: bool = False
-    selection: Literal["all", "slice"] = "all"
-
-
-CASES: dict[str, LatencyCase] = {
-    "read all": LatencyCase("read"),
-    "read a slice": LatencyCase("read", selection="slice"),
-    "read a slice, sharded": LatencyCase("read", sharded=True, selection="slice"),
-    "write all": LatencyCase("write"),
-}
-
-
-def _slice(count: int) -> slice:
-    """A tenth of the array from a third of the way in, off a chunk boundary."""
-    start = count // 3 + 7
-    return slice(start, min(count, start + max(1, count // 10)))
+# what a row does, from its name: read or write; a slice, or all; sharded, or chunks alone
+CASES = ("read all", "read a slice", "read a slice, sharded", "write all")
 
 
 def _create(path: pathlib.Path, data: npt.NDArray[np.str_], chunk: int, shard: int | None) -> None:
@@ -251,7 +214,7 @@ def measure(
     chunk_bytes: int = CHUNK_BYTES,
     progress: Progress | None = None,
     directory: str | None = None,
-) -> tuple[list[LatencyRow], dict[str, dict[str, list[float]]]]:
+) -> tuple[list[Row], dict[str, dict[str, list[float]]]]:
     """Every latency row with each configuration of ``names`` (``config(name)`` sets it): a
     first untimed call counted and checked, then ``repeat`` rounds (a selection's: 3 times
     as many) in turn.  The rows, and ``"<profile> latency, <case>"`` -> name -> seconds."""
@@ -261,49 +224,58 @@ def measure(
     per_chunk = max(1, chunk_bytes // (4 * WIDTH))
     count = per_chunk * chunks
     data = sample_array(count, seed=25)
-    rows: list[LatencyRow] = []
+    rows: list[Row] = []
     times_by_row: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="fixedutf32-bench-latency-", dir=directory) as root:
         base = pathlib.Path(root)
         with config("stock"):
             _create(base / "chunked", data, per_chunk, None)
             _create(base / "sharded", data, per_chunk, per_chunk * SHARD_CHUNKS)
-        for profile in STORES:
-            for case_name, case in CASES.items():
-                name = f"{profile} latency, {case_name}"
+        for profile, store_type in STORES.items():
+            for case in CASES:
+                name = f"{profile} latency, {case}"
                 say(f"{name} ({chunks} chunks, {latency * 1000:g} ms a request)")
-                path = base / ("sharded" if case.sharded else "chunked")
-                if case.operation == "write":
+                write, sharded = case.startswith("write"), case.endswith("sharded")
+                path = base / ("sharded" if sharded else "chunked")
+                if write:
                     path = base / f"write-{profile}"
                     with config("stock"):
                         _create(path, data, per_chunk, None)
-                selection = _slice(count) if case.selection == "slice" else slice(None)
+                # a tenth of the array from a third of the way in, off a chunk boundary
+                start = count // 3 + 7
+                selection = slice(start, min(count, start + max(1, count // 10)))
+                selection = selection if "slice" in case else slice(None)
                 counters: dict[str, Counter] = {}
                 calls: dict[str, Timed] = {}
                 for config_name in names:
-                    store = STORES[profile](LocalStore(path), latency)
+                    store = store_type(LocalStore(path), latency)
                     with config(config_name):
-                        mode = "r+" if case.operation == "write" else "r"
-                        array = zarr.open_array(store, mode=mode)
+                        array = zarr.open_array(store, mode="r+" if write else "r")
                     counters[config_name] = store.counter
-                    calls[config_name] = _call(config, config_name, array, case, selection, data)
+                    calls[config_name] = _call(config, config_name, array, selection, data, write)
                 requests, same = {}, {}
                 for config_name, call in calls.items():
                     counters[config_name].reset()
                     result = call()
                     requests[config_name] = counters[config_name].snapshot()
-                    same[config_name] = _same(result, data[selection], path, config)
+                    if result is True:  # a write: what the array holds now
+                        with config("stock"):
+                            result = zarr.open_array(str(path), mode="r")[...]
+                    expected, got = data[selection], np.asarray(result)
+                    same[config_name] = got.shape == expected.shape and np.array_equal(
+                        got, expected
+                    )
                 # a selection takes a wave or two of requests: more rounds cost little
-                rounds = repeat * (3 if case.selection == "slice" else 1)
+                rounds = repeat * (3 if "slice" in case else 1)
                 times, checked = in_turn(calls, rounds, lambda result: result is not None)
                 rows.append(
                     {
                         "profile": profile,
-                        "case": case_name,
+                        "case": case,
                         "latency_ms": latency * 1000,
                         "chunks": chunks,
                         "chunk_size": per_chunk * 4 * WIDTH,
-                        "shard_chunks": SHARD_CHUNKS if case.sharded else None,
+                        "shard_chunks": SHARD_CHUNKS if sharded else None,
                         "seconds": {n: min(times[n]) if n in times else None for n in PIPELINES},
                         "requests": {n: requests.get(n) for n in PIPELINES},
                         "same_data": {
@@ -316,18 +288,13 @@ def measure(
 
 
 def _call(
-    config: Config,
-    name: str,
-    array: Any,
-    case: LatencyCase,
-    selection: slice,
-    data: npt.NDArray[np.str_],
+    config: Config, name: str, array: Any, selection: slice, data: npt.NDArray[np.str_], write: bool
 ) -> Timed:
     """A read of ``selection``, or a write of ``data`` (returning True), with config ``name``."""
 
     def call() -> object:
         with config(name):
-            if case.operation == "read":
+            if not write:
                 return array[selection]
             array[...] = data
             return True
@@ -335,26 +302,11 @@ def _call(
     return call
 
 
-def _same(
-    result: object, expected: npt.NDArray[np.str_], path: pathlib.Path, config: Config
-) -> bool:
-    """Whether a read returned ``expected``, or a write left it in the array at ``path``."""
-    import zarr
-
-    if result is True:
-        with config("stock"):
-            result = zarr.open_array(str(path), mode="r")[...]
-    array = np.asarray(result)
-    return bool(array.shape == expected.shape and np.array_equal(array, expected))
-
-
-def ratios(
-    rows: Sequence[LatencyRow], times: Mapping[str, Mapping[str, list[float]]]
-) -> list[Ratio]:
+def ratios(rows: Sequence[Row], times: Mapping[str, Mapping[str, list[float]]]) -> list[Row]:
     """Per row, the pipeline's best time over the fastest of zarr's (at least ``NOISE``: the
     rows wait on the same latency); per selection, its requests over the fewest (at most 1)."""
     speed, at_most = Target(">=", NOISE), Target("<=", 1.0)
-    result: list[Ratio] = []
+    result: list[Row] = []
     for row in rows:
         name = f"{row['profile']} latency, {row['case']}"
         own = [min(times[name][n]) for n in ("stock", "fused") if times[name].get(n)]

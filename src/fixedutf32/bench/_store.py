@@ -9,30 +9,23 @@ import pathlib
 import tempfile
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
 
-from ._report import StoreReport
-from ._targets import Ratio, ratio
-from ._timing import MiB, Progress, Timed, best_time, format_size, gbps
+from ._report import Row, judge
 from ._zarr import quiet_zarr, require
-from .cases import WIDTH, sample_array
+from .cases import WIDTH, MiB, Progress, Timed, best_time, format_size, gbps, sample_array
 
 DEFAULT_SIZE = 256 * MiB
 CHUNK_ELEMENTS = 32768  # 2 MiB chunks of 64-byte elements
 ELEMENT_BYTES = 4 * WIDTH
 COLD = hasattr(os, "posix_fadvise")  # the cold-cache rows need it
-# ratio (its target's key; "N": the threads), numerator row, denominator row, kind
-RATIOS = [
+COLD_RATIO = ("check raw, cold cache", "read chunk files, cold cache")
+RATIOS = [  # ratio (its target's key; "N": the threads), numerator row, denominator row, kind
     ("check raw / read files (speed)", "check raw", "read chunk files", "speed"),
-    (
-        "check raw / read files, cold cache (speed)",
-        "check raw, cold cache",
-        "read chunk files, cold cache",
-        "speed",
-    ),
+    ("check raw / read files, cold cache (speed)", *COLD_RATIO, "speed"),
     (
         "check zstd N threads / 1 thread (speed)",
         "check zstd, N threads",
@@ -68,21 +61,9 @@ def _compress_chunks(data: npt.NDArray[np.str_], threads: int) -> int:
     import numcodecs
 
     codec, raw, size = numcodecs.Zstd(level=0), data.view(np.uint8), CHUNK_ELEMENTS * ELEMENT_BYTES
+    chunks = [raw[i : i + size] for i in range(0, raw.nbytes, size)]
     with ThreadPoolExecutor(threads) as pool:
-        return sum(
-            map(
-                len, pool.map(codec.encode, [raw[i : i + size] for i in range(0, raw.nbytes, size)])
-            )
-        )
-
-
-class StoreCase(NamedTuple):
-    """A row of ``--store``: its group (rows read side by side), its call, an untimed call
-    before each (the cold-cache rows evict the files) or None."""
-
-    group: str
-    call: Timed
-    before: Timed | None
+        return sum(map(len, pool.map(codec.encode, chunks)))
 
 
 class _Stores:
@@ -112,32 +93,30 @@ class _Stores:
 
         return all(check(str(path), threads=self.threads).ok for path in (self.raw, self.packed))
 
-    def rows(self) -> dict[str, StoreCase]:
+    def rows(self) -> dict[str, tuple[str, Timed, Timed | None]]:
         """row -> (group, call, untimed call before each or None), in the order timed."""
         from ..store import check, convert
 
         threads, raw, packed = self.threads, str(self.raw), str(self.packed)
         cold = (lambda: _evict(self.files)) if COLD else None
         read, warm = "read vs check", "read vs check, cold cache"
-        rows = {
-            "read chunk files": StoreCase(read, lambda: _read_files(self.files, threads), None),
-            "check raw": StoreCase(read, lambda: check(raw, threads=threads), None),
-            "read chunk files, cold cache": StoreCase(
-                warm, lambda: _read_files(self.files, threads), cold
+        zstd, compress = "check zstd on threads", "convert vs compress"
+        files = partial(_read_files, self.files, threads)
+        rows: dict[str, tuple[str, Timed, Timed | None]] = {
+            "read chunk files": (read, files, None),
+            "check raw": (read, partial(check, raw, threads=threads), None),
+            "read chunk files, cold cache": (warm, files, cold),
+            "check raw, cold cache": (warm, partial(check, raw, threads=threads), cold),
+            "check zstd, 1 thread": (zstd, partial(check, packed, threads=1), None),
+            f"check zstd, {threads} threads": (zstd, partial(check, packed, threads=threads), None),
+            "zstd-compress the chunks": (
+                compress,
+                partial(_compress_chunks, self.data, threads),
+                None,
             ),
-            "check raw, cold cache": StoreCase(warm, lambda: check(raw, threads=threads), cold),
-            "check zstd, 1 thread": StoreCase(
-                "check zstd on threads", lambda: check(packed, threads=1), None
-            ),
-            f"check zstd, {threads} threads": StoreCase(
-                "check zstd on threads", lambda: check(packed, threads=threads), None
-            ),
-            "zstd-compress the chunks": StoreCase(
-                "convert vs compress", lambda: _compress_chunks(self.data, threads), None
-            ),
-            "convert raw -> V3 zstd": StoreCase(
-                "convert vs compress",
-                lambda: convert(raw, str(self.out), threads=threads, overwrite=True),
+            "convert raw -> V3 zstd": (
+                compress,
+                partial(convert, raw, str(self.out), threads=threads, overwrite=True),
                 None,
             ),
         }
@@ -148,36 +127,9 @@ class _Stores:
 def stores(
     size: int = DEFAULT_SIZE, threads: int = 2, directory: str | None = None
 ) -> Iterator[_Stores]:
-    """The bench's raw and zstd stores in a temporary directory, removed on exit.
-
-    Parameters
-    ----------
-    size : int
-        Bytes of chunk data (whole 64-byte ``<U16`` elements), in 2 MiB chunks.
-    threads : int
-        Threads of the multi-threaded rows.
-    directory : str, optional
-        Where to make the temporary directory.
-
-    Yields
-    ------
-    _Stores
-        ``rows()`` gives row -> (group, call, untimed call before each or None);
-        ``check()`` says whether both stores check clean; ``data`` is the array written.
-
-    Raises
-    ------
-    ImportError
-        If zarr-python or numcodecs is not installed.
-    ValueError
-        If ``size`` is smaller than one element or ``threads`` is below 1.
-
-    Examples
-    --------
-    >>> with stores(4096, threads=1) as made:
-    ...     made.check(), sorted(made.rows())[:2]
-    (True, ['check raw', 'check raw, cold cache'])
-    """
+    """The bench's raw and zstd stores of ``size`` bytes of chunk data in a temporary directory
+    (in ``directory``), removed on exit: ``rows()`` gives row -> (group, call, untimed call before
+    each or None), ``check()`` whether both check clean, ``data`` the array written."""
     require()
     if size < ELEMENT_BYTES:
         raise ValueError(
@@ -198,7 +150,7 @@ def run(
     repeat: int = 3,
     progress: Progress | None = None,
     directory: str | None = None,
-) -> StoreReport:
+) -> Row:
     """The ``--store`` report: both stores checked clean first, then each row best of
     ``repeat``, and the ratios with their targets."""
     say = progress or (lambda message: None)
@@ -211,7 +163,7 @@ def run(
         for name, (_, call, before) in made.rows().items():
             say(f"{name} ({format_size(nbytes)}, best of {repeat})")
             seconds[name] = best_time(call, repeat, before)
-    ratios: list[Ratio] = []
+    ratios: list[Row] = []
     for key, top, bottom, kind in RATIOS:
         top, bottom = (text.replace("N threads", f"{threads} threads") for text in (top, bottom))
         if top in seconds and bottom in seconds:  # no cold-cache rows without posix_fadvise
@@ -220,12 +172,8 @@ def run(
                 if kind == "speed"
                 else seconds[top] / seconds[bottom]
             )
-            ratios.append(
-                {
-                    **ratio("store", key, value, bound=True),
-                    "ratio": key.replace("N threads", f"{threads} threads"),
-                }
-            )
+            name = key.replace("N threads", f"{threads} threads")
+            ratios.append({"ratio": name, "value": value, **judge("store", key, value, bound=True)})
     rows = [{"row": name, "seconds": s, "gbps": gbps(nbytes, s)} for name, s in seconds.items()]
     return {
         "size": nbytes,
@@ -233,6 +181,6 @@ def run(
         "threads": threads,
         "repeat": repeat,
         "check_ok": check_ok,
-        "rows": rows,  # type: ignore[typeddict-item]
+        "rows": rows,
         "ratios": ratios,
     }

@@ -1,46 +1,41 @@
 """zarr-python with and without fixedutf32, side by side: ``fixedutf32 bench --zarr``.
 
 One ``<U16`` array is written to a temporary directory in each layout of ``CASES`` and read
-or written by each configuration of ``CONFIGS`` in turn, round after round; the latency rows
-(:mod:`._latency`) go through a store that waits on every request.  docs/performance.md says
-what each configuration and floor does.
+or written by each configuration of ``CONFIGS`` in turn, round after round, beside its floor:
+the same files read or written plainly, on as many threads as the configuration compared (no
+checks, no byte swap, no Python per element); the latency rows (:mod:`._latency`) go through a
+store that waits on every request.  ``--zarr PATH_OR_URL`` times the reads of a user's own
+``fixed_length_utf32`` (V3) or ``U`` (V2) array, opened read-only and never written.
+docs/performance.md says what each configuration and floor does.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import os
 import pathlib
 import statistics
 import sys
 import tempfile
+import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from .._source.reader import Get, KeyReader
 from ..chunk import decode_chunk
+from ..errors import FixedUTF32Error
 from ..metadata._model import parse_stored
-from ._floors import (
-    FileSlices,
-    read_elements_floor,
-    read_files,
-    read_floor_threads,
-    read_sharded_zstd_floor,
-    stored_files,
-    thread_count,
-    write_floor,
-)
 from ._kernels import measure_threads
-from ._report import LatencyRow, Selected, ZarrReport, ZarrRow, ZarrThreads
-from ._targets import Ratio, judge
-from ._timing import KiB, MiB, Progress, Timed, format_size, in_turn
-from .cases import WIDTH, sample_array
+from ._report import Row, judge
+from .cases import WIDTH, KiB, MiB, Progress, Timed, format_size, in_turn, sample_array
 
 if TYPE_CHECKING:
     from zarr.types import AnyArray
@@ -60,20 +55,24 @@ INTEGRATION: dict[str, dict[str, str]] = {  # the zarr configuration of each con
     },
 }
 SELECTED = 1000  # elements a selection row reads: at random, or in one run
+USER_CASE = "read your array"
+_NO_FLOOR = "the floor reads the chunk files with readinto, which needs a local directory"
+_Item = TypeVar("_Item")
+Place = tuple[pathlib.Path, slice]  # a file, and where its bytes go
 
 
 class ZarrCase(NamedTuple):
     """What a case of ``fixedutf32 bench --zarr`` does, to which array."""
 
-    operation: Literal["read", "write"]
+    operation: str  # read, write
     threads: int | None  # None: zarr's defaults
     endian: Literal["little", "big"]
     compressed: bool  # zstd, else raw
     chunk_bytes: int = MiB
     shard_bytes: int | None = None
-    selection: Literal["all", "random", "slice"] = "all"
+    selection: str = "all"  # all, random, slice
     size_limit: int | None = None  # a smaller array for this case (many small chunks)
-    via: Literal["zarr", "xarray", "dask"] = "zarr"  # who reads the array
+    via: str = "zarr"  # who reads the array: zarr, xarray, dask
 
 
 CASES = {
@@ -83,7 +82,7 @@ CASES = {
     "read zstd, 2 threads": ZarrCase("read", 2, "little", True),
     "read raw, 64 KiB chunks": ZarrCase("read", None, "little", False, 64 * KiB),
     "read raw, 16 KiB chunks": ZarrCase(
-        "read", None, "little", False, 16 * KiB, size_limit=64 * MiB
+        "read", None, "little", False, 16 * KiB, None, "all", 64 * MiB
     ),
     "read sharded raw": ZarrCase("read", None, "little", False, 64 * KiB, 8 * MiB),
     "read sharded zstd": ZarrCase("read", None, "little", True, 64 * KiB, 8 * MiB),
@@ -116,33 +115,8 @@ RATIOS.append(
 
 
 def configurations(case: str, *, fused: bool | None = None) -> tuple[str, ...]:
-    """The configurations that run ``case``.
-
-    Writes are zarr's and the floor's; the standalone reader is single threaded and reads
-    plain chunks; ``fused`` only where zarr has it.
-
-    Parameters
-    ----------
-    case : str
-        A key of ``CASES``, e.g. ``"read raw big"``.
-    fused : bool, optional
-        Whether to run zarr's ``FusedCodecPipeline``; by default, whether zarr has it.
-
-    Returns
-    -------
-    tuple of str
-        Names from ``CONFIGS``.
-
-    Raises
-    ------
-    KeyError
-        If ``case`` is not a key of ``CASES``.
-
-    Examples
-    --------
-    >>> configurations("read zstd, 2 threads", fused=False)
-    ('stock', 'codec', 'pipeline', 'floor')
-    """
+    """The configurations of ``CONFIGS`` that run ``case`` (``fused``: by default, if zarr has it):
+    writes are zarr's and the floor's; the reader is single threaded and reads plain chunks."""
     spec = CASES[case]
     fused = has_fused() if fused is None else fused
     plain = spec.operation == "read" and spec.threads != 2 and spec.shard_bytes is None
@@ -196,9 +170,99 @@ def read_array(store: str | os.PathLike[str]) -> npt.NDArray[np.str_]:
 
 def chunk_files(store: str | os.PathLike[str]) -> list[pathlib.Path]:
     """The files of a local array's chunks (or shards), sorted: all but its metadata."""
-    root = pathlib.Path(store)
     metadata = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.name not in metadata)
+    files = pathlib.Path(store).rglob("*")
+    return sorted(p for p in files if p.is_file() and p.name not in metadata)
+
+
+def _raw(array: npt.NDArray[np.generic]) -> memoryview:
+    # NumPy declares the buffer protocol of an array for Python >= 3.12 only.
+    return memoryview(array.view(np.uint8))  # type: ignore[arg-type,unused-ignore]
+
+
+class FileSlices(NamedTuple):
+    """The chunk (or shard) files of a one-dimensional array, in order, ``nbytes`` of array
+    data each (the last may hold fewer), ``total`` bytes in all."""
+
+    paths: tuple[pathlib.Path, ...]
+    nbytes: int
+    total: int
+
+    def slices(self) -> list[Place]:
+        return [
+            (path, slice(i * self.nbytes, min((i + 1) * self.nbytes, self.total)))
+            for i, path in enumerate(self.paths)
+        ]
+
+
+def _file_slices(directory: pathlib.Path, nbytes: int, total: int) -> FileSlices:
+    """The chunk files ``directory/c/0, c/1, ...`` of a one-dimensional V3 array."""
+    count = -(-total // nbytes)
+    return FileSlices(tuple(directory / "c" / str(i) for i in range(count)), nbytes, total)
+
+
+def on_threads(work: Callable[[_Item], object], items: Sequence[_Item], threads: int) -> None:
+    """``work`` on each item: one share of consecutive items per thread, as pipelines split."""
+    size = max(1, -(-len(items) // max(threads, 1)))
+    shares = [items[i : i + size] for i in range(0, len(items), size)]
+    if threads <= 1 or len(shares) <= 1:
+        for item in items:
+            work(item)
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda share: [work(item) for item in share], shares))
+
+
+def read_floor_threads(
+    files: FileSlices, dtype: np.dtype[np.str_], threads: int, zstd: bool, buffered: bool = False
+) -> npt.NDArray[np.str_]:
+    """The files' bytes in one new array of ``dtype``: ``readinto`` their slice (``buffered``:
+    into a reused buffer, then copied), or zstd-decompressed into it; missing files unset."""
+    out = np.empty(files.total // dtype.itemsize, dtype)
+    raw = _raw(out)
+    decompress = importlib.import_module("numcodecs").Zstd().decode if zstd else None
+    buffers = threading.local()
+
+    def read(item: Place) -> None:
+        path, where = item
+        try:
+            file = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return
+        n = where.stop - where.start
+        with file:
+            if decompress is None and buffered:
+                if getattr(buffers, "buffer", None) is None:
+                    buffers.buffer = memoryview(bytearray(files.nbytes))
+                file.readinto(buffers.buffer[:n])
+                raw[where] = buffers.buffer[:n]
+            elif decompress is None:
+                file.readinto(raw[where])  # a shard's index, after the data, is left unread
+            elif n == files.nbytes:
+                decompress(file.read(), out=raw[where])
+            else:  # the edge chunk: stored whole, of which the array holds the start
+                raw[where] = memoryview(decompress(file.read())).cast("B")[:n]
+
+    on_threads(read, files.slices(), threads)
+    return out
+
+
+def read_files(paths: Sequence[pathlib.Path], out: npt.NDArray[np.uint8], threads: int) -> int:
+    """Each file ``readinto`` its place in ``out``, one after another; the bytes read."""
+    raw, at, places = _raw(out), 0, []
+    for path in paths:
+        size = path.stat().st_size
+        places.append((path, slice(at, at + size)))
+        at += size
+    counts = [0] * len(places)
+
+    def read(index: int) -> None:
+        path, where = places[index]
+        with open(path, "rb", buffering=0) as file:
+            counts[index] = file.readinto(raw[where]) or 0
+
+    on_threads(read, range(len(places)), threads)
+    return sum(counts)
 
 
 def read_floor(store: str | os.PathLike[str], threads: int = 1) -> npt.NDArray[np.uint8]:
@@ -206,6 +270,88 @@ def read_floor(store: str | os.PathLike[str], threads: int = 1) -> npt.NDArray[n
     files = chunk_files(store)
     out = np.empty(sum(path.stat().st_size for path in files), np.uint8)
     read_files(files, out, threads)
+    return out
+
+
+def write_floor(
+    files: FileSlices, stored: npt.NDArray[Any], threads: int, zstd: bool = False
+) -> pathlib.Path:
+    """Each chunk's bytes of ``stored`` (zstd-compressed) to a new file renamed over its own,
+    as zarr's ``LocalStore`` writes; the directory of the files."""
+    raw = _raw(np.ascontiguousarray(stored))
+    compress = importlib.import_module("numcodecs").Zstd(level=0).encode if zstd else None
+    files.paths[0].parent.mkdir(parents=True, exist_ok=True)
+    suffix = f".{os.getpid()}.partial"
+
+    def write(item: Place) -> None:
+        path, where = item
+        partial = path.with_name(path.name + suffix)
+        with open(partial, "wb", buffering=0) as file:
+            file.write(raw[where] if compress is None else compress(raw[where]))
+        os.replace(partial, path)
+
+    on_threads(write, files.slices(), threads)
+    return files.paths[0].parent.parent
+
+
+def read_elements_floor(
+    files: FileSlices, dtype: np.dtype[np.str_], elements: npt.NDArray[np.intp], threads: int
+) -> npt.NDArray[np.str_]:
+    """Only the bytes of ``elements`` of a raw one-dimensional array: each run of neighbours
+    in a file read with one ``pread`` into its place in the result."""
+    out = np.empty(len(elements), dtype)
+    raw, size = _raw(out), dtype.itemsize
+    per_file = files.nbytes // size
+    order = np.argsort(elements, kind="stable")
+    ordered = elements[order]
+    # runs of consecutive elements of one file, going to consecutive places of the result
+    work: list[tuple[pathlib.Path, list[tuple[int, int, int]]]] = []
+    for file_index in np.unique(ordered // per_file).tolist():
+        mask = (ordered // per_file) == file_index
+        picked, places = ordered[mask], order[mask]
+        breaks = np.flatnonzero((np.diff(picked) != 1) | (np.diff(places) != 1)) + 1
+        starts, stops = np.concatenate(([0], breaks)), np.concatenate((breaks, [picked.size]))
+        runs = [
+            (int(picked[a]) - file_index * per_file, int(places[a]), int(b - a))
+            for a, b in zip(starts, stops)
+        ]
+        work.append((files.paths[file_index], runs))
+
+    def read(item: tuple[pathlib.Path, list[tuple[int, int, int]]]) -> None:
+        with open(item[0], "rb", buffering=0) as file:
+            for start, place, count in item[1]:
+                file.seek(start * size)
+                file.readinto(raw[place * size : (place + count) * size])
+
+    on_threads(read, work, threads)
+    return out
+
+
+def read_sharded_zstd_floor(
+    files: FileSlices, dtype: np.dtype[np.str_], inner_nbytes: int, threads: int
+) -> npt.NDArray[np.str_]:
+    """Shards of zstd inner chunks (index at the end, crc32c): each shard file read whole,
+    each inner chunk decompressed into its place."""
+    out = np.empty(files.total // dtype.itemsize, dtype)
+    raw = _raw(out)
+    per_shard = files.nbytes // inner_nbytes
+    decompress = importlib.import_module("numcodecs").Zstd().decode
+
+    def read(item: Place) -> None:
+        path, where = item
+        shard = path.read_bytes()
+        at = len(shard) - 16 * per_shard - 4
+        index = np.frombuffer(shard, "<u8", count=2 * per_shard, offset=at)
+        for local, (offset, nbytes) in enumerate(index.reshape(-1, 2).tolist()):
+            start = where.start + local * inner_nbytes
+            stop = min(start + inner_nbytes, where.stop)
+            if stop - start == inner_nbytes:
+                decompress(shard[offset : offset + nbytes], out=raw[start:stop])
+            elif start < stop:  # the array's edge cuts this inner chunk
+                whole = memoryview(decompress(shard[offset : offset + nbytes]))
+                raw[start:stop] = whole[: stop - start]
+
+    on_threads(read, files.slices(), threads)
     return out
 
 
@@ -242,7 +388,7 @@ def config(name: str, threads: int | None = None) -> contextlib.AbstractContextM
     return context  # zarr's config object (donfig's) has no type information
 
 
-def open_with(name: str, store: Any, selected: dict[str, Selected], **kwargs: Any) -> AnyArray:
+def open_with(name: str, store: Any, selected: dict[str, Any], **kwargs: Any) -> AnyArray:
     """The array at ``store`` opened read-only (or as ``kwargs`` say) with configuration
     ``name``, the classes zarr chose recorded in ``selected``; RuntimeError if not ours."""
     import zarr
@@ -261,15 +407,46 @@ def open_with(name: str, store: Any, selected: dict[str, Selected], **kwargs: An
     return array
 
 
+def _with_config(name: str, threads: int | None, call: Timed) -> Timed:
+    """``call`` inside the zarr configuration ``name`` (on ``threads`` threads)."""
+
+    def run() -> object:
+        with config(name, threads):
+            return call()
+
+    return run
+
+
+def _reader(array: AnyArray, selection: npt.NDArray[np.intp] | slice | None) -> Timed:
+    if selection is None:
+        return lambda: array[...]
+    if isinstance(selection, slice):
+        return lambda: array[selection]
+    return lambda: array.vindex[selection]
+
+
+def _via_reader(via: str, group: pathlib.Path) -> Timed | None:
+    """A call reading the group's array ``v`` through xarray or Dask, or None without them."""
+    try:
+        if via == "xarray":
+            import xarray
+
+            return lambda: xarray.open_zarr(str(group), consolidated=False)["v"].values
+        import dask.array
+
+        return lambda: dask.array.from_zarr(str(group), component="v").compute()
+    except ImportError:
+        return None
+
+
 class _Bench:
     """The arrays on disk and one call per (case, configuration)."""
 
     def __init__(self, root: str, data: npt.NDArray[np.str_], integration: ModuleType | None):
         self.root, self.data, self.integration = pathlib.Path(root), data, integration
         self.fused = has_fused()
-        self.selected: dict[str, Selected] = {}
+        self.selected: dict[str, Any] = {}
         self.expected: npt.NDArray[np.str_] = data
-        self.config = config
 
     def available(self) -> list[str]:
         """The configurations this zarr and this install can run."""
@@ -281,34 +458,23 @@ class _Bench:
         limit = case.size_limit
         return self.data if limit is None else self.data[: max(1, limit // ELEMENT_BYTES)]
 
-    def selection(self, case: ZarrCase) -> npt.NDArray[np.intp] | slice | None:
-        """The elements a selection case reads (random: a fixed sample), or None for all."""
-        count = len(self.case_data(case))
-        if case.selection == "random":
-            rng = np.random.default_rng(1000)
-            return rng.choice(count, size=min(SELECTED, count), replace=False).astype(np.intp)
-        if case.selection == "slice":
-            return slice(count // 3, min(count, count // 3 + SELECTED))
-        return None
-
     def elements(self, nbytes: int, case: ZarrCase) -> int:
         """Elements in ``nbytes`` of array data (at least one, at most the whole array)."""
         return max(1, min(nbytes // ELEMENT_BYTES, len(self.case_data(case))))
 
-    def create(self, path: pathlib.Path, case: ZarrCase, fill: bool = False) -> AnyArray:
+    def create(self, path: pathlib.Path, case: ZarrCase, fill: bool = False) -> None:
         """The case's array at ``path`` (with the data if ``fill``), written by stock zarr."""
         import zarr
         from zarr.codecs import BytesCodec, ZstdCodec
 
         data = self.case_data(case)
+        shards = None if case.shard_bytes is None else (self.elements(case.shard_bytes, case),)
         with config("stock"):
             array = zarr.create_array(
                 str(path),
                 shape=data.shape,
                 chunks=(self.elements(case.chunk_bytes, case),),
-                shards=None
-                if case.shard_bytes is None
-                else (self.elements(case.shard_bytes, case),),
+                shards=shards,
                 dtype=data.dtype,
                 serializer=BytesCodec(endian=case.endian),
                 compressors=ZstdCodec() if case.compressed else None,
@@ -318,12 +484,11 @@ class _Bench:
             )
             if fill:
                 array[...] = data
-        return array
 
     def files(self, path: pathlib.Path, case: ZarrCase) -> FileSlices:
         """The stored files of the case's array: its chunks, or its shards."""
         per_file = self.elements(case.shard_bytes or case.chunk_bytes, case) * ELEMENT_BYTES
-        return FileSlices.of(path, per_file, self.case_data(case).nbytes)
+        return _file_slices(path, per_file, self.case_data(case).nbytes)
 
     def calls(self, case_name: str) -> dict[str, Timed | None]:
         """configuration -> call for one case (None where the integration is missing); sets
@@ -346,24 +511,41 @@ class _Bench:
             via = _via_reader(case.via, group)
         elif case.operation == "write" or not path.exists():
             self.create(path, case, fill=case.operation == "read")
-        selection = self.selection(case)
+        selection: npt.NDArray[np.intp] | slice | None = None
+        if case.selection == "random":  # a fixed sample
+            rng = np.random.default_rng(1000)
+            size = min(SELECTED, len(data))
+            selection = rng.choice(len(data), size=size, replace=False).astype(np.intp)
+        elif case.selection == "slice":
+            selection = slice(len(data) // 3, min(len(data), len(data) // 3 + SELECTED))
         self.expected = data if selection is None else data[selection]
-        files, threads = self.files(path, case), thread_count(case.threads)
+        files, threads = self.files(path, case), case.threads or os.cpu_count() or 1
+        dtype = data.dtype.newbyteorder("<" if case.endian == "little" else ">")
         calls: dict[str, Timed | None] = {}
         for name in configurations(case_name, fused=self.fused):
             if name in ("codec", "pipeline") and self.integration is None:
                 calls[name] = None
             elif name == "reader":
                 calls[name] = lambda: read_array(path)
+            elif name == "floor" and selection is not None:
+                elements = np.arange(len(data), dtype=np.intp)[selection]
+                calls[name] = lambda: read_elements_floor(files, dtype, elements, threads)
+            elif (
+                name == "floor"
+                and case.operation == "read"
+                and case.shard_bytes
+                and case.compressed
+            ):
+                inner = self.elements(case.chunk_bytes, case) * ELEMENT_BYTES
+                calls[name] = lambda: read_sharded_zstd_floor(files, dtype, inner, threads)
             elif name == "floor" and case.operation == "read":
-                calls[name] = self._read_floor(files, case, selection, threads)
-                if selection is None and not case.compressed and case.via == "zarr":
-                    dtype = self.stored_dtype(case)
+                calls[name] = lambda: read_floor_threads(files, dtype, threads, case.compressed)
+                if not case.compressed and case.via == "zarr":
                     calls[BUFFERED_FLOOR] = lambda: read_floor_threads(
-                        files, dtype, threads, buffered=True
+                        files, dtype, threads, False, buffered=True
                     )
             elif name == "floor":
-                calls[name] = self._write_floor(path, files, case, threads)
+                calls[name] = self._write_floor(path, files, case, dtype, threads)
             elif case.via != "zarr":
                 calls[name] = None if via is None else _with_config(name, None, via)
             elif case.operation == "read":
@@ -371,30 +553,21 @@ class _Bench:
                 calls[name] = _with_config(name, case.threads, _reader(array, selection))
             else:
                 array = open_with(name, str(path), self.selected, mode="r+")
-                calls[name] = _with_config(name, case.threads, _writer(array, data, path))
+
+                def write(array: AnyArray = array) -> pathlib.Path:
+                    array[...] = data
+                    return path
+
+                calls[name] = _with_config(name, case.threads, write)
         return calls
 
-    def stored_dtype(self, case: ZarrCase) -> np.dtype[np.str_]:
-        return self.data.dtype.newbyteorder("<" if case.endian == "little" else ">")
-
-    def _read_floor(
+    def _write_floor(
         self,
+        path: pathlib.Path,
         files: FileSlices,
         case: ZarrCase,
-        selection: npt.NDArray[np.intp] | slice | None,
+        dtype: np.dtype[np.str_],
         threads: int,
-    ) -> Timed:
-        dtype = self.stored_dtype(case)
-        if selection is not None:
-            elements = np.arange(len(self.case_data(case)), dtype=np.intp)[selection]
-            return lambda: read_elements_floor(files, dtype, elements, threads)
-        if case.shard_bytes is not None and case.compressed:
-            inner = self.elements(case.chunk_bytes, case) * ELEMENT_BYTES
-            return lambda: read_sharded_zstd_floor(files, dtype, inner, threads)
-        return lambda: read_floor_threads(files, dtype, threads, zstd=case.compressed)
-
-    def _write_floor(
-        self, path: pathlib.Path, files: FileSlices, case: ZarrCase, threads: int
     ) -> Timed:
         # The files of an array of the same layout, written plainly beside it (with its
         # metadata, so that same_data reads them): shards as stock zarr wrote them, chunks
@@ -402,15 +575,17 @@ class _Bench:
         floor = path.with_name(path.name + "-floor")
         self.create(floor, case, fill=case.shard_bytes is not None)
         if case.shard_bytes is not None:
-            stored, per_file = stored_files(self.files(floor, case).paths)
-            target = FileSlices.of(floor, per_file, stored.nbytes)
+            paths = self.files(floor, case).paths
+            stored = np.empty(sum(p.stat().st_size for p in paths), np.uint8)
+            read_files(paths, stored, 1)
+            target = _file_slices(floor, paths[0].stat().st_size, stored.nbytes)
             return lambda: write_floor(target, stored, threads)
         data = self.case_data(case)
         chunks = np.zeros(len(files.paths) * files.nbytes // ELEMENT_BYTES, data.dtype)
         chunks[: len(data)] = data
-        chunks = chunks.astype(self.stored_dtype(case))
-        target = FileSlices.of(floor, files.nbytes, len(files.paths) * files.nbytes)
-        return lambda: write_floor(target, chunks, threads, zstd=case.compressed)
+        stored_chunks = chunks.astype(dtype)
+        target = _file_slices(floor, files.nbytes, len(files.paths) * files.nbytes)
+        return lambda: write_floor(target, stored_chunks, threads, zstd=case.compressed)
 
     def same_data(self, result: object) -> bool:
         """Whether a call's result (an array read, or the path written) holds the data of the
@@ -426,77 +601,11 @@ class _Bench:
         return bool(array.shape == expected.shape and np.array_equal(array, expected))
 
 
-def _with_config(name: str, threads: int | None, call: Timed) -> Timed:
-    """``call`` inside the zarr configuration ``name`` (on ``threads`` threads)."""
-
-    def run() -> object:
-        with config(name, threads):
-            return call()
-
-    return run
-
-
-def _reader(array: AnyArray, selection: npt.NDArray[np.intp] | slice | None) -> Timed:
-    if selection is None:
-        return lambda: array[...]
-    if isinstance(selection, slice):
-        return lambda: array[selection]
-    return lambda: array.vindex[selection]
-
-
-def _writer(array: AnyArray, data: npt.NDArray[np.str_], path: pathlib.Path) -> Timed:
-    def write() -> pathlib.Path:
-        array[...] = data
-        return path
-
-    return write
-
-
-def _via_reader(via: str, group: pathlib.Path) -> Timed | None:
-    """A call reading the group's array ``v`` through xarray or Dask, or None without them."""
-    try:
-        if via == "xarray":
-            import xarray
-
-            return lambda: xarray.open_zarr(str(group), consolidated=False)["v"].values
-        import dask.array
-
-        return lambda: dask.array.from_zarr(str(group), component="v").compute()
-    except ImportError:
-        return None
-
-
 @contextlib.contextmanager
 def arrays(size: int = DEFAULT_SIZE, directory: str | None = None) -> Iterator[_Bench]:
-    """The bench's data and arrays in a temporary directory, removed on exit.
-
-    Parameters
-    ----------
-    size : int
-        Bytes of the ``<U16`` array (whole elements); chunks of 1 MiB, or the whole array.
-    directory : str, optional
-        Where to make the temporary directory.
-
-    Yields
-    ------
-    _Bench
-        ``calls(case)`` gives configuration -> call for a case of ``CASES`` (None where
-        the integration is missing), ``same_data(result)`` checks a call's result; zarr's
-        warning that the data type has no stable specification is silenced inside.
-
-    Raises
-    ------
-    ImportError
-        If zarr-python or numcodecs is not installed.
-    ValueError
-        If ``size`` is smaller than one element.
-
-    Examples
-    --------
-    >>> with arrays(4096) as bench:
-    ...     bench.same_data(bench.calls("read raw big")["stock"]())
-    True
-    """
+    """The bench's ``size`` bytes of ``<U16`` data and its arrays in a temporary directory
+    (in ``directory``), removed on exit: ``calls(case)`` gives configuration -> call for a case
+    of ``CASES`` (None where the integration is missing), ``same_data(result)`` checks one."""
     require()
     if size < ELEMENT_BYTES:
         raise ValueError(
@@ -527,41 +636,24 @@ def latency_seconds(latency: float, rounds: int) -> float:
     return 2.0 + (rounds + 2) * latency * waits
 
 
-def size_thread_pool() -> None:
-    """Make zarr's thread pool two threads wide (the widest row), before any row runs."""
-    # zarr creates its pool once, at the first call made while threading.max_workers is
-    # set: had the 1-thread row come first, the 2-thread row would run on a pool of one.
-    import zarr
-
-    with zarr.config.set({"threading.max_workers": 2}):
-        zarr.create_group(store=zarr.storage.MemoryStore())
-
-
-def gbps_row(
-    case: str, spec: ZarrCase, counted: int, sizes: tuple[int, int | None], times: Any, same: Any
-) -> ZarrRow:
+def _gbps_row(
+    case: str, spec: ZarrCase, sizes: tuple[int, int, int | None], times: Any, same: Any
+) -> Row:
     """A row: GB/s (median of the rounds) and data check per configuration, n/a where absent."""
-    gbps = {n: counted / statistics.median(times[n]) / 1e9 if n in times else None for n in CONFIGS}
-    codec = "zstd" if spec.compressed else "raw"
-    same_data = {name: same.get(name) for name in CONFIGS}
-    return ZarrRow(
-        case=case,
-        endian=spec.endian,
-        codec=codec,
-        threads=spec.threads,
-        size=counted,
-        chunk_size=sizes[0],
-        shard_size=sizes[1],
-        gbps=gbps,
-        same_data=same_data,
-    )
-
-
-def threads_reference(say: Progress) -> ZarrThreads:
-    """decode_chunk and numpy.copyto on two threads: how much scaling the machine allowed."""
-    say("2 threads: decode_chunk and numpy.copyto, for reference")
-    decode, copy = measure_threads(MiB, 2)
-    return {"threads": 2, "size": MiB, "decode_chunk_scaling": decode, "memcpy_scaling": copy}
+    counted = sizes[0]
+    return {
+        "case": case,
+        "endian": spec.endian,
+        "codec": "zstd" if spec.compressed else "raw",
+        "threads": spec.threads,
+        "size": counted,
+        "chunk_size": sizes[1],
+        "shard_size": sizes[2],
+        "gbps": {
+            n: counted / statistics.median(times[n]) / 1e9 if n in times else None for n in CONFIGS
+        },
+        "same_data": {name: same.get(name) for name in CONFIGS},
+    }
 
 
 def run(
@@ -571,15 +663,15 @@ def run(
     directory: str | None = None,
     rows: Literal["all", "local", "latency"] = "all",
     latency: float = 0.020,
-) -> ZarrReport:
+) -> Row:
     """The ``--zarr`` report: ``CASES`` on ``size`` bytes of ``<U16`` (``rows``: ``local``),
     the latency rows at ``latency`` seconds a request (``latency``), or both (``all``)."""
     say = progress or (lambda message: None)
     say(f"generating {format_size(size)} of <U{WIDTH} text")
-    table: list[ZarrRow] = []
+    table: list[Row] = []
     times_by_case: dict[str, dict[str, list[float]]] = {}
-    latency_rows: list[LatencyRow] = []
-    latency_ratios: list[Ratio] = []
+    latency_rows: list[Row] = []
+    latency_ratios: list[Row] = []
     # the latency rows make their own small array: the local rows' is made only for them
     with arrays(size if rows != "latency" else ELEMENT_BYTES, directory) as bench:
         if rows != "local":
@@ -592,7 +684,13 @@ def run(
                 config, names, min(repeat, 5), latency, progress=say, directory=directory
             )
             latency_ratios = _latency.ratios(latency_rows, latency_times)
-        size_thread_pool()
+        # zarr creates its thread pool once, at the first call made while threading.max_workers
+        # is set: two threads wide (the widest row) before any row, or the 2-thread row would
+        # run on the 1-thread row's pool of one.
+        import zarr
+
+        with zarr.config.set({"threading.max_workers": 2}):
+            zarr.create_group(store=zarr.storage.MemoryStore())
         for case, spec in CASES.items() if rows != "latency" else ():
             calls = {name: call for name, call in bench.calls(case).items() if call is not None}
             counted = bench.expected.nbytes
@@ -603,28 +701,33 @@ def run(
                 times["floor"] = [min(a, b) for a, b in zip(times["floor"], buffered)]
                 same["floor"] = bool(same["floor"] and same.pop(BUFFERED_FLOOR))
             shard = spec.shard_bytes and bench.elements(spec.shard_bytes, spec) * ELEMENT_BYTES
-            sizes = (bench.elements(spec.chunk_bytes, spec) * ELEMENT_BYTES, shard)
-            table.append(gbps_row(case, spec, counted, sizes, times, same))
+            chunk = bench.elements(spec.chunk_bytes, spec) * ELEMENT_BYTES
+            table.append(_gbps_row(case, spec, (counted, chunk, shard), times, same))
             times_by_case[case] = times
-    ratios_ = (ratios(times_by_case, RATIOS) if table else []) + latency_ratios
-    return report(bench, f"<U{WIDTH}", bench.data.nbytes, repeat, table, ratios_, say, latency_rows)
+    found = (ratios(times_by_case, RATIOS) if table else []) + latency_ratios
+    return _zarr_report(
+        bench, f"<U{WIDTH}", bench.data.nbytes, repeat, table, found, say, latency_rows
+    )
 
 
-def report(
+def _zarr_report(
     bench: _Bench,
     dtype: str,
     size: int,
     repeat: int,
-    rows: list[ZarrRow],
-    ratios: list[Ratio],
+    rows: list[Row],
+    ratios: list[Row],
     say: Progress,
-    latency: list[LatencyRow] | None = None,
+    latency: list[Row] | None = None,
     array: str | None = None,
     notes: list[str] | None = None,
-) -> ZarrReport:
-    """The ``--zarr`` report of these rows and ratios, with the thread reference measured now."""
+) -> Row:
+    """The ``--zarr`` report of these rows and ratios, with the thread reference measured now:
+    decode_chunk and numpy.copyto on two threads, how much scaling the machine allowed."""
     import zarr
 
+    say("2 threads: decode_chunk and numpy.copyto, for reference")
+    decode, copy = measure_threads(MiB, 2)
     return {
         "zarr_version": zarr.__version__,
         "integration": bench.integration is not None,
@@ -637,7 +740,12 @@ def report(
         "rows": rows,
         "latency": latency or [],
         "ratios": ratios,
-        "threads_reference": threads_reference(say),
+        "threads_reference": {
+            "threads": 2,
+            "size": MiB,
+            "decode_chunk_scaling": decode,
+            "memcpy_scaling": copy,
+        },
         "array": array,
         "notes": notes or [],
     }
@@ -646,10 +754,10 @@ def report(
 def ratios(
     times: Mapping[str, Mapping[str, list[float]]],
     wanted: list[tuple[str, tuple[str, str], tuple[str, str]]],
-) -> list[Ratio]:
+) -> list[Row]:
     """Each ratio of ``wanted``: the median over rounds of the round's speed ratio; ``times``
     maps case -> configuration -> seconds of each round ("zarr": the faster of stock, fused)."""
-    result: list[Ratio] = []
+    result = []
     for name, (num_case, num), (den_case, den) in wanted:
         top = times[num_case].get(num)
         if den == "zarr":
@@ -660,3 +768,119 @@ def ratios(
         value = statistics.median(b / t for t, b in zip(top, bottom)) if top and bottom else None
         result.append({"ratio": name, "value": value, **judge("zarr", name, value)})
     return result
+
+
+def open_user_array(where: str, storage_options: str | None) -> dict[str, Any]:
+    """The array at ``where`` checked for the bench (``where``, its metadata ``doc``, its
+    ``source``: the directory, or get(key) for a URL, and a URL's ``options``); ValueError in
+    one line if it is none, a group, or not of this data type (nothing is written)."""
+    options = json.loads(storage_options) if storage_options else {}
+    if not isinstance(options, dict):
+        raise ValueError(f"--storage-options: expected a JSON object, got {storage_options}")
+    if "://" in where:
+        from zarr.core.buffer import default_buffer_prototype
+        from zarr.core.sync import sync
+        from zarr.storage import FsspecStore
+
+        store = FsspecStore.from_url(where, storage_options=options, read_only=True)
+
+        def get(key: str) -> bytes | None:
+            found = sync(store.get(key, default_buffer_prototype()))
+            return None if found is None else found.to_bytes()
+
+        source: str | Get = get
+    elif options:
+        raise ValueError("--storage-options: only for a URL")
+    elif not os.path.isdir(where):
+        raise ValueError(f"no Zarr array at {where}: not a directory")
+    else:
+        source = where
+
+        def get(key: str) -> bytes | None:
+            path = pathlib.Path(where, key)
+            return path.read_bytes() if path.is_file() else None
+
+    raw = get("zarr.json") or get(".zarray")
+    doc = json.loads(raw) if raw else {}
+    if doc.get("node_type") == "group" or (not raw and get(".zgroup")):
+        raise ValueError(f"{where} is a group: give the path of one of its arrays, {where}/NAME")
+    if not raw:
+        raise ValueError(f"no Zarr array at {where}: no zarr.json or .zarray")
+    try:
+        parse_stored(doc)
+    except FixedUTF32Error as error:
+        raise ValueError(f"cannot bench the array at {where}: {error}") from None
+    return {"where": where, "doc": doc, "source": source, "options": options}
+
+
+def _codecs(doc: dict[str, Any]) -> str:
+    """The array's codecs in a word or two: ``raw``, ``zstd``, ``sharded zstd``..."""
+    if doc.get("zarr_format") == 2:
+        return str((doc.get("compressor") or {}).get("id", "raw"))
+    names = []
+    for codec in doc.get("codecs", []):
+        if codec["name"] == "sharding_indexed":
+            names.append("sharded " + _codecs({"codecs": codec["configuration"]["codecs"]}))
+        elif codec["name"] not in ("bytes", "transpose"):
+            names.append(codec["name"])
+    return "+".join(names) or "raw"
+
+
+def run_user_array(array: dict[str, Any], repeat: int = 9, progress: Progress | None = None) -> Row:
+    """Every configuration of ``--zarr`` reading the whole of ``array`` in turn, round after
+    round; the floor reads its chunk files into one preallocated buffer (local only)."""
+    say = progress or (lambda message: None)
+    where, doc, source = array["where"], array["doc"], array["source"]
+    model, meta, key_meta = parse_stored(doc)
+    bench = _Bench("", np.empty(0, "<U1"), _integration())
+    notes, calls, v2 = [], {}, doc.get("zarr_format") == 2
+    options = array["options"] if callable(source) else None
+    with quiet_zarr():
+        for name in [n for n in bench.available() if n not in ("reader", "floor")]:
+            if name == "codec" and v2:
+                notes.append("codec: n/a: a V2 array has no bytes codec to replace")
+                continue
+            opened = open_with(name, where, bench.selected, storage_options=options or None)
+            calls[name] = _with_config(name, None, _reader(opened, None))
+        try:
+            KeyReader.build(model, meta.grid, key_meta.grid)
+            calls["reader"] = lambda: _read(doc, source)
+        except FixedUTF32Error as error:
+            notes.append(f"reader: n/a: {error}")
+        if callable(source):
+            notes.append(f"floor: n/a for a URL: {_NO_FLOOR}")
+        else:
+            files = chunk_files(source)
+            buffer = np.empty(sum(path.stat().st_size for path in files), np.uint8)
+            floor_call: Timed = lambda: read_files(files, buffer, os.cpu_count() or 1)  # noqa: E731
+            calls["floor"] = floor_call
+        expected = calls["stock"]()
+        nbytes = int(np.asarray(expected).nbytes)
+        say(f"{USER_CASE} ({format_size(nbytes)}, {repeat} rounds)")
+
+        def same(result: object) -> bool:
+            if isinstance(result, int):  # the floor: every byte of the files read
+                return result == buffer.nbytes
+            return bool(np.array_equal(np.asarray(result), np.asarray(expected)))
+
+        times, checked = in_turn(calls, repeat, same)
+    spec = ZarrCase("read", None, model.endian or "little", False)
+    item = meta.data_type.length_bytes
+    shard = None if model.shard is None else int(np.prod(key_meta.chunk_shape)) * item
+    sizes = (nbytes, int(np.prod(meta.chunk_shape)) * item, shard)
+    row = _gbps_row(USER_CASE, spec, sizes, times, checked)
+    row["codec"] = _codecs(doc)
+    wanted = [("pipeline", "fastest zarr"), ("pipeline", "stock"), ("codec", "stock")]
+    wanted += [(name, "floor") for name in CONFIGS if name != "floor"]
+    pairs = [
+        (
+            f"{a} / {b}, {USER_CASE}",
+            (USER_CASE, a),
+            (USER_CASE, "zarr" if b == "fastest zarr" else b),
+        )
+        for a, b in wanted
+        if a in times and (b == "fastest zarr" or b in times)
+    ]
+    dtype = f"{meta.data_type.to_numpy(meta.endian).str} {list(meta.shape)}, {_codecs(doc)}"
+    found = ratios({USER_CASE: times}, pairs)
+    return _zarr_report(bench, dtype, nbytes, repeat, [row], found, say, None, where, notes)

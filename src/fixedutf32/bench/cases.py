@@ -1,32 +1,128 @@
-"""What the benchmarks measure: generated text, and each kernel beside the NumPy way.
+"""What the benchmarks measure: generated text, each kernel beside the NumPy way, the timing.
 
 ``fixedutf32 bench`` and the pytest-benchmark groups in ``benchmarks/`` share these, so that
 both measure the same calls on the same data.  Every generator is seeded.
 """
 
+import statistics
 import sys
-from collections.abc import Callable
-from typing import NamedTuple
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..chunk import decode_chunk, encode_chunk, repad, str_lengths, validate
-from ._timing import MiB, read_only_floor, rewrite_floor
 
-__all__ = [
-    "WIDTH",
-    "NATIVE",
-    "FOREIGN",
-    "Case",
-    "sample_chunk",
-    "make_text",
-    "kernel_cases",
-]
+__all__ = ["WIDTH", "NATIVE", "FOREIGN", "Case", "sample_chunk", "make_text", "kernel_cases"]
 
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 WIDTH = 16  # code points per element (64 bytes), as in the targets
 NATIVE = sys.byteorder
 FOREIGN = "big" if NATIVE == "little" else "little"
+Timed = Callable[[], object]  # a call without arguments: timed, or untimed around the timed ones
+Progress = Callable[[str], object]  # called with a short message before each step
+_Result = TypeVar("_Result")
+_Checked = TypeVar("_Checked")
+
+
+def seconds(function: Timed) -> float:
+    """Seconds of one call of ``function``."""
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def median_time(function: Timed, repeat: int) -> float:
+    """Median seconds of ``repeat`` calls of ``function``."""
+    return statistics.median([seconds(function) for _ in range(repeat)])
+
+
+def best_time(function: Timed, repeat: int, before: Timed | None = None) -> float:
+    """Least seconds of ``repeat`` calls of ``function``, ``before()`` untimed ahead of each."""
+    times = []
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        times.append(seconds(function))
+    return min(times)
+
+
+def alternate(
+    kernel: Timed, baseline: Timed, repeat: int, prepare: Timed | None = None
+) -> tuple[float, float]:
+    """Median times of ``kernel`` and ``baseline`` timed in turn; ``prepare()`` untimed first."""
+    before = prepare or (lambda: None)
+    for call in (before, kernel, baseline):  # warm up: page in buffers, fill the pool
+        call()
+    kernel_times, baseline_times = [], []
+    for _ in range(repeat):
+        before()
+        kernel_times.append(seconds(kernel))
+        baseline_times.append(seconds(baseline))
+    return statistics.median(kernel_times), statistics.median(baseline_times)
+
+
+def in_turn(
+    calls: Mapping[str, Callable[[], _Result]], repeat: int, check: Callable[[_Result], _Checked]
+) -> tuple[dict[str, list[float]], dict[str, _Checked]]:
+    """name -> seconds of each of ``repeat`` rounds (calls in turn), and what ``check`` said of
+    each call's first, untimed result."""
+    same = {name: check(call()) for name, call in calls.items()}
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(repeat):
+        for name, call in calls.items():
+            times[name].append(seconds(call))
+    return times, same
+
+
+def memcpy(nbytes: int, source: npt.NDArray[np.uint8] | None = None) -> Callable[[], None]:
+    """``numpy.copyto`` of ``nbytes`` (of ``source``) into a preallocated array: the baseline."""
+    source = np.full(nbytes, 7, np.uint8) if source is None else source
+    target = np.empty_like(source)
+    return lambda: np.copyto(target, source)
+
+
+def read_only_floor(source: npt.NDArray[np.uint8], tries: int = 5) -> Callable[[], object]:
+    """The fastest here of three NumPy reductions that read every byte and write one number."""
+    units32, units64 = source.view(np.uint32), source.view(np.uint64)
+    candidates: list[Callable[[], object]] = [
+        units32.max,
+        partial(np.bitwise_or.reduce, units64),
+        units64.sum,
+    ]
+    return min(candidates, key=lambda candidate: best_time(candidate, tries))
+
+
+def rewrite_floor(buffer: npt.NDArray[np.uint8]) -> Callable[[], object]:
+    """``x | 0`` over 8-byte units in place: the floor of a kernel that rewrites its input."""
+    units64 = buffer.view(np.uint64)
+    return partial(np.bitwise_or, units64, np.uint64(0), out=units64)
+
+
+def gbps(nbytes: int, seconds: float) -> float:
+    """Throughput in GB/s (10**9 bytes a second)."""
+    return nbytes / seconds / 1e9
+
+
+def format_size(nbytes: int) -> str:
+    """``1048576`` -> ``"1 MiB"``; whole KiB and MiB are named, others in bytes."""
+    for unit, name in ((MiB, "MiB"), (KiB, "KiB")):
+        if nbytes >= unit and nbytes % unit == 0:
+            return f"{nbytes // unit} {name}"
+    return f"{nbytes} B"
+
+
+_UNITS = {"gib": GiB, "mib": MiB, "kib": KiB, "g": GiB, "m": MiB, "k": KiB, "b": 1}
+
+
+def parse_size(text: str) -> int:
+    """``"1MiB"`` -> ``1048576`` (also GiB/KiB, G/M/K, B, plain bytes); ValueError otherwise."""
+    text = text.strip().lower().replace(" ", "")
+    suffix = next((s for s in _UNITS if text.endswith(s)), "")
+    return int(float(text[: len(text) - len(suffix)]) * _UNITS[suffix]) if suffix else int(text)
 
 
 def _on_a_cache_line(data: bytes, tries: int = 16) -> bytes:
@@ -106,17 +202,13 @@ def sample_array(count: int, seed: int = 0) -> npt.NDArray[np.str_]:
     return data
 
 
-def _words(text: str) -> list[str]:
-    return text.split()
-
-
-_ASCII_WORDS = _words(
+_ASCII_WORDS = (  # split by make_text
     "the of and to in is was for on that with as by at from his her which or an be this are had "
     "not but were all have one they their said has more time would been 2024 data chunk array "
     "value 17 zarr 3.14 store id_42 key=value path/to/file"
 )
-_ACCENTED_WORDS = _words("café naïve résumé Zürich — “quoted” São Ångström ½")
-_MIXED_WORDS = _words(
+_ACCENTED_WORDS = "café naïve résumé Zürich — “quoted” São Ångström ½"
+_MIXED_WORDS = (
     "Привет мир данные 你好 世界 数据 東京 こんにちは 한국어 Καλημέρα "
     "مرحبا שלום 🎉 😀 🚀 👍🏽 data ok 42 x"
 )
@@ -163,9 +255,9 @@ def make_text(
     """
     rng = np.random.default_rng(seed)
     if kind == "ascii":
-        vocabulary = _ASCII_WORDS * 19 + _ACCENTED_WORDS * 2
+        vocabulary = _ASCII_WORDS.split() * 19 + _ACCENTED_WORDS.split() * 2
     elif kind == "mixed":
-        vocabulary = _MIXED_WORDS
+        vocabulary = _MIXED_WORDS.split()
     else:
         raise ValueError(f"kind must be 'ascii' or 'mixed', got {kind!r}")
     pool = []
@@ -256,27 +348,23 @@ def kernel_cases(nbytes: int) -> list[Case]:
     narrow_target = np.empty(half, np.uint8)
     read_other_half = read_only_floor(fits_source[half:])
 
-    def floor(*steps: Callable[[], object]) -> Callable[[], None]:
-        def run() -> None:
-            for step in steps:
-                step()
-
-        return run
-
-    def swap(validate: bool = True) -> Callable[[], object]:
-        return lambda: decode_chunk(foreign, size, endian=FOREIGN, validate=validate)
-
-    def encode(validate: bool = True) -> Callable[[], object]:
-        return lambda: encode_chunk(native_array, endian=FOREIGN, validate=validate)
+    def both(*steps: Timed) -> Timed:
+        return lambda: [step() for step in steps]
 
     n, swapped, encoded = len(little), "decode swap -> new", "encode -> swapped"
+    swap = partial(decode_chunk, foreign, size, endian=FOREIGN)
+    encode = partial(encode_chunk, native_array, endian=FOREIGN)
     swap_numpy = lambda: np.frombuffer(foreign, foreign_u).astype(unit)  # noqa: E731
     encode_numpy = lambda: native_array.astype(foreign_u)  # noqa: E731
+    widen = both(
+        lambda: np.copyto(wide_target[: narrow_source.size], narrow_source),
+        lambda: wide_target[narrow_source.size :].fill(0),
+    )
     return [
         Case(
             "validate",
             n,
-            lambda: validate(little, size, endian=NATIVE),
+            partial(validate, little, size, endian=NATIVE),
             numpy_validate,
             None,
             read_little,
@@ -285,53 +373,50 @@ def kernel_cases(nbytes: int) -> list[Case]:
         Case(
             "decode native (no copy)",
             n,
-            lambda: decode_chunk(little, size, endian=NATIVE),
+            partial(decode_chunk, little, size, endian=NATIVE),
             numpy_view,
             None,
             read_little,
             "read",
         ),
-        Case(swapped, n, swap(), swap_numpy, None),
-        Case(f"{swapped}, validate=False", n, swap(False), swap_numpy, None),
+        Case(swapped, n, swap, swap_numpy, None),
+        Case(f"{swapped}, validate=False", n, partial(swap, validate=False), swap_numpy, None),
         Case(
             "decode swap in place",
             n,
-            lambda: decode_chunk(in_place, size, endian=FOREIGN, out=in_place),
+            partial(decode_chunk, in_place, size, endian=FOREIGN, out=in_place),
             lambda: in_place.view(np.uint32).byteswap(inplace=True),
             lambda: np.copyto(in_place, pristine),
             rewrite_floor(in_place),
             "rewrite in place",
         ),
-        Case(encoded, n, encode(), encode_numpy, None),
-        Case(f"{encoded}, validate=False", n, encode(False), encode_numpy, None),
+        Case(encoded, n, encode, encode_numpy, None),
+        Case(f"{encoded}, validate=False", n, partial(encode, validate=False), encode_numpy, None),
         Case(
             "repad widen U8->U16",
             2 * len(narrow_bytes),
-            lambda: repad(narrow_bytes, 32, 64, endian=NATIVE),
+            partial(repad, narrow_bytes, 32, 64, endian=NATIVE),
             lambda: narrow.astype(unit),
             None,
-            floor(
-                lambda: np.copyto(wide_target[: narrow_source.size], narrow_source),
-                lambda: wide_target[narrow_source.size :].fill(0),
-            ),
+            widen,
             "copy half, zero half",
         ),
         Case(
             "repad narrow U16->U8",
             len(fits_bytes) // 2,
-            lambda: repad(fits_bytes, 64, 32, endian=NATIVE),
+            partial(repad, fits_bytes, 64, 32, endian=NATIVE),
             lambda: fits.astype("=U8"),
             None,
-            floor(lambda: np.copyto(narrow_target, fits_source[:half]), read_other_half),
+            both(lambda: np.copyto(narrow_target, fits_source[:half]), read_other_half),
             "copy, read as much",
         ),
         Case(
             "str_lengths",
             n,
-            lambda: str_lengths(little, size, endian=NATIVE),
+            partial(str_lengths, little, size, endian=NATIVE),
             lambda: np.strings.str_len(native_array),
             None,
-            floor(read_little, lambda: lengths.fill(0)),
+            both(read_little, lambda: lengths.fill(0)),
             "read, write lengths",
         ),
     ]
