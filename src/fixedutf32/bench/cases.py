@@ -161,32 +161,8 @@ def sample_units(
 def sample_chunk(
     nbytes: int, endian: str, width: int = WIDTH, *, max_length: int | None = None, seed: int = 0
 ) -> bytes:
-    """Bytes of a chunk of :func:`sample_units` text.
-
-    Parameters
-    ----------
-    nbytes : int
-        Size of the chunk, rounded down to whole elements (at least one).
-    endian : {"little", "big"}
-        Byte order of the code units.
-    width, max_length, seed
-        As for :func:`sample_units`.
-
-    Returns
-    -------
-    bytes
-        A new ``bytes`` object.
-
-    Raises
-    ------
-    ValueError
-        If ``width`` is negative.
-
-    Examples
-    --------
-    >>> len(sample_chunk(200, "big"))  # three 64-byte elements
-    192
-    """
+    """A new chunk of :func:`sample_units` text in ``endian`` byte order: ``nbytes`` rounded
+    down to whole elements (at least one)."""
     units = sample_units(max(nbytes // (4 * width), 1), width, max_length=max_length, seed=seed)
     return units.astype("<u4" if endian == "little" else ">u4").tobytes()
 
@@ -217,42 +193,10 @@ _MIXED_WORDS = (
 def make_text(
     kind: str, size_bytes: int, width: int = WIDTH, seed: int = 0
 ) -> npt.NDArray[np.str_]:
-    """A native-order ``U{width}`` array of about ``size_bytes`` bytes of words.
-
-    Each string is whole words filling 50% to 100% of the width (a pool of 4096, tiled).
-
-    Parameters
-    ----------
-    kind : {"ascii", "mixed"}
-        ``"ascii"``: English-like words, 1 word in 20 with a non-ASCII
-        character; ``"mixed"``: Cyrillic, CJK, Japanese, Korean, Greek,
-        Arabic, Hebrew, emoji and some ASCII.
-    size_bytes : int
-        Size of the array, rounded down to whole elements (at least one).
-    width : int
-        Code points per element.
-    seed : int
-        Seed of the random generator.
-
-    Returns
-    -------
-    numpy.ndarray
-        A new one-dimensional ``U{width}`` array.
-
-    Raises
-    ------
-    ValueError
-        For a ``kind`` that is neither ``"ascii"`` nor ``"mixed"``.
-
-    Examples
-    --------
-    >>> text = make_text("ascii", 640)
-    >>> text.dtype.str[1:], text.shape
-    ('U16', (10,))
-    >>> make_text("greek", 640)
-    Traceback (most recent call last):
-    ValueError: kind must be 'ascii' or 'mixed', got 'greek'
-    """
+    """A native-order ``U{width}`` array of about ``size_bytes`` bytes (at least one element) of
+    whole words filling 50% to 100% of each string (a pool of 4096, tiled): ``"ascii"``,
+    English-like, 1 word in 20 with a non-ASCII character; ``"mixed"``, Cyrillic, CJK,
+    Japanese, Korean, Greek, Arabic, Hebrew, emoji and some ASCII; ValueError for another kind."""
     rng = np.random.default_rng(seed)
     if kind == "ascii":
         vocabulary = _ASCII_WORDS.split() * 19 + _ACCENTED_WORDS.split() * 2
@@ -290,32 +234,8 @@ class Case(NamedTuple):
 
 
 def kernel_cases(nbytes: int) -> list[Case]:
-    """Every kernel row of ``fixedutf32 bench`` on about ``nbytes`` of :func:`sample_chunk` text.
-
-    Parameters
-    ----------
-    nbytes : int
-        Chunk size, at least one 64-byte element; rounded down to whole elements.
-
-    Returns
-    -------
-    list of Case
-        Calls over buffers made here (and kept alive by the calls); the read
-        floors are picked by timing a few candidates here.
-
-    Raises
-    ------
-    MemoryError
-        If the chunks (about ten times ``nbytes`` in all) do not fit.
-
-    Examples
-    --------
-    >>> cases = kernel_cases(4096)
-    >>> [case.name for case in cases][:3]
-    ['validate', 'decode native (no copy)', 'decode swap -> new']
-    >>> cases[0].kernel() is None and cases[0].numpy_way()
-    True
-    """
+    """Every kernel row of ``fixedutf32 bench`` on about ``nbytes`` of :func:`sample_chunk` text
+    (whole elements), over buffers made here and kept alive by the calls."""
     size, unit, foreign_u = 4 * WIDTH, f"=U{WIDTH}", f"{'>' if FOREIGN == 'big' else '<'}U{WIDTH}"
     little = _on_a_cache_line(sample_chunk(nbytes, NATIVE))
     foreign = _on_a_cache_line(np.frombuffer(little, unit).astype(foreign_u).tobytes())
