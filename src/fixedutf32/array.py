@@ -451,11 +451,16 @@ class StoredArray:
         return out
 
     def _bands(self, items: list[_Item]) -> list[list[_Item]]:
-        """The selection cut along its first axis at key boundaries (one band if not a slice)."""
+        """The selection cut along its first axis at key boundaries, bands of about 4 MiB
+        (one band if it is not a slice)."""
         if not items or not isinstance(items[0], tuple) or items[0][2] != 1:
             return [items]
         start, stop, _ = items[0]
-        step = self._plan.key_meta.chunk_shape[0]
+        extent = self._plan.key_meta.chunk_shape[0]
+        row = self.dtype.itemsize * math.prod(
+            len(range(*i)) for i in items[1:] if isinstance(i, tuple)
+        )
+        step = extent * max(1, _BUFFER_MIN // max(1, extent * row))  # keys of ~4 MiB together
         cuts = [start, *range((start // step + 1) * step, stop, step), stop]
         return [[(a, b, 1), *items[1:]] for a, b in itertools.pairwise(cuts) if b > a]
 
