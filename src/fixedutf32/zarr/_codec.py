@@ -265,8 +265,36 @@ class StrictFixedLengthUTF32(_ZarrFixedLengthUTF32):
         return super()._from_json_v2(data)
 
     def from_json_scalar(self, data: JSON, *, zarr_format: Any) -> np.str_:
-        """The fill value from its JSON; one ending in U+0000 checked before NumPy drops them."""
-        # Other strings are checked by cast_scalar, where zarr does not rewrap the error.
+        """The fill value from its JSON, refusing one too long once its trailing U+0000 count.
+
+        Parameters
+        ----------
+        data : JSON
+            The array metadata's ``fill_value``.
+        zarr_format : {2, 3}
+
+        Returns
+        -------
+        numpy.str_
+            A new scalar (NumPy drops trailing U+0000, as it stores ``U``
+            strings).
+
+        Raises
+        ------
+        fixedutf32.MetadataError
+            For a string ending in U+0000 of more than ``length`` code
+            points (others are checked by :meth:`cast_scalar`).
+        TypeError
+            From zarr-python, for a value that is not a string.
+
+        Examples
+        --------
+        >>> StrictFixedLengthUTF32(length=1).from_json_scalar("a\\u0000", zarr_format=3)
+        Traceback (most recent call last):
+        ...
+        fixedutf32.errors.MetadataError: fill_value: expected at most 1 code points, got 2 ...
+        """
+        # Others are checked by cast_scalar, where zarr does not rewrap the error as a TypeError.
         if isinstance(data, str) and data.endswith("\0"):
             _rules.FixedLengthUTF32(self.item_size).decode_fill_value(data)
         return super().from_json_scalar(data, zarr_format=zarr_format)

@@ -33,7 +33,7 @@ from .._source import thread_scratch
 from .._source.files import open_chunk_file
 from ..errors import InvalidChunkCodePointError, InvalidCodePointError
 from ._compat import MISSING, PRESENT, ChunkStatus, fan_out, sync_store_path, waits_per_request
-from ._jobs import ChunkJob, fill_value, shares
+from ._jobs import ChunkJob, fill_value, plain_slices, shares
 from ._plan import NATIVE, ChunkLayout, ChunkPlan, ShardPlan
 from ._settle import settled, settled_map
 
@@ -412,9 +412,9 @@ class BatchRead:
         """The view of the result a whole shard (its part inside the array) fills, or None."""
         shape = job.layout.shape
         selection = job.chunk_selection
-        if not (job.complete and not self.drop_axes and _plain(selection, len(shape))):
+        if not (job.complete and not self.drop_axes and plain_slices(selection, len(shape))):
             return None
-        if any((s.start or 0) != 0 for s in selection) or not _plain(job.out_selection, None):
+        if any((s.start or 0) != 0 for s in selection) or not plain_slices(job.out_selection):
             return None
         view = self.out[(*job.out_selection, Ellipsis)]
         extents = tuple(
@@ -631,15 +631,6 @@ def _read_ranges(
             chunks[present[i]] = data[begin : begin + sizes[i]]
         at += stop - start
     return chunks
-
-
-def _plain(selection: object, ndim: int | None) -> bool:
-    """Whether ``selection`` is a tuple of slices of step 1 (``ndim`` of them, if given)."""
-    return (
-        type(selection) is tuple
-        and (ndim is None or len(selection) == ndim)
-        and all(type(s) is slice and s.step in (None, 1) for s in selection)
-    )
 
 
 def _unravel(local: int, extents: Sequence[int]) -> tuple[int, ...]:
