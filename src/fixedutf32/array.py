@@ -553,6 +553,9 @@ class _Job:
         self.swapped = array._elements.endian != sys.byteorder
         self.length_bytes = array._elements.length_bytes
         self.chunk_nbytes = grid.chunk_elements * self.length_bytes
+        # One axis, step 1, into our own result: a chunk's place there is arithmetic.
+        line = own and len(items) == 1 and isinstance(items[0], tuple) and items[0][2] == 1
+        self.line = result.view(np.uint8) if line and result.flags.c_contiguous else None
 
     def regions(self, chunk: _Chunk) -> tuple[tuple[Any, ...], tuple[Any, ...], bool]:
         """A chunk's part of the result, its own part, and whether it is whole."""
@@ -565,9 +568,20 @@ class _Job:
             whole = whole and w
         return (*out, Ellipsis), tuple(inner), whole
 
+    def at_line(self, chunk: _Chunk) -> int | None:
+        """Where a whole chunk starts in a one-axis result of ours (None: not so)."""
+        if self.line is None:
+            return None
+        start, stop, _ = self.items[0]  # type: ignore[misc]  # a slice: line is set
+        at = chunk[0] * self.chunk_shape[0] - start
+        return at if at >= 0 and at + self.chunk_shape[0] <= stop - start else None
+
     def target(self, chunk: _Chunk) -> npt.NDArray[np.uint8]:
         """Where a chunk is read to: its place in the result when whole, laid out as stored and
         the result is ours; else a buffer of this thread's (so ``out`` sees checked bytes only)."""
+        at = self.at_line(chunk)
+        if at is not None:
+            return self.line[at * self.length_bytes : at * self.length_bytes + self.chunk_nbytes]  # type: ignore[index]  # at_line: line is set
         out, _, whole = self.regions(chunk)
         if self.own and whole and self.flat:
             view = self.result[out]
@@ -693,6 +707,12 @@ class _Job:
 
     def put(self, chunk: _Chunk, data: memoryview) -> None:
         """Place a checked chunk in the result (already there when read into it)."""
+        at = self.at_line(chunk)
+        if at is not None:  # read straight into the result, as stored
+            if self.swapped:
+                place = self.result[at : at + self.chunk_shape[0]]
+                self.array._elements.place(place, place, sys.byteorder)
+            return
         flat = self.targets.pop(chunk, None)
         if flat is not None:  # read straight into the result, as stored
             if self.swapped:
