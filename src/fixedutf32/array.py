@@ -32,6 +32,7 @@ from . import _kernels
 from ._arrow import ArrowStrings
 from ._pool import new_array
 from ._source.elements import ElementLayout
+from ._source.reader import RUN_BYTES
 from ._status import status_error
 from .errors import (
     FixedUTF32Error,
@@ -54,8 +55,6 @@ _INT32_MAX = 2**31 - 1
 _Item = tuple[int, int, int] | int
 _Chunk = tuple[int, ...]
 
-# A shard's neighbouring chunks are read together up to about this many bytes (KeyReader's).
-_RUN_BYTES = 512 << 10
 # Keys read between looks at whether another thread met an error.
 _GROUP = 64
 
@@ -81,7 +80,7 @@ def _buffer(name: str, nbytes: int) -> npt.NDArray[np.uint8]:
 def _bounce(nbytes: int) -> npt.NDArray[np.uint8]:
     """The next ``nbytes`` of this thread's ring of chunk buffers (a run of a shard's chunks
     lies in it at once)."""
-    ring = _buffer("ring", 2 * _RUN_BYTES + 2 * nbytes)
+    ring = _buffer("ring", 2 * RUN_BYTES + 2 * nbytes)
     at = getattr(_buffers, "at", 0)
     at = 0 if at + nbytes > ring.size else at
     _buffers.at = at + nbytes
@@ -202,7 +201,6 @@ class StoredArray:
         self._grid = plan.reader.grid
         self._source: str | Callable[[str], Any] = handle.get if root is None else root
         self._local = root is not None
-        self._meta = meta
         self._elements = ElementLayout(meta.data_type.length_bytes, meta.endian)  # type: ignore[arg-type]  # "little" or "big"
         self._stored = meta.data_type.to_numpy(meta.endian)
         self.dtype: np.dtype[np.str_] = meta.data_type.to_numpy(sys.byteorder)
@@ -284,7 +282,8 @@ class StoredArray:
         Returns
         -------
         numpy.ndarray
-            ``out``, or a new C-order array.
+            ``out``, or a new C-order array; 0-d when every axis is an int
+            (as zarr-python gives it).
 
         Raises
         ------

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .._checks import Buffer
     from ..metadata._model import ArrayModel  # the layer above: only its fields are read
 
-__all__ = ["Get", "KeyReader", "OnBlock", "Sink", "Span", "Target"]
+__all__ = ["RUN_BYTES", "Get", "KeyReader", "OnBlock", "Sink", "Span", "Target"]
 
 # sink(chunk index, its bytes with the codecs undone, None), or (chunk index,
 # None, why it cannot be read); the bytes are a reused buffer, valid during the call.
@@ -66,7 +66,7 @@ _READ_BLOCK = 4 << 20
 # A shard's neighbouring inner chunks are read in one request of up to this many bytes (at least
 # one chunk), across gaps of up to _GAP_BYTES: about half of L2, so that each chunk is still in
 # cache when it is checked.
-_RUN_BYTES = 512 << 10
+RUN_BYTES = 512 << 10
 _GAP_BYTES = 64 << 10
 
 # What reading a chunk may raise on hostile bytes: reported, never a traceback.
@@ -342,7 +342,7 @@ class KeyReader:
                 end += begin
                 while stop < len(entries):
                     _, offset, nbytes = entries[stop]
-                    if offset - end > _GAP_BYTES or offset + nbytes - begin > _RUN_BYTES:
+                    if offset - end > _GAP_BYTES or offset + nbytes - begin > RUN_BYTES:
                         break
                     end = max(end, offset + nbytes)
                     stop += 1
@@ -371,7 +371,7 @@ class KeyReader:
         n, begin = self.decoder.nbytes, entries[0][1]
         if place.nbytes != n * len(entries):
             raise ValueError(f"the span holds {place.nbytes} bytes; the chunks {n * len(entries)}")
-        step = self.decoder.elements.block_bytes(_RUN_BYTES)
+        step = self.decoder.elements.block_bytes(RUN_BYTES)
         for offset in range(0, place.nbytes, step):
             block = place[offset : offset + step]
             try:
