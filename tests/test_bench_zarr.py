@@ -19,7 +19,7 @@ from conftest import run_bench  # noqa: E402
 
 from fixedutf32.bench import _report, _zarr, main  # noqa: E402
 from fixedutf32.bench._latency import AsyncLatencyStore, SyncLatencyStore  # noqa: E402
-from fixedutf32.bench._zarr import read_array, read_floor  # noqa: E402
+from fixedutf32.bench._zarr import chunk_files, read_array, read_files  # noqa: E402
 from fixedutf32.errors import MetadataError  # noqa: E402
 
 MiB = 1024 * 1024
@@ -282,6 +282,14 @@ def test_edge_chunks_and_the_temporary_directory(tmp_path, capsys):
     assert all(same is not False for row in report["rows"] for same in row["same_data"].values())
     assert report["rows"][0]["same_data"]["floor"] is True
     assert list(tmp_path.iterdir()) == []  # the arrays are removed afterwards
+
+
+def read_floor(path, threads=1):
+    """The floor of ``--zarr PATH``: the chunk files, each read into its place in one buffer."""
+    files = chunk_files(path)
+    out = np.empty(sum(file.stat().st_size for file in files), np.uint8)
+    assert read_files(files, out, threads) == out.nbytes
+    return out
 
 
 def test_readers_match_zarr_on_a_sparse_big_endian_array(tmp_path):

@@ -287,6 +287,11 @@ class _Status(ctypes.Structure):
     ]
 
 
+_VALIDATE = ctypes.CFUNCTYPE(
+    _Status, ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_ssize_t, ctypes.c_int
+)
+
+
 class _Table(ctypes.Structure):
     # The head of fixedutf32_api (include/fixedutf32/fixedutf32.h), up to validate.
     _fields_ = [
@@ -294,12 +299,7 @@ class _Table(ctypes.Structure):
         ("abi_minor", ctypes.c_uint32),
         ("size", ctypes.c_size_t),
         ("simd_level", ctypes.CFUNCTYPE(ctypes.c_char_p)),
-        (
-            "validate",
-            ctypes.CFUNCTYPE(
-                _Status, ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_ssize_t, ctypes.c_int
-            ),
-        ),
+        ("validate", _VALIDATE),
     ]
 
 

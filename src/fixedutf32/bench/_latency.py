@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["AsyncLatencyStore", "Counter", "SyncLatencyStore", "measure", "ratios"]
 
 Kind = Literal["get", "range_get", "set", "delete", "other"]
+KINDS = ("get", "range_get", "set", "delete", "other")  # what a request is counted as
 LATENCY = 0.020  # seconds per request
 CHUNKS = 100
 CHUNK_BYTES = 64 * KiB
@@ -47,9 +48,7 @@ class Counter:
 
     def reset(self) -> None:
         with self._lock:
-            self.counts = dict.fromkeys(
-                ("get", "range_get", "set", "delete", "other", "in_flight"), 0
-            )
+            self.counts = dict.fromkeys((*KINDS, "in_flight"), 0)
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:

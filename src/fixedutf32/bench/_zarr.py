@@ -265,14 +265,6 @@ def read_files(paths: Sequence[pathlib.Path], out: npt.NDArray[np.uint8], thread
     return sum(counts)
 
 
-def read_floor(store: str | os.PathLike[str], threads: int = 1) -> npt.NDArray[np.uint8]:
-    """A local array's chunk files as stored, each ``readinto`` its place in one new buffer."""
-    files = chunk_files(store)
-    out = np.empty(sum(path.stat().st_size for path in files), np.uint8)
-    read_files(files, out, threads)
-    return out
-
-
 def write_floor(
     files: FileSlices, stored: npt.NDArray[Any], threads: int, zstd: bool = False
 ) -> pathlib.Path:
