@@ -138,10 +138,24 @@ def test_stores_by_path_zip_url_and_object(tmp_path):
     ]:
         with open_array(store, path) as array:
             assert (array.read(threads=3) == expected).all(), store
+    zarr.create_array("memory://test-array", data=DATA, chunks=(2, 2))
+    with open_array("memory://test-array") as array:  # a store read with get(), on 16 threads
+        assert (array[::-1, 1:] == DATA[::-1, 1:]).all() and array.read_arrow(0).to_pylist() == [
+            *DATA[0]
+        ]
     with open_array(memory, "g/a") as array:
         assert (array[2:, 1] == DATA[2:, 1]).all() and array.path == "g/a"
     with pytest.raises(ValueError, match="storage_options apply to a URL"):
         open_array(tmp_path / "a.zarr", storage_options={"anon": True})
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_zero_dimensional(tmp_path, zarr_format):
+    written = zarr.create_array(tmp_path, shape=(), dtype=">U3", zarr_format=zarr_format)
+    written[()] = "héé"
+    with open_array(tmp_path) as array:
+        assert array.shape == () and array[()].shape == () and array[...] == "héé"
+        assert array.read_arrow().to_pylist() == ["héé"]
 
 
 def test_refuses_what_is_not_a_string_array(tmp_path):
