@@ -140,9 +140,8 @@ def test_stores_by_path_zip_url_and_object(tmp_path):
             assert (array.read(threads=3) == expected).all(), store
     zarr.create_array("memory://test-array", data=DATA, chunks=(2, 2))
     with open_array("memory://test-array") as array:  # a store read with get(), on 16 threads
-        assert (array[::-1, 1:] == DATA[::-1, 1:]).all() and array.read_arrow(0).to_pylist() == [
-            *DATA[0]
-        ]
+        assert (array[::-1, 1:] == DATA[::-1, 1:]).all()
+        assert array.read_arrow(0).to_pylist() == DATA[0].tolist()
     with open_array(memory, "g/a") as array:
         assert (array[2:, 1] == DATA[2:, 1]).all() and array.path == "g/a"
     with pytest.raises(ValueError, match="storage_options apply to a URL"):
