@@ -10,9 +10,11 @@ against the metadata; each chunk goes to a sink, or why it cannot be read.
 
 A local shard (no codecs on the whole shard) is read index first, then only
 the inner chunks asked for (``needed``), neighbouring byte ranges coalesced
-into one read of at most about L2's size; a run of raw inner chunks of a
-chunk's size each goes with one ``preadv`` straight into the places a
-``target`` gives, each chunk then checked (``on_block``) while in cache.
+into one read of at most :data:`RUN_BYTES`; a run of raw inner chunks goes
+with one ``preadv`` straight into the places a ``target`` gives, and a shard
+of raw chunks back to back straight into one ``span``, each block checked
+(``on_block``) while in cache.  :meth:`KeyReader.read_many` reads many small
+raw chunk files the short way (a directory opened once, each file under it).
 """
 
 from __future__ import annotations
