@@ -22,6 +22,8 @@ ROWS = [
     "check raw",
     "read chunk files, cold cache",
     "check raw, cold cache",
+    "read shard files",
+    "check sharded raw",
     "check zstd, 1 thread",
     "check zstd, 2 threads",
     "zstd-compress the chunks",
@@ -64,6 +66,11 @@ def test_ratios_carry_the_targets_of_the_issue(report):
             ">=",
             0.8,
             seconds["read chunk files"] / seconds["check raw"],
+        ),
+        "check sharded / read files (speed)": (
+            ">=",
+            0.7,
+            seconds["read shard files"] / seconds["check sharded raw"],
         ),
         "check zstd 2 threads / 1 thread (speed)": (
             ">=",

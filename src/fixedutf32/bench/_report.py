@@ -59,6 +59,7 @@ zarr - >= 0.95 | codec / stock | write raw little; write raw big
 zarr - >= 1.05 | codec / stock | read raw big
 zarr - >= 1.7 | | zstd 2 threads / 1 thread, pipeline
 store - >= 0.8 | | check raw / read files (speed); check raw / read files, cold cache (speed)
+store - >= 0.7 | | check sharded / read files (speed)
 store - >= 1.7 | | check zstd N threads / 1 thread (speed)
 store - <= 1.3 | | convert / zstd-compress (time)
 calls - <= 0.25 | decode_chunks | swap, new arrays; swap, into outs; native, new arrays

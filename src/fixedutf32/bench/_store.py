@@ -20,12 +20,15 @@ from .cases import WIDTH, MiB, Progress, Timed, best_time, format_size, gbps, sa
 
 DEFAULT_SIZE = 256 * MiB
 CHUNK_ELEMENTS = 32768  # 2 MiB chunks of 64-byte elements
+INNER_ELEMENTS = 1024  # the sharded store: 64 KiB inner chunks in 8 MiB shards
+SHARD_ELEMENTS = 131072
 ELEMENT_BYTES = 4 * WIDTH
 COLD = hasattr(os, "posix_fadvise")  # the cold-cache rows need it
 COLD_RATIO = ("check raw, cold cache", "read chunk files, cold cache")
 RATIOS = [  # ratio (its target's key; "N": the threads), numerator row, denominator row, kind
     ("check raw / read files (speed)", "check raw", "read chunk files", "speed"),
     ("check raw / read files, cold cache (speed)", *COLD_RATIO, "speed"),
+    ("check sharded / read files (speed)", "check sharded raw", "read shard files", "speed"),
     (
         "check zstd N threads / 1 thread (speed)",
         "check zstd, N threads",
@@ -75,31 +78,42 @@ class _Stores:
 
         self.root, self.data, self.threads = pathlib.Path(root), data, threads
         self.raw, self.packed, self.out = self.root / "raw", self.root / "zstd", self.root / "out"
-        for path, compressors in ((self.raw, None), (self.packed, [ZstdCodec(level=0)])):
+        self.sharded = self.root / "sharded"
+        stores = (
+            (self.raw, None, CHUNK_ELEMENTS, None),
+            (self.packed, [ZstdCodec(level=0)], CHUNK_ELEMENTS, None),
+            (self.sharded, None, INNER_ELEMENTS, SHARD_ELEMENTS),
+        )
+        for path, compressors, chunks, shards in stores:
             zarr.create_array(
                 str(path),
                 shape=data.shape,
-                chunks=(CHUNK_ELEMENTS,),
+                chunks=(min(chunks, data.size),),
+                shards=None if shards is None else (min(shards, data.size),),
                 dtype=data.dtype,
                 serializer=BytesCodec(endian="little"),
                 compressors=compressors,
                 fill_value="",
             )[:] = data
         self.files = sorted(p for p in (self.raw / "c").rglob("*") if p.is_file())
+        self.shard_files = sorted(p for p in (self.sharded / "c").rglob("*") if p.is_file())
 
     def check(self) -> bool:
         """Whether ``check`` finds both stores clean (untimed, before the rows)."""
         from ..store import check
 
-        return all(check(str(path), threads=self.threads).ok for path in (self.raw, self.packed))
+        stores = (self.raw, self.packed, self.sharded)
+        return all(check(str(path), threads=self.threads).ok for path in stores)
 
     def rows(self) -> dict[str, tuple[str, Timed, Timed | None]]:
         """row -> (group, call, untimed call before each or None), in the order timed."""
         from ..store import check, convert
 
         threads, raw, packed = self.threads, str(self.raw), str(self.packed)
+        shards = str(self.sharded)
         cold = (lambda: _evict(self.files)) if COLD else None
         read, warm = "read vs check", "read vs check, cold cache"
+        sharded = "read vs check, 8 MiB shards of 64 KiB chunks"
         zstd, compress = "check zstd on threads", "convert vs compress"
         files = partial(_read_files, self.files, threads)
         rows: dict[str, tuple[str, Timed, Timed | None]] = {
@@ -107,6 +121,8 @@ class _Stores:
             "check raw": (read, partial(check, raw, threads=threads), None),
             "read chunk files, cold cache": (warm, files, cold),
             "check raw, cold cache": (warm, partial(check, raw, threads=threads), cold),
+            "read shard files": (sharded, partial(_read_files, self.shard_files, threads), None),
+            "check sharded raw": (sharded, partial(check, shards, threads=threads), None),
             "check zstd, 1 thread": (zstd, partial(check, packed, threads=1), None),
             f"check zstd, {threads} threads": (zstd, partial(check, packed, threads=threads), None),
             "zstd-compress the chunks": (
