@@ -193,6 +193,7 @@ def test_selection_and_out_are_checked(tmp_path):
 def plant(path, key, element, unit=0xD800, length_bytes=48, endian="<"):
     """A surrogate as code unit 1 of ``element`` of a raw chunk file."""
     raw = bytearray((path / key).read_bytes())
+    assert element * length_bytes + 8 <= len(raw), "plant inside the file"
     raw[element * length_bytes + 4 : element * length_bytes + 8] = unit.to_bytes(
         4, "little" if endian == "<" else "big"
     )
@@ -237,6 +238,24 @@ def test_errors_name_key_and_coordinates_as_the_pipeline_does(tmp_path, kwargs, 
     want = pipeline_error(tmp_path, ...)
     assert (got.chunk_key, got.array_index, got.code_point) == (key, want.array_index, 0xD800)
     assert (got.index, got.position) == (want.index, want.position)
+
+
+@pytest.mark.parametrize("endian", ["<", ">"])
+def test_a_whole_shard_read_at_once_names_its_errors_and_reads_an_edge_shard(tmp_path, endian):
+    data = np.array([f"v{i}" for i in range(1010)], "<U12")
+    write(tmp_path, data, endian=endian, chunks=(10,), shards=(100,))[:] = data  # 11 shards
+    with open_array(tmp_path) as array:
+        assert (array.read(threads=2) == data).all()  # the last shard: one chunk of ten
+    plant(tmp_path, "c/3", 10 + 7, endian=endian)  # element 7 of chunk 31, 2nd of shard 3
+    with open_array(tmp_path) as array, pytest.raises(InvalidChunkCodePointError) as caught:
+        array.read()
+    got, want = caught.value, pipeline_error(tmp_path, ...)
+    assert (got.chunk_key, got.index, got.array_index) == ("c/3", 7, (317,))
+    assert (got.index, got.position, got.array_index) == (
+        want.index,
+        want.position,
+        want.array_index,
+    )
 
 
 def test_a_failed_chunk_leaves_its_part_of_out_as_it_was(tmp_path):

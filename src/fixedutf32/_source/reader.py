@@ -20,6 +20,7 @@ raw chunk files the short way (a directory opened once, each file under it).
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -182,7 +183,7 @@ class KeyReader:
         except _READ_ERRORS as exc:
             sink(index, None, _as_error(key, exc))
             return 0
-        for chunk, start, nbytes in self._entries(index, found, needed)[0]:
+        for chunk, start, nbytes in self._entries(index, found, needed):
             piece = data[start : start + nbytes]
             self._decode(key, chunk, piece, sink, on_block, scratch, target)
         return stored.nbytes
@@ -257,9 +258,8 @@ class KeyReader:
         index: Index,
         found: ShardIndex,
         needed: Collection[int] | npt.NDArray[np.intp] | None,
-    ) -> tuple[list[tuple[Index, int, int]], bool]:
-        """``(chunk index, offset, nbytes)`` of chunks held, needed and in the grid, by offset;
-        whether they are raw chunks back to back in C order."""
+    ) -> list[tuple[Index, int, int]]:
+        """``(chunk index, offset, nbytes)`` of chunks held, needed and in the grid, by offset."""
         assert self.shard is not None  # sharded arrays only
         present = found.present
         if needed is not None:
@@ -277,16 +277,8 @@ class KeyReader:
         order = np.argsort(found.offsets[local[inside]], kind="stable")
         chunks = zip(*(c[inside][order].tolist() for c in coords)) if coords else iter([()])
         picked = local[inside][order]
-        offsets, nbytes = found.offsets[picked], found.nbytes[picked]
-        n = self.decoder.nbytes if self.decoder is not None and self.chain.raw else -1
-        dense = bool(
-            picked.size
-            and (nbytes == n).all()
-            and (np.diff(offsets) == n).all()
-            and (np.diff(picked) > 0).all()
-        )
-        entries = zip(chunks, offsets.tolist(), nbytes.tolist())
-        return [(tuple(c), o, m) for c, o, m in entries], dense
+        offsets, nbytes = found.offsets[picked].tolist(), found.nbytes[picked].tolist()
+        return [(tuple(c), o, m) for c, o, m in zip(chunks, offsets, nbytes)]
 
     def _read_local_shard(
         self,
@@ -330,13 +322,12 @@ class KeyReader:
             except _READ_ERRORS as exc:
                 sink(index, None, _as_error(key, exc))
                 return 0
-            entries, dense = self._entries(index, found, needed)
-            place = None
-            if span is not None and needed is None and dense and self._whole(index, entries):
-                place = span(index)
-            if place is not None:
-                self._read_span(file, key, entries, as_bytes(place), sink, on_block)
+            dense = None if span is None or needed is not None else self._dense(index, found)
+            place = None if dense is None else span(index)  # type: ignore[misc]  # span is set
+            if dense is not None and place is not None:
+                self._read_span(file, key, *dense, as_bytes(place), sink, on_block)
                 return size
+            entries = self._entries(index, found, needed)
             start = 0
             while start < len(entries):
                 stop = start + 1
@@ -353,33 +344,52 @@ class KeyReader:
                 start = stop
         return size
 
-    def _whole(self, index: Index, entries: list[tuple[Index, int, int]]) -> bool:
-        """Whether a shard's entries are every chunk of it inside the grid."""
+    def _dense(self, index: Index, found: ShardIndex) -> tuple[list[Index], int] | None:
+        """A shard's chunks inside the grid, in C order, and where they start, when it holds
+        them all, raw, back to back in that order; else None."""
         assert self.shard is not None  # sharded arrays only
-        per, grid = self.shard.chunks_per_shard, self.grid.grid_shape
-        return len(entries) == math.prod(min(p, g - i * p) for i, p, g in zip(index, per, grid))
+        decoder = self.decoder
+        if decoder is None or not self.chain.raw:
+            return None
+        per = self.shard.chunks_per_shard
+        inside = [min(p, g - i * p) for i, p, g in zip(index, per, self.grid.grid_shape)]
+        local: slice | npt.NDArray[np.intp] = slice(0, math.prod(inside))
+        if inside != list(per):  # an edge shard: its chunks inside the grid
+            axes = np.meshgrid(*[np.arange(k) for k in inside], indexing="ij")
+            local = np.ravel_multi_index(axes, per).ravel()
+        offsets, n = found.offsets[local], decoder.nbytes
+        if not (
+            offsets.size
+            and found.present[local].all()
+            and (found.nbytes[local] == n).all()
+            and (np.diff(offsets) == n).all()
+        ):
+            return None
+        ranges = [range(i * p, i * p + k) for i, p, k in zip(index, per, inside)]
+        return list(itertools.product(*ranges)), int(offsets[0])
 
     def _read_span(
         self,
         file: ChunkFile,
         key: str,
-        entries: list[tuple[Index, int, int]],
+        chunks: list[Index],
+        begin: int,
         place: memoryview,
         sink: Sink,
         on_block: OnBlock | None,
     ) -> None:
         """A dense shard's chunks straight into ``place``, checked block by block while in cache."""
         assert self.decoder is not None  # dense shards only
-        n, begin = self.decoder.nbytes, entries[0][1]
-        if place.nbytes != n * len(entries):
-            raise ValueError(f"the span holds {place.nbytes} bytes; the chunks {n * len(entries)}")
+        n = self.decoder.nbytes
+        if place.nbytes != n * len(chunks):
+            raise ValueError(f"the span holds {place.nbytes} bytes; the chunks {n * len(chunks)}")
         step = self.decoder.elements.block_bytes(RUN_BYTES)
         for offset in range(0, place.nbytes, step):
             block = place[offset : offset + step]
             try:
                 file.read_at(begin + offset, block)
                 if on_block is not None:
-                    on_block(entries[0][0], block, offset)
+                    on_block(chunks[0], block, offset)
             except _READ_ERRORS as exc:
                 # the chunk it met, and the element in that chunk
                 error = _as_error(key, exc)
@@ -388,9 +398,9 @@ class KeyReader:
                     count = n // self.decoder.elements.length_bytes
                     at, element = divmod(error.index, count)
                     error = InvalidCodePointError(element, error.position, error.code_point)
-                sink(entries[at][0], None, error)
+                sink(chunks[at], None, error)
                 return
-        for k, (chunk, _, _) in enumerate(entries):
+        for k, chunk in enumerate(chunks):
             sink(chunk, place[k * n : (k + 1) * n], None)
 
     def _read_run(
