@@ -66,6 +66,8 @@ _buffers = threading.local()
 # Buffers of this thread are at least this large: the kernels' pool gives such buffers huge pages,
 # which the kernel copies a file into several times faster than into small pages.
 _BUFFER_MIN = 4 << 20
+# A band buffer larger than this (the rows of a chunk of a wide array) is freed after the read.
+_KEEP_BAND = 64 << 20
 
 
 def _buffer(name: str, nbytes: int) -> npt.NDArray[np.uint8]:
@@ -389,6 +391,8 @@ class StoredArray:
                 )
                 if status[0]:  # pragma: no cover - nothing fails without validation
                     raise status_error(status)
+            if _buffers.band.size > _KEEP_BAND:  # the rows of a wide array: not kept
+                del _buffers.band
             return values, end
 
         parts = [run(r) for r in runs] if len(runs) < 2 else list(_pool(len(runs)).map(run, runs))
@@ -450,17 +454,21 @@ class StoredArray:
         return out
 
     def _bands(self, items: list[_Item]) -> list[list[_Item]]:
-        """The selection cut along its first axis at key boundaries, bands of about 4 MiB
-        (one band if it is not a slice)."""
-        if not items or not isinstance(items[0], tuple) or items[0][2] != 1:
+        """The selection cut along its first axis into bands of about 4 MiB (at key boundaries
+        for a step of 1; one band when that axis is an int)."""
+        if not items or not isinstance(items[0], tuple):
             return [items]
-        start, stop, _ = items[0]
-        extent = self._plan.key_meta.chunk_shape[0]
+        start, stop, step = items[0]
         row = self.dtype.itemsize * math.prod(
             len(range(*i)) for i in items[1:] if isinstance(i, tuple)
         )
-        step = extent * max(1, _BUFFER_MIN // max(1, extent * row))  # keys of ~4 MiB together
-        cuts = [start, *range((start // step + 1) * step, stop, step), stop]
+        if step != 1:
+            selected, size = range(start, stop, step), max(1, _BUFFER_MIN // max(1, row))
+            parts = [selected[i : i + size] for i in range(0, len(selected), size)]
+            return [[(r.start, r.stop, r.step), *items[1:]] for r in parts]
+        extent = self._plan.key_meta.chunk_shape[0]
+        size = extent * max(1, _BUFFER_MIN // max(1, extent * row))  # keys of ~4 MiB together
+        cuts = [start, *range((start // size + 1) * size, stop, size), stop]
         return [[(a, b, 1), *items[1:]] for a, b in itertools.pairwise(cuts) if b > a]
 
     def _read(
