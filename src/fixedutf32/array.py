@@ -80,8 +80,7 @@ def _buffer(name: str, nbytes: int) -> npt.NDArray[np.uint8]:
 
 
 def _bounce(nbytes: int) -> npt.NDArray[np.uint8]:
-    """The next ``nbytes`` of this thread's ring of chunk buffers (a run of a shard's chunks
-    lies in it at once)."""
+    """The next ``nbytes`` of this thread's ring of chunk buffers (holds a shard's run at once)."""
     ring = _buffer("ring", 2 * RUN_BYTES + 2 * nbytes)
     at = getattr(_buffers, "at", 0)
     at = 0 if at + nbytes > ring.size else at
@@ -454,8 +453,7 @@ class StoredArray:
         return out
 
     def _bands(self, items: list[_Item]) -> list[list[_Item]]:
-        """The selection cut along its first axis into bands of about 4 MiB (at key boundaries
-        for a step of 1; one band when that axis is an int)."""
+        """The selection cut along its first axis into ~4 MiB bands (one if that axis is an int)."""
         if not items or not isinstance(items[0], tuple):
             return [items]
         start, stop, step = items[0]
@@ -480,7 +478,7 @@ class StoredArray:
         grid = self._grid
         per = self._plan.per_shard or (1,) * len(items)
         touched = [_touched(i, c) for i, c in zip(items, grid.chunk_shape)]
-        keys = list(itertools.product(*[sorted({c // p for c in t}) for t, p in zip(touched, per)]))
+        keys = list(itertools.product(*[_keys(t, p) for t, p in zip(touched, per)]))
         job = _Job(self, items, touched, result, own)
         if threads == 1 or len(keys) == 1:
             job.run(keys)
@@ -506,6 +504,13 @@ def _touched(item: _Item, chunk: int) -> range | list[int]:
     return range(low // chunk, high // chunk + 1)  # steps shorter than a chunk touch them all
 
 
+def _keys(touched: range | list[int], per: int) -> range | list[int]:
+    """The keys along one axis that hold the chunks touched (``per`` chunks a key)."""
+    if isinstance(touched, range):
+        return range(touched[0] // per, touched[-1] // per + 1) if touched else touched
+    return sorted({c // per for c in touched})
+
+
 def _place(item: _Item, chunk: int, i: int) -> tuple[slice | None, slice | int, bool]:
     """Where chunk ``i`` of one axis goes: its part of the result, its own part, whether whole."""
     if isinstance(item, int):
@@ -529,8 +534,7 @@ def _place(item: _Item, chunk: int, i: int) -> tuple[slice | None, slice | int, 
     at = (first - start) // step
     end = first + (count - 1) * step - lo + (1 if step > 0 else -1)
     inner = slice(first - lo, end if end >= 0 else None, step)
-    whole = step == 1 and first == lo and count == chunk
-    return slice(at, at + count), inner, whole
+    return slice(at, at + count), inner, False
 
 
 class _Job:
@@ -584,8 +588,9 @@ class _Job:
         return at if at >= 0 and at + self.chunk_shape[0] <= stop - start else None
 
     def target(self, chunk: _Chunk) -> npt.NDArray[np.uint8]:
-        """Where a chunk is read to: its place in the result when whole, laid out as stored and
-        the result is ours; else a buffer of this thread's (so ``out`` sees checked bytes only)."""
+        """Where a chunk is read to: its place in our result, else a buffer of this thread's."""
+        # A whole chunk laid out as stored goes straight into a result of ours; your out sees only
+        # checked bytes.
         at = self.at_line(chunk)
         if at is not None:
             return self.line[at * self.length_bytes : at * self.length_bytes + self.chunk_nbytes]  # type: ignore[index]  # at_line: line is set

@@ -345,8 +345,7 @@ class KeyReader:
         return size
 
     def _dense(self, index: Index, found: ShardIndex) -> tuple[list[Index], int] | None:
-        """A shard's chunks inside the grid, in C order, and where they start, when it holds
-        them all, raw, back to back in that order; else None."""
+        """A shard's chunks in the grid (C order) and their start, if raw and back to back."""
         assert self.shard is not None  # sharded arrays only
         decoder = self.decoder
         if decoder is None or not self.chain.raw:
