@@ -241,21 +241,22 @@ def test_errors_name_key_and_coordinates_as_the_pipeline_does(tmp_path, kwargs, 
 
 
 @pytest.mark.parametrize("endian", ["<", ">"])
-def test_a_whole_shard_read_at_once_names_its_errors_and_reads_an_edge_shard(tmp_path, endian):
-    data = np.array([f"v{i}" for i in range(1010)], "<U12")
-    write(tmp_path, data, endian=endian, chunks=(10,), shards=(100,))[:] = data  # 11 shards
-    with open_array(tmp_path) as array:
-        assert (array.read(threads=2) == data).all()  # the last shard: one chunk of ten
-    plant(tmp_path, "c/3", 10 + 7, endian=endian)  # element 7 of chunk 31, 2nd of shard 3
+@pytest.mark.parametrize("chunk", [10, 2000], ids=["small shards", "shards read in blocks"])
+def test_a_whole_shard_read_at_once_names_its_errors_and_reads_an_edge_shard(
+    tmp_path, endian, chunk
+):
+    data = np.array([f"v{i}" for i in range(101 * chunk)], "<U12")
+    write(tmp_path, data, endian=endian, chunks=(chunk,), shards=(10 * chunk,))[:] = data
+    with open_array(tmp_path) as array:  # 11 shards, the last of one chunk
+        assert (array.read(threads=2) == data).all()
+    element = 8 * chunk + 7  # element 7 of the 9th chunk of shard 3
+    plant(tmp_path, "c/3", element, endian=endian)
     with open_array(tmp_path) as array, pytest.raises(InvalidChunkCodePointError) as caught:
         array.read()
     got, want = caught.value, pipeline_error(tmp_path, ...)
-    assert (got.chunk_key, got.index, got.array_index) == ("c/3", 7, (317,))
-    assert (got.index, got.position, got.array_index) == (
-        want.index,
-        want.position,
-        want.array_index,
-    )
+    assert (got.chunk_key, got.index, got.array_index) == ("c/3", 7, (30 * chunk + element,))
+    assert (got.position, got.code_point) == (want.position, want.code_point)
+    assert (got.index, got.array_index) == (want.index, want.array_index)
 
 
 def test_a_failed_chunk_leaves_its_part_of_out_as_it_was(tmp_path):

@@ -66,6 +66,8 @@ _buffers = threading.local()
 # Buffers of this thread are at least this large: the kernels' pool gives such buffers huge pages,
 # which the kernel copies a file into several times faster than into small pages.
 _BUFFER_MIN = 4 << 20
+# A result from this size on is written past the cache (streaming stores).
+_STREAM_MIN = _kernels.STREAM_MIN_BYTES
 # A band buffer larger than this (the rows of a chunk of a wide array) is freed after the read.
 _KEEP_BAND = 64 << 20
 
@@ -552,17 +554,23 @@ class _Job:
         self.items = items
         self.touched = touched
         self.result = result
-        self.own = own  # result is ours: chunks may be read straight into it
+        self.own = own  # result is ours: a chunk may be written there as it is checked
         self.errors: list[tuple[_Chunk, FixedUTF32Error]] = []
-        # Chunks given to the reader to read straight into the result: their place there.
-        self.targets: dict[_Chunk, npt.NDArray[np.str_]] = {}
+        # A chunk's (or, under its first chunk, a shard's) bytes in our result, where ``check``
+        # writes each block as it checks it.
+        self.places: dict[_Chunk, npt.NDArray[np.uint8]] = {}
         self.stop = False
         grid = array._grid
         self.chunk_shape = grid.chunk_shape
         # A chunk's bytes lie as in the result when C order (or one axis longer than 1).
         self.flat = grid.order == "C" or sum(c > 1 for c in grid.chunk_shape) <= 1
-        self.swapped = array._elements.endian != sys.byteorder
-        self.length_bytes = array._elements.length_bytes
+        elements = array._elements
+        swap = (_kernels.SRC_SWAPPED | _kernels.SWAP) if elements.swapped else 0
+        # Checked and in native order in one pass; a large result written past the cache.
+        stream = _kernels.STREAM if result.nbytes >= _STREAM_MIN else 0
+        self.convert = _kernels.VALIDATE | swap | stream
+        self.units = elements.units
+        self.length_bytes = elements.length_bytes
         self.chunk_nbytes = grid.chunk_elements * self.length_bytes
         # One axis, step 1, into our own result: a chunk's place there is arithmetic.
         line = own and len(items) == 1 and isinstance(items[0], tuple) and items[0][2] == 1
@@ -588,39 +596,58 @@ class _Job:
         return at if at >= 0 and at + self.chunk_shape[0] <= stop - start else None
 
     def target(self, chunk: _Chunk) -> npt.NDArray[np.uint8]:
-        """Where a chunk is read to: its place in our result, else a buffer of this thread's."""
-        # A whole chunk laid out as stored goes straight into a result of ours; your out sees only
-        # checked bytes.
+        """A buffer of this thread's to read a chunk into; its place in our result noted."""
+        # Read into a small buffer still in cache, each block is checked and written to the
+        # result in one pass (streaming stores): cheaper than reading straight into the result
+        # and checking it there. Your out sees only checked chunks.
+        place = self.place_of(chunk)
+        if place is not None:
+            self.places[chunk] = place
+        if self.array._plan.per_shard is None:  # one chunk at a time: the same buffer, in cache
+            return _buffer("chunk", self.chunk_nbytes)
+        return _bounce(self.chunk_nbytes)  # a run of a shard's chunks lies in it at once
+
+    def place_of(self, chunk: _Chunk) -> npt.NDArray[np.uint8] | None:
+        """The bytes of our result that a whole chunk laid out as stored fills, if any."""
+        if not self.own:
+            return None
         at = self.at_line(chunk)
         if at is not None:
-            return self.line[at * self.length_bytes : at * self.length_bytes + self.chunk_nbytes]  # type: ignore[index]  # at_line: line is set
+            line: npt.NDArray[np.uint8] = self.line  # type: ignore[assignment]  # at_line: set
+            return line[at * self.length_bytes : at * self.length_bytes + self.chunk_nbytes]
         out, _, whole = self.regions(chunk)
-        if self.own and whole and self.flat:
-            view = self.result[out]
-            if view.flags.c_contiguous:
-                self.targets[chunk] = flat = view.reshape(-1)
-                place: npt.NDArray[np.uint8] = flat.view(np.uint8)
-                return place
-        return _bounce(self.chunk_nbytes)
-
-    def span(self, key: _Chunk) -> npt.NDArray[np.str_] | None:
-        """The result's memory for a whole shard's chunks (one-dimensional arrays), if it is."""
-        items, result = self.items, self.result
-        if len(items) != 1 or not isinstance(items[0], tuple) or items[0][2] != 1:
+        view = self.result[out]
+        if not (whole and self.flat and view.flags.c_contiguous):
             return None
-        start, stop, _ = items[0]
+        place: npt.NDArray[np.uint8] = view.reshape(-1).view(np.uint8)
+        return place
+
+    def span(self, key: _Chunk) -> npt.NDArray[np.uint8] | None:
+        """A buffer of this thread's to read a shard of a one-axis result of ours through."""
+        items, result = self.items, self.result
+        if self.line is None:
+            return None
+        start, stop, _ = items[0]  # type: ignore[misc]  # a slice: line is set
         extent = self.array._plan.key_meta.chunk_shape[0]
         lo = key[0] * extent
         hi = min(lo + extent, self.array._grid.grid_shape[0] * self.chunk_shape[0])
-        if lo < start or hi > stop or not result.flags.c_contiguous:
+        if lo < start or hi > stop:
             return None  # hi > stop: the array's last chunk has padding
-        place: npt.NDArray[np.str_] = result[lo - start : hi - start]
-        return place
+        first = (lo // self.chunk_shape[0],)
+        self.places[first] = result[lo - start : hi - start].view(np.uint8)
+        return _buffer("span", min(RUN_BYTES, (hi - lo) * self.length_bytes))  # reused
 
     def check(self, chunk: _Chunk, block: memoryview, offset: int) -> None:
-        """Check a block of a chunk while in cache; the element counted from the chunk's start."""
+        """Check a block of a chunk while in cache (and write it to its place, if noted)."""
+        place = self.places.get(chunk)
         try:
-            self.array._elements.validate(block)
+            if place is None:
+                self.array._elements.validate(block)
+            else:
+                into = place[offset : offset + block.nbytes]
+                status = _kernels.convert(block, into, self.units, self.convert)
+                if status[0]:
+                    raise status_error(status)
         except InvalidCodePointError as exc:
             if not offset:
                 raise
@@ -650,18 +677,16 @@ class _Job:
                 return
             needed, chunks = self.needed(key)
             seen: set[_Chunk] = set()
-            spans: list[npt.NDArray[np.str_]] = []
+            spans: list[npt.NDArray[np.uint8]] = []
 
             def span(index: _Chunk) -> npt.NDArray[np.uint8] | None:
                 place = self.span(index)
-                if place is None:
-                    return None
-                spans.append(place)
-                return place.view(np.uint8)
+                spans.extend(() if place is None else (place,))
+                return place
 
             def sink(chunk: _Chunk, data: memoryview | None, error: FixedUTF32Error | None) -> None:
                 seen.add(chunk)
-                if not spans or error is not None:
+                if not spans or error is not None:  # a shard's span: written as it was checked
                     self.sink(chunk, data, error)
 
             reader.read(
@@ -674,8 +699,6 @@ class _Job:
                 target=target,
                 span=span if self.own else None,
             )
-            if spans and self.swapped and not self.stop:  # read as stored: to native order
-                self.array._elements.place(spans[0], spans[0], sys.byteorder)
             if len(seen) < chunks:
                 self.fill(key, seen)
 
@@ -718,17 +741,8 @@ class _Job:
         return itertools.product(*self.in_key(key))
 
     def put(self, chunk: _Chunk, data: memoryview) -> None:
-        """Place a checked chunk in the result (already there when read into it)."""
-        at = self.at_line(chunk)
-        if at is not None:  # read straight into the result, as stored
-            if self.swapped:
-                place = self.result[at : at + self.chunk_shape[0]]
-                self.array._elements.place(place, place, sys.byteorder)
-            return
-        flat = self.targets.pop(chunk, None)
-        if flat is not None:  # read straight into the result, as stored
-            if self.swapped:
-                self.array._elements.place(data, flat, sys.byteorder)
+        """Place a checked chunk in the result (there already when its place was noted)."""
+        if self.places.pop(chunk, None) is not None:
             return
         out, inner, whole = self.regions(chunk)
         view = self.result[out]

@@ -47,6 +47,8 @@ __all__ = ["RUN_BYTES", "Get", "KeyReader", "OnBlock", "Sink", "Span", "Target"]
 
 # sink(chunk index, its bytes with the codecs undone, None), or (chunk index,
 # None, why it cannot be read); the bytes are a reused buffer, valid during the call.
+# (chunk index, None, None): a chunk read through a span smaller than its shard, which
+# on_block alone saw.
 Sink: TypeAlias = Callable[[Index, "memoryview | None", "FixedUTF32Error | None"], None]
 # on_block(chunk index, block, offset): decoded bytes of a chunk as they are read (in cache).
 OnBlock: TypeAlias = Callable[[Index, memoryview, int], None]
@@ -56,7 +58,9 @@ Get: TypeAlias = Callable[[str], "Buffer | None"]
 # straight into (None: the reader's scratch); it may be left holding part of a chunk that fails.
 Target: TypeAlias = Callable[[Index], "npt.NDArray[np.uint8] | None"]
 # span(shard index): the caller's own memory for every chunk of a shard inside the grid, back to
-# back in the shard's C order (exactly their bytes), or None; as a target, for a whole shard.
+# back in the shard's C order (exactly their bytes), or None; as a target, for a whole shard. A
+# span of RUN_BYTES or more but smaller than that is reused block after block (kept in cache),
+# each block the caller's in on_block only.
 Span: TypeAlias = Callable[[Index], "npt.NDArray[np.uint8] | None"]
 
 # Bytes of a raw local chunk read before ``on_block`` sees them: a chunk of
@@ -379,12 +383,14 @@ class KeyReader:
     ) -> None:
         """A dense shard's chunks straight into ``place``, checked block by block while in cache."""
         assert self.decoder is not None  # dense shards only
-        n = self.decoder.nbytes
-        if place.nbytes != n * len(chunks):
-            raise ValueError(f"the span holds {place.nbytes} bytes; the chunks {n * len(chunks)}")
+        n, total = self.decoder.nbytes, self.decoder.nbytes * len(chunks)
         step = self.decoder.elements.block_bytes(RUN_BYTES)
-        for offset in range(0, place.nbytes, step):
-            block = place[offset : offset + step]
+        reused = place.nbytes < total
+        if place.nbytes > total or (reused and place.nbytes < step):
+            raise ValueError(f"the span holds {place.nbytes} bytes; the chunks {total}")
+        for offset in range(0, total, step):
+            size = min(step, total - offset)
+            block = place[:size] if reused else place[offset : offset + size]
             try:
                 file.read_at(begin + offset, block)
                 if on_block is not None:
@@ -400,7 +406,7 @@ class KeyReader:
                 sink(chunks[at], None, error)
                 return
         for k, chunk in enumerate(chunks):
-            sink(chunk, place[k * n : (k + 1) * n], None)
+            sink(chunk, None if reused else place[k * n : (k + 1) * n], None)
 
     def _read_run(
         self,
