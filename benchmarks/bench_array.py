@@ -119,6 +119,7 @@ def main() -> None:
     parser.add_argument(
         "--dir", default=None, help="where to write the arrays (default: a temp dir)"
     )
+    parser.add_argument("--case", default="", help="only the cases whose name holds this text")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     import zarr
@@ -131,6 +132,8 @@ def main() -> None:
     print(f"{'case':32} {'floor s':>8} {'reader':>8} {'pipeline':>8} {'stock':>8}  (speed / floor)")
     with tempfile.TemporaryDirectory(dir=args.dir) as where:
         for name, (chunk, shard, zstd) in CASES.items():
+            if args.case not in name:
+                continue
             path = pathlib.Path(where) / name.replace(" ", "_").replace(",", "")
             write(path, data, chunk, shard, zstd)
             reader = open_array(path)
@@ -149,6 +152,8 @@ def main() -> None:
             figures = "".join(f"{r:9.2f}" for r in ratios)
             print(f"{name:32} {times['floor']:8.3f}{figures}")
         path = pathlib.Path(where) / "1_MiB_raw_chunks"
+        if not path.exists():
+            return
         reader = open_array(path)
         pieces = np.array_split(data, threads)
         pool = ThreadPoolExecutor(threads)

@@ -68,8 +68,8 @@ _buffers = threading.local()
 _BUFFER_MIN = 4 << 20
 # A result from this size on is written past the cache (streaming stores).
 _STREAM_MIN = _kernels.STREAM_MIN_BYTES
-# A band buffer larger than this (the rows of a chunk of a wide array) is freed after the read.
-_KEEP_BAND = 64 << 20
+# A buffer of a thread larger than this (huge chunks, the rows of a wide array) is freed after use.
+_KEEP = 64 << 20
 
 
 def _buffer(name: str, nbytes: int) -> npt.NDArray[np.uint8]:
@@ -79,6 +79,13 @@ def _buffer(name: str, nbytes: int) -> npt.NDArray[np.uint8]:
         buffer = new_array(max(nbytes, _BUFFER_MIN), np.uint8)
         setattr(_buffers, name, buffer)
     return buffer[:nbytes]
+
+
+def _drop_large() -> None:
+    """Free this thread's buffers larger than ``_KEEP``."""
+    for name, buffer in list(vars(_buffers).items()):
+        if isinstance(buffer, np.ndarray) and buffer.size > _KEEP:
+            delattr(_buffers, name)
 
 
 def _bounce(nbytes: int) -> npt.NDArray[np.uint8]:
@@ -392,8 +399,7 @@ class StoredArray:
                 )
                 if status[0]:  # pragma: no cover - nothing fails without validation
                     raise status_error(status)
-            if _buffers.band.size > _KEEP_BAND:  # the rows of a wide array: not kept
-                del _buffers.band
+            _drop_large()
             return values, end
 
         parts = [run(r) for r in runs] if len(runs) < 2 else list(_pool(len(runs)).map(run, runs))
@@ -656,6 +662,13 @@ class _Job:
 
     def run(self, keys: Sequence[_Chunk]) -> None:
         """Read each key in turn (until an error is met anywhere)."""
+        try:
+            self.run_keys(keys)
+        finally:
+            _drop_large()
+
+    def run_keys(self, keys: Sequence[_Chunk]) -> None:
+        """:meth:`run`, its buffers kept."""
         reader = self.array._reader
         source = self.array._source
         within = self.array._plan.within
