@@ -120,6 +120,30 @@ def test_one_dimensional_shards_with_an_edge_and_missing_chunks(tmp_path, endian
         assert large.type == pa.large_string() and large.to_pylist() == expected[5:950].tolist()
 
 
+@pytest.mark.parametrize("endian", ["<", ">"])
+@pytest.mark.parametrize("zstd", [False, True])
+def test_arrow_of_one_axis_chunk_by_chunk(tmp_path, endian, zstd):
+    data = np.array([f"s{i}é😀" * (i % 3) for i in range(1003)], "<U12")
+    array = write(tmp_path, data, endian=endian, zstd=zstd, chunks=(10,))
+    array[900:] = data[900:]  # chunks 67..89 never written (fill), the edge chunk written
+    expected = array[...]
+    with open_array(tmp_path) as stored:
+        for selection in [..., slice(0, 0), slice(5, 995), slice(660, 1003), slice(888, 889)]:
+            for threads in (1, 3):
+                got = stored.read_arrow(selection, threads=threads).to_pylist()
+                assert got == expected[selection].tolist(), selection
+    if zstd:
+        return
+    plant(tmp_path, "c/40", 3, endian=endian)
+    with open_array(tmp_path) as stored:
+        with pytest.raises(InvalidChunkCodePointError) as from_arrow:
+            stored.read_arrow(slice(100, 1003))
+        with pytest.raises(InvalidChunkCodePointError) as from_read:
+            stored.read()
+    for error in (from_arrow.value, from_read.value):
+        assert (error.chunk_key, error.index, error.array_index) == ("c/40", 3, (403,))
+
+
 def test_stores_by_path_zip_url_and_object(tmp_path):
     write(tmp_path / "a.zarr", DATA, chunks=(2, 3))
     expected = zarr.open_array(str(tmp_path / "a.zarr"))[...]

@@ -377,12 +377,17 @@ class StoredArray:
         cut = [round(i * len(bands) / threads) for i in range(threads + 1)]
         runs = [range(a, b) for a, b in itertools.pairwise(cut) if b > a]
         units = self.dtype.itemsize // 4
+        one_axis = len(items) == 1 and isinstance(items[0], tuple) and items[0][2] == 1
+        direct = one_axis and self._plan.per_shard is None
 
         def run(bands_run: range) -> tuple[npt.NDArray[np.uint8], int]:
             worst = 4 * units * (starts[bands_run.stop] - starts[bands_run.start])
             values = new_array(worst + _kernels.UTF8_SLACK, np.uint8)  # touched as written
             end = 0
             for i in bands_run:
+                if direct:  # each chunk transcoded from the buffer it is read into
+                    end = self._utf8(bands[i], offsets[starts[i] : starts[i + 1] + 1], values, end)
+                    continue
                 shape = tuple(len(range(*j)) for j in bands[i] if isinstance(j, tuple))
                 band = _buffer("band", counts[i] * self.dtype.itemsize)
                 self._read(bands[i], band.view(self.dtype).reshape(shape), True, 1)  # checked
@@ -406,6 +411,22 @@ class StoredArray:
         return _joined(offsets, [starts[r.start] for r in runs], parts, large)
 
     # -- the work ---------------------------------------------------------------------------
+
+    def _utf8(
+        self,
+        items: list[_Item],
+        offsets: npt.NDArray[np.int64],
+        values: npt.NDArray[np.uint8],
+        end: int,
+    ) -> int:
+        """Transcode a one-axis selection of an unsharded array into ``values`` from ``end``."""
+        touched = [_touched(items[0], self.chunks[0])]
+        job = _Utf8(self, items, touched, offsets, values, end)
+        if touched[0]:
+            job.run(list(itertools.product(touched[0])))
+            job.fill_until(touched[0][-1] + 1)
+        job.finish()
+        return job.end
 
     def _threads(self, threads: int | None) -> int:
         """The worker threads of a read."""
@@ -790,6 +811,78 @@ class _Job:
         """Raise the error of the first chunk that failed, if any did."""
         if self.errors:
             raise min(self.errors, key=lambda e: e[0])[1]
+
+
+class _Utf8(_Job):
+    """A one-axis read of an unsharded array, each chunk transcoded to UTF-8 as it is checked."""
+
+    # Keys are read in order, so a chunk not stored is filled in when the next one comes.
+
+    def __init__(
+        self,
+        array: StoredArray,
+        items: list[_Item],
+        touched: list[range | list[int]],
+        offsets: npt.NDArray[np.int64],
+        values: npt.NDArray[np.uint8],
+        end: int,
+    ) -> None:
+        super().__init__(array, items, touched, np.empty(0, array.dtype), False)
+        self.offsets, self.values, self.end = offsets, values, end
+        self.next = touched[0][0] if touched[0] else 0
+        self.swap = array._elements.swapped
+
+    def selected(self, i: int) -> tuple[int, int]:
+        """The array's elements of chunk ``i`` that the selection holds."""
+        start, stop, _ = self.items[0]  # type: ignore[misc]  # one slice
+        c = self.chunk_shape[0]
+        return max(start, i * c), min(stop, (i + 1) * c)
+
+    def transcode(self, units: Any, first: int, count: int, swap: bool) -> None:
+        """``count`` elements from array index ``first`` on, as UTF-8 at ``end``."""
+        at = first - self.items[0][0]  # type: ignore[index]  # one slice
+        offsets = self.offsets[at : at + count + 1]
+        status, self.end, _ = _kernels.utf32_to_utf8(
+            units, self.units, swap, True, offsets, self.values, False, 0, self.end
+        )
+        if status[0]:
+            raise status_error(status)
+
+    def fill_until(self, i: int) -> None:
+        """The fill value for the chunks before ``i`` not yet given (not stored)."""
+        for j in range(self.next, i):
+            lo, hi = self.selected(j)
+            if hi > lo:
+                fill = np.full(hi - lo, self.array.fill_value, self.array.dtype)
+                self.transcode(fill, lo, hi - lo, False)
+        self.next = max(self.next, i)
+
+    def check(self, chunk: _Chunk, block: memoryview, offset: int) -> None:
+        """Check a block of a chunk and transcode the part of it the selection holds."""
+        i, c, n = chunk[0], self.chunk_shape[0], self.length_bytes
+        self.fill_until(i)
+        lo, hi = self.selected(i)
+        first = i * c + offset // n
+        last = first + block.nbytes // n
+        a, z = max(lo, first), min(hi, last)
+        at = first  # where the element counting of an error starts, in the array
+        try:
+            if a > first or z < last:  # the part not selected (padding too) is checked as well
+                self.array._elements.validate(block)
+            if z > a:
+                at = a
+                self.transcode(block[(a - first) * n : (z - first) * n], a, z - a, self.swap)
+        except InvalidCodePointError as exc:
+            element = exc.index + at - i * c
+            raise InvalidCodePointError(element, exc.position, exc.code_point) from None
+        if last >= (i + 1) * c:
+            self.next = i + 1
+
+    def put(self, chunk: _Chunk, data: memoryview) -> None:
+        """Nothing: transcoded as it was checked."""
+
+    def fill(self, key: _Chunk, seen: set[_Chunk]) -> None:
+        """Nothing: filled in order (:meth:`fill_until`)."""
 
 
 def _joined(
