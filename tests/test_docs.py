@@ -17,6 +17,7 @@ import pytest
 ROOT = pathlib.Path(__file__).parents[1]
 MODULES = [
     "fixedutf32._arrow",
+    "fixedutf32.array",
     "fixedutf32.batch",
     "fixedutf32.capi",
     "fixedutf32.chunk",

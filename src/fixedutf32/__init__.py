@@ -18,6 +18,7 @@ from ._kernels import (
 from ._version import __version__ as __version__
 
 # Each of these submodules names its public part in its __all__, added below.
+from .array import StoredArray, open_array
 from .batch import *  # noqa: F403
 from .capi import *  # noqa: F403
 from .capi import C_API_VERSION as C_API_VERSION
@@ -35,6 +36,8 @@ from .transcode import *  # noqa: F403
 
 __all__ = [
     "ArrowStrings",
+    "StoredArray",
+    "open_array",
     "FixedLengthUTF32",
     "ArrayMetadata",
     "check_codecs",

@@ -28,12 +28,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _kernels
 from ._arrow import ArrowStrings
 from ._pool import new_array
-from ._source.elements import ElementLayout
+from ._source.elements import STREAM_MIN_BYTES, UTF8_SLACK, ElementLayout
 from ._source.reader import RUN_BYTES
-from ._status import status_error
 from .errors import (
     FixedUTF32Error,
     InvalidChunkCodePointError,
@@ -67,7 +65,7 @@ _buffers = threading.local()
 # which the kernel copies a file into several times faster than into small pages.
 _BUFFER_MIN = 4 << 20
 # A result from this size on is written past the cache (streaming stores).
-_STREAM_MIN = _kernels.STREAM_MIN_BYTES
+_STREAM_MIN = STREAM_MIN_BYTES
 # A buffer of a thread larger than this (huge chunks, the rows of a wide array) is freed after use.
 _KEEP = 64 << 20
 
@@ -380,9 +378,11 @@ class StoredArray:
         one_axis = len(items) == 1 and isinstance(items[0], tuple) and items[0][2] == 1
         direct = one_axis and self._plan.per_shard is None
 
+        native = ElementLayout(self.dtype.itemsize, sys.byteorder)  # the bands read (checked)
+
         def run(bands_run: range) -> tuple[npt.NDArray[np.uint8], int]:
             worst = 4 * units * (starts[bands_run.stop] - starts[bands_run.start])
-            values = new_array(worst + _kernels.UTF8_SLACK, np.uint8)  # touched as written
+            values = new_array(worst + UTF8_SLACK, np.uint8)  # touched as written
             end = 0
             for i in bands_run:
                 if direct:  # each chunk transcoded from the buffer it is read into
@@ -391,19 +391,9 @@ class StoredArray:
                 shape = tuple(len(range(*j)) for j in bands[i] if isinstance(j, tuple))
                 band = _buffer("band", counts[i] * self.dtype.itemsize)
                 self._read(bands[i], band.view(self.dtype).reshape(shape), True, 1)  # checked
-                status, end, _ = _kernels.utf32_to_utf8(
-                    band,
-                    units,
-                    False,
-                    False,
-                    offsets[starts[i] : starts[i + 1] + 1],
-                    values,
-                    False,
-                    0,
-                    end,
+                end = native.to_utf8(
+                    band, offsets[starts[i] : starts[i + 1] + 1], values, end, validate=False
                 )
-                if status[0]:  # pragma: no cover - nothing fails without validation
-                    raise status_error(status)
             _drop_large()
             return values, end
 
@@ -592,11 +582,8 @@ class _Job:
         # A chunk's bytes lie as in the result when C order (or one axis longer than 1).
         self.flat = grid.order == "C" or sum(c > 1 for c in grid.chunk_shape) <= 1
         elements = array._elements
-        swap = (_kernels.SRC_SWAPPED | _kernels.SWAP) if elements.swapped else 0
         # Checked and in native order in one pass; a large result written past the cache.
-        stream = _kernels.STREAM if result.nbytes >= _STREAM_MIN else 0
-        self.convert = _kernels.VALIDATE | swap | stream
-        self.units = elements.units
+        self.stream = result.nbytes >= _STREAM_MIN
         self.length_bytes = elements.length_bytes
         self.chunk_nbytes = grid.chunk_elements * self.length_bytes
         # One axis, step 1, into our own result: a chunk's place there is arithmetic.
@@ -672,9 +659,7 @@ class _Job:
                 self.array._elements.validate(block)
             else:
                 into = place[offset : offset + block.nbytes]
-                status = _kernels.convert(block, into, self.units, self.convert)
-                if status[0]:
-                    raise status_error(status)
+                self.array._elements.check_into(block, into, stream=self.stream)
         except InvalidCodePointError as exc:
             if not offset:
                 raise
@@ -831,6 +816,7 @@ class _Utf8(_Job):
         self.offsets, self.values, self.end = offsets, values, end
         self.next = touched[0][0] if touched[0] else 0
         self.swap = array._elements.swapped
+        self.native = ElementLayout(array._elements.length_bytes, sys.byteorder)
 
     def selected(self, i: int) -> tuple[int, int]:
         """The array's elements of chunk ``i`` that the selection holds."""
@@ -842,11 +828,8 @@ class _Utf8(_Job):
         """``count`` elements from array index ``first`` on, as UTF-8 at ``end``."""
         at = first - self.items[0][0]  # type: ignore[index]  # one slice
         offsets = self.offsets[at : at + count + 1]
-        status, self.end, _ = _kernels.utf32_to_utf8(
-            units, self.units, swap, True, offsets, self.values, False, 0, self.end
-        )
-        if status[0]:
-            raise status_error(status)
+        layout = self.array._elements if swap else self.native
+        self.end = layout.to_utf8(units, offsets, self.values, self.end)
 
     def fill_until(self, i: int) -> None:
         """The fill value for the chunks before ``i`` not yet given (not stored)."""

@@ -27,6 +27,8 @@ _SRC_SWAPPED = _kernels.SRC_SWAPPED
 _SWAP = _kernels.SWAP
 _STREAM = _kernels.STREAM
 _STREAM_MIN = _kernels.STREAM_MIN_BYTES
+STREAM_MIN_BYTES = _STREAM_MIN  # a result this large is written past the cache
+UTF8_SLACK = _kernels.UTF8_SLACK  # bytes to_utf8 may write past its last element
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,27 @@ class ElementLayout:
         status = _kernels.convert(src, dst, self.units, flags)
         if status[0]:  # pragma: no cover - nothing fails without validation
             raise status_error(status)
+
+    def check_into(self, src: Buffer, dst: Buffer, *, stream: bool = False) -> None:
+        """Check ``src``'s elements and write them to separate ``dst`` in native order, one pass."""
+        # For a reader's block in cache: dst may be left partly written on an error, so it must be
+        # the reader's own memory; stream: non-temporal stores (dst part of a large result).
+        flags = _VALIDATE | ((_SRC_SWAPPED | _SWAP) if self.swapped else 0)
+        status = _kernels.convert(src, dst, self.units, flags | (_STREAM if stream else 0))
+        if status[0]:
+            raise status_error(status)
+
+    def to_utf8(
+        self, src: Buffer, offsets: Buffer, values: Buffer, end: int, *, validate: bool = True
+    ) -> int:
+        """Append ``src``'s elements to Arrow ``values`` at byte ``end`` (``offsets`` written);
+        returns the new end. ``values`` needs :data:`UTF8_SLACK` bytes past the worst case."""
+        status, end, _ = _kernels.utf32_to_utf8(
+            src, self.units, self.swapped, validate, offsets, values, False, 0, end
+        )
+        if status[0]:
+            raise status_error(status)
+        return end
 
     def store(self, src: Buffer, dst: Buffer, endian: Literal["little", "big"]) -> None:
         """Check elements held in ``endian`` order, write them to ``dst`` as stored (inverse)."""
