@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .._source.reader import Get, KeyReader
-from ..chunk import decode_chunk
+from .._source.reader import Get
 from ..errors import FixedUTF32Error
 from ..metadata._model import parse_stored
 from ._kernels import measure_threads
@@ -109,18 +108,23 @@ RATIOS += [
     (f"zstd 2 threads / 1 thread, {n}", ("read zstd, 2 threads", n), ("read zstd, 1 thread", n))
     for n in ("pipeline", "stock")
 ]
-RATIOS.append(
-    ("reader / floor, read raw little", ("read raw little", "reader"), ("read raw little", "floor"))
+READER_CASES = (  # the reader's rows with a target (issue 28), against the floor
+    "read raw little",
+    "read raw, 64 KiB chunks",
+    "read raw, 16 KiB chunks",
+    "read sharded raw",
+    "read zstd, 1 thread",
+    "read zstd, 2 threads",
 )
+RATIOS += [(f"reader / floor, {c}", (c, "reader"), (c, "floor")) for c in READER_CASES]
 
 
 def configurations(case: str, *, fused: bool | None = None) -> tuple[str, ...]:
     """The configurations of ``CONFIGS`` that run ``case`` (``fused``: by default, if zarr has it):
-    writes are zarr's and the floor's; the reader is single threaded and reads plain chunks."""
+    writes are zarr's and the floor's; the reader (``open_array``) reads whole arrays."""
     spec = CASES[case]
     fused = has_fused() if fused is None else fused
-    plain = spec.operation == "read" and spec.threads != 2 and spec.shard_bytes is None
-    plain = plain and spec.selection == "all" and spec.via == "zarr"
+    plain = spec.operation == "read" and spec.selection == "all" and spec.via == "zarr"
     return tuple(
         name
         for name in CONFIGS
@@ -137,35 +141,21 @@ def has_fused() -> bool:
     return hasattr(codec_pipeline, "FusedCodecPipeline")
 
 
-def _read(doc: bytes | dict[str, Any], source: str | Get) -> npt.NDArray[np.str_]:
-    """The whole array of metadata ``doc`` read through the package's one reader of keys,
-    each whole chunk decoded straight into its slice of the result."""
-    model, meta, key_meta = parse_stored(doc)
-    reader = KeyReader.build(model, meta.grid, key_meta.grid)
-    out = meta.data_type.fill_array(meta.shape, meta.fill_value)
-    kwargs = meta.decode_kwargs()
-
-    def place(index: tuple[int, ...], data: memoryview | None, error: Exception | None) -> None:
-        if error is not None:
-            raise error
-        assert data is not None  # the reader gives each chunk's data or an error
-        target, source = meta.chunk_region(index)
-        view = out[target]
-        if view.shape == kwargs["shape"] and view.flags.c_contiguous and kwargs["order"] == "C":
-            decode_chunk(data, **kwargs, out=view)  # the whole chunk, in place
-        else:
-            out[target] = decode_chunk(data, **kwargs)[source]  # an edge chunk
-
-    for key_index in key_meta.chunk_indices():  # missing keys read as the fill value
-        reader.read(key_index, source, place)
-    return out
-
-
 def read_array(store: str | os.PathLike[str]) -> npt.NDArray[np.str_]:
-    """A local array read by :func:`_read` (docs/reader.md's reader on ``KeyReader``)."""
-    store = pathlib.Path(store)
-    name = "zarr.json" if (store / "zarr.json").exists() else ".zarray"
-    return _read((store / name).read_bytes(), str(store))
+    """A local array read whole by the package's reader (:func:`fixedutf32.open_array`)."""
+    from ..array import open_array
+
+    with open_array(store) as stored:
+        return stored.read()
+
+
+def _reader_call(where: str, threads: int | None, **options: Any) -> Timed:
+    """``open_array(where).read(out=...)`` into one array made before the timing."""
+    from ..array import open_array
+
+    stored = open_array(where, **options)
+    out = np.empty(stored.shape, stored.dtype)
+    return lambda: stored.read(out=out, threads=threads)
 
 
 def chunk_files(store: str | os.PathLike[str]) -> list[pathlib.Path]:
@@ -518,7 +508,7 @@ class _Bench:
             if name in ("codec", "pipeline") and self.integration is None:
                 calls[name] = None
             elif name == "reader":
-                calls[name] = lambda: read_array(path)
+                calls[name] = _reader_call(str(path), case.threads)
             elif name == "floor" and selection is not None:
                 elements = np.arange(len(data), dtype=np.intp)[selection]
                 calls[name] = lambda: read_elements_floor(files, dtype, elements, threads)
@@ -835,8 +825,7 @@ def run_user_array(array: dict[str, Any], repeat: int = 9, progress: Progress | 
             opened = open_with(name, where, bench.selected, storage_options=options or None)
             calls[name] = _with_config(name, None, _reader(opened, None))
         try:
-            KeyReader.build(model, meta.grid, key_meta.grid)
-            calls["reader"] = lambda: _read(doc, source)
+            calls["reader"] = _reader_call(where, None, storage_options=options or None)
         except FixedUTF32Error as error:
             notes.append(f"reader: n/a: {error}")
         if callable(source):
