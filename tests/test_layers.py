@@ -32,7 +32,7 @@ ALLOWED = {
     # helpers of the public functions: the argument checks (and the Buffer
     # type every module annotates with), the output pool, the status-to-
     # exception mapping, the Arrow capsules
-    "fixedutf32._checks",
+    "fixedutf32._arguments",
     "fixedutf32._pool",
     "fixedutf32._status",
     "fixedutf32._arrow",

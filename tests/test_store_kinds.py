@@ -23,7 +23,7 @@ from zarr.storage import (  # noqa: E402
 from fixedutf32 import _store_kinds  # noqa: E402
 from fixedutf32._store_kinds import does_sync_io, local_root, waits_per_request  # noqa: E402
 from fixedutf32.bench._latency import AsyncLatencyStore, SyncLatencyStore  # noqa: E402
-from fixedutf32.store._layout import local_root as tools_local_root  # noqa: E402
+from fixedutf32.store._arrays import local_root as tools_local_root  # noqa: E402
 from fixedutf32.store._stores import StoreHandle  # noqa: E402
 from fixedutf32.zarr._compat import sync_store_path  # noqa: E402
 

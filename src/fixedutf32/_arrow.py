@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
-from ._checks import check_arrow_strings
+from ._arguments import check_arrow_strings
 
 __all__ = ["ArrowStrings"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _kernels
-from ._checks import as_bytes
+from ._arguments import as_bytes
 from .errors import (
     ChunkSizeError,
     FixedUTF32Error,

@@ -41,7 +41,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .store._layout import ArrayPlan
+    from .store._arrays import ArrayPlan
     from .store._stores import StoreHandle
 
 __all__ = ["StoredArray", "open_array"]
@@ -148,7 +148,7 @@ def open_array(
     ...         array.shape, array.dtype.str, array.chunks, array[1:].tolist()
     ((3,), '<U3', (2,), ['c', 'déf'])
     """
-    from .store._layout import FIXED, data_type_of, local_root, plan_array, read_node, real_root
+    from .store._arrays import FIXED, data_type_of, local_root, plan_array, read_node, real_root
     from .store._plans import check_key_path, check_store_arg
     from .store._stores import open_handle
 

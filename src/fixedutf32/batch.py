@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
-from ._checks import (
+from ._arguments import (
     _SWAPPED,
     NATIVE_ENDIAN,
     _batch_items,
@@ -42,7 +42,7 @@ from .chunk import _as_unicode_array, encode_chunk
 from .errors import ChunkSizeError, InvalidCodePointError, StringTooLongError
 
 if TYPE_CHECKING:
-    from ._checks import ByteView
+    from ._arguments import ByteView
     from ._kernels import Buffer
 
 __all__ = ["decode_chunks", "encode_chunks", "validate_chunks"]

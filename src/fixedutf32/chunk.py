@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
-from ._checks import (
+from ._arguments import (
     _SWAPPED,
     NATIVE_ENDIAN,
     byte_view,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     # BytesOutT: what a function with out= returns, out's type or a new uint8
     # array.  Where the new array is returned, "type: ignore[return-value]"
     # stands for typing.cast, which would cost a call on every chunk.
-    from ._checks import ByteView
+    from ._arguments import ByteView
     from ._kernels import Buffer, BytesOutT
 
 

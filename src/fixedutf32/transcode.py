@@ -32,8 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
-from ._arrow import ArrowStrings, import_strings
-from ._checks import (
+from ._arguments import (
     _SWAPPED,
     NATIVE_ENDIAN,
     as_bytes,
@@ -49,12 +48,13 @@ from ._checks import (
     unicode_dtype,
     writable_byte_view,
 )
+from ._arrow import ArrowStrings, import_strings
 from ._pool import new_array
 from ._status import status_error
 from .errors import ChunkSizeError, FixedUTF32Error, InvalidUTF8Error, StringTooLongError
 
 if TYPE_CHECKING:
-    from ._checks import ByteView
+    from ._arguments import ByteView
     from ._kernels import Buffer, StrOutT
 
 

@@ -22,7 +22,7 @@ from .scratch import Scratch, thread_scratch
 from .sizes import chunk_size_error
 
 if TYPE_CHECKING:
-    from .._checks import Buffer
+    from .._arguments import Buffer
 
 __all__ = ["ChunkDecoder"]
 

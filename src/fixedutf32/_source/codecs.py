@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 import numpy as np
 
-from .._checks import as_bytes
+from .._arguments import as_bytes
 from ..errors import CorruptChunkError, MetadataError
 from .frames import check_frame
 from .sizes import DecodedSize, compress_bound
 
 if TYPE_CHECKING:
-    from .._checks import Buffer
+    from .._arguments import Buffer
 
 __all__ = ["DEFAULTS", "JSON", "CodecSpec", "CodecChain", "parse_codec", "parse_codecs"]
 

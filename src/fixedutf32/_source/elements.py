@@ -12,13 +12,13 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _kernels
-from .._checks import as_bytes, check_endian, check_length_bytes
+from .._arguments import as_bytes, check_endian, check_length_bytes
 from .._status import status_error
 from ..errors import InvalidCodePointError
 from .files import BLOCK_BYTES
 
 if TYPE_CHECKING:
-    from .._checks import Buffer
+    from .._arguments import Buffer
 
 __all__ = ["ElementLayout"]
 

@@ -26,11 +26,11 @@ import stat
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .._checks import as_bytes
+from .._arguments import as_bytes
 from ..errors import CorruptChunkError
 
 if TYPE_CHECKING:
-    from .._checks import Buffer
+    from .._arguments import Buffer
 
 __all__ = [
     "BLOCK_BYTES",

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from .._checks import as_bytes
+from .._arguments import as_bytes
 from ..errors import CorruptChunkError
 from .sizes import DecodedSize
 
 if TYPE_CHECKING:
-    from .._checks import Buffer
+    from .._arguments import Buffer
 
 __all__ = ["FrameKind", "check_frame", "zstd_content_size"]
 

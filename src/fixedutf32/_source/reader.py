@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import as_bytes
+from .._arguments import as_bytes
 from ..errors import CorruptChunkError, FixedUTF32Error, InvalidCodePointError, MetadataError
 from .chunks import ChunkDecoder
 from .codecs import CodecChain
@@ -40,7 +40,7 @@ from .scratch import Scratch, thread_scratch
 from .shard import ShardIndex, ShardLayout
 
 if TYPE_CHECKING:
-    from .._checks import Buffer
+    from .._arguments import Buffer
     from ..metadata._model import ArrayModel  # the layer above: only its fields are read
 
 __all__ = ["RUN_BYTES", "Get", "KeyReader", "OnBlock", "Sink", "Span", "Target"]

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import as_bytes
+from .._arguments import as_bytes
 from ..errors import CorruptChunkError
 from .sizes import shard_index_size_error
 
 if TYPE_CHECKING:
-    from .._checks import Buffer
+    from .._arguments import Buffer
 
 __all__ = ["ShardLayout", "ShardIndex"]
 

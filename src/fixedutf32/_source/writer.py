@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import as_bytes
+from .._arguments import as_bytes
 from ..errors import InvalidCodePointError
 from .codecs import CodecChain
 from .elements import ElementLayout

@@ -31,7 +31,7 @@ and chunk grids), ``_array`` (:class:`ArrayMetadata`) and ``_parse`` (the V3
 and V2 parsers, which check each field once, as they read it).
 """
 
-from .._checks import MAX_LENGTH_BYTES
+from .._arguments import MAX_LENGTH_BYTES
 from ..errors import MetadataError
 from ._array import ArrayMetadata
 from ._codecs import check_codecs

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy
 
-from .._checks import ENDIANS, MAX_LENGTH_BYTES
+from .._arguments import ENDIANS, MAX_LENGTH_BYTES
 from ..errors import MetadataError
 from ._grid import _as_shape
 from ._json import _check_keys, _fail, _is_json_int, _load, _show

@@ -10,7 +10,7 @@ from ..errors import MetadataError
 
 #: Deepest nesting of JSON arrays and objects a document may have.
 MAX_NESTING_DEPTH = 128
-# MAX_LENGTH_BYTES (from _checks): NumPy's largest ``U`` item size.
+# MAX_LENGTH_BYTES (from _arguments): NumPy's largest ``U`` item size.
 _MAX_EXTENT = 2**63 - 1  # int64, as zarr-python holds shapes
 
 

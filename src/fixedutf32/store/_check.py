@@ -15,10 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._source.files import is_within
-from ._claim import CLAIM_SUFFIX, is_claim
-from ._dest import RECORD, is_bookkeeping, is_partial
-from ._keys import key_problem
-from ._layout import (
+from ._arrays import (
     FIXED,
     ArrayPlan,
     Link,
@@ -29,6 +26,9 @@ from ._layout import (
     outside_links,
     real_root,
 )
+from ._claim import CLAIM_SUFFIX, is_claim
+from ._dest import RECORD, is_bookkeeping, is_partial
+from ._keys import key_problem
 from ._plans import Problem, check_key_path, check_store_arg, count, plan_nodes, source_nodes
 from ._run import StoreRef, Task, close_scheduler, open_scheduler, run_with_progress
 from ._stores import StoreError, StoreHandle, open_handle, spec_of

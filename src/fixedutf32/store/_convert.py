@@ -11,8 +11,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from .._checks import check_endian, check_length_bytes
+from .._arguments import check_endian, check_length_bytes
 from ..errors import InvalidChunkError
+from ._arrays import (
+    FIXED,
+    METADATA_NAMES,
+    STRING,
+    V3_DOC,
+    ArrayPlan,
+    Node,
+    data_type_of,
+    join,
+)
+from ._conversions import Conversion, changes, check_fits, json_bytes, plan_conversion
 from ._dest import (
     RECORD,
     Destination,
@@ -23,18 +34,7 @@ from ._dest import (
     open_dest,
     remove_partial_files,
 )
-from ._jobs import Job, changes, check_fits, json_bytes, plan_job
 from ._keys import check_safe_key
-from ._layout import (
-    FIXED,
-    METADATA_NAMES,
-    STRING,
-    V3_DOC,
-    ArrayPlan,
-    Node,
-    data_type_of,
-    join,
-)
 from ._options import (
     DEFAULT_COMPRESSORS,
     ConvertOptions,
@@ -390,7 +390,9 @@ def convert(
                 dst.close()  # a zip file is complete once closed; read back what was written
                 dst = open_handle(dst.spec, "r", dst.storage_options)
             try:
-                found = compare_stores(src, dst, converter.jobs, converter.copies, report.skipped)
+                found = compare_stores(
+                    src, dst, converter.conversions, converter.copies, report.skipped
+                )
             except KeyboardInterrupt:
                 raise KeyboardInterrupt(
                     f"interrupted while verifying; the conversion into {dst.name!r} is complete"
@@ -433,7 +435,7 @@ class _Conversion:
         self.options = options
         self.threads, self.client, self.progress = threads, client, progress
         self.report = ConvertReport(src.name, "", options.to)  # dest: set by run
-        self.jobs: list[Job] = []
+        self.conversions: list[Conversion] = []
         self.copies: list[Node] = []  # arrays copied as they are
         self.copy_keys: dict[str, list[str]] = {}  # their keys (not documents), by path
         self.groups: list[Node] = []
@@ -511,7 +513,7 @@ class _Conversion:
             assert isinstance(opts.length_bytes, int)  # what narrowed means
             check_fits(plan, opts.length_bytes, longest[plan.path])
         for node, plan in converting:
-            self.jobs.append(plan_job(node, plan, longest.get(plan.path, 0), opts))
+            self.conversions.append(plan_conversion(node, plan, longest.get(plan.path, 0), opts))
         for node in self.copies:
             if node.zarr_format == 2 and zarr_format == 3:
                 self._migrate(node, None)
@@ -562,9 +564,9 @@ class _Conversion:
             wrapped = (task, keys, salt, trusted.get(task), *args)
             tasks.append((journaled, wrapped, n, nbytes))
 
-        for job in self.jobs:
-            plan = job.source
-            if job.same_grid:
+        for conversion in self.conversions:
+            plan = conversion.source
+            if conversion.same_grid:
                 nbytes = plan.chunk_nbytes()
                 for key_index in plan.key_indices:
                     n = len(plan.chunks_of_key(key_index))
@@ -572,29 +574,29 @@ class _Conversion:
                     add(
                         f"k:{key}",
                         [key],
-                        job.signature,
+                        conversion.signature,
                         n,
                         n * nbytes,
                         convert_key,
                         src_ref,
                         dst_ref,
-                        job,
+                        conversion,
                         key_index,
                     )
             else:
-                nbytes = math.prod(job.meta.chunk_shape) * plan.meta.data_type.length_bytes
-                for index in job.meta.chunk_indices():
-                    keys = [plan.key(k) for k in sorted(region_keys(job, index))]
+                nbytes = math.prod(conversion.meta.chunk_shape) * plan.meta.data_type.length_bytes
+                for index in conversion.meta.chunk_indices():
+                    keys = [plan.key(k) for k in sorted(region_keys(conversion, index))]
                     add(
-                        f"r:{job.key(index)}",
+                        f"r:{conversion.key(index)}",
                         keys,
-                        job.signature,
+                        conversion.signature,
                         1,
                         nbytes,
                         convert_region,
                         src_ref,
                         dst_ref,
-                        job,
+                        conversion,
                         index,
                     )
         for node in self.copies:
@@ -616,31 +618,33 @@ class _Conversion:
     def _remove_unplanned(self, dst: StoreHandle, entries: dict[str, ConvertedArray]) -> None:
         """With resume: delete the chunk keys under each array that this plan does not write."""
         # Left by a run with another grid or a source that lost keys; documents are rewritten later.
-        for job in self.jobs:
-            planned = {job.key(index) for index in job.meta.chunk_indices()}
-            for key in keys_under(dst, job.path):
+        for conversion in self.conversions:
+            planned = {conversion.key(index) for index in conversion.meta.chunk_indices()}
+            for key in keys_under(dst, conversion.path):
                 if key not in planned:
                     dst.delete(key)
-                    entries[job.path]["chunks_deleted"] += 1
+                    entries[conversion.path]["chunks_deleted"] += 1
         for node in self.copies:
             planned = set(self.copy_keys[node.path])
             for key in keys_under(dst, node.path):
                 if key not in planned:
                     dst.delete(key)
 
-    def _array_entry(self, job: Job) -> ConvertedArray:
-        src_type = FIXED if job.source.kind == FIXED else STRING
+    def _array_entry(self, conversion: Conversion) -> ConvertedArray:
+        src_type = FIXED if conversion.source.kind == FIXED else STRING
         return {
-            "path": job.path,
+            "path": conversion.path,
             "from": src_type,
-            "to": job.to,
-            "length_bytes": job.meta.data_type.length_bytes if job.to == FIXED else None,
+            "to": conversion.to,
+            "length_bytes": conversion.meta.data_type.length_bytes
+            if conversion.to == FIXED
+            else None,
             "chunks_written": 0,
             "chunks_kept": 0,
             "chunks_missing": 0,
             "chunks_deleted": 0,
             "already_complete": False,
-            "changes": changes(job),
+            "changes": changes(conversion),
         }
 
     def run(self, dst: StoreHandle) -> ConvertReport:
@@ -653,12 +657,14 @@ class _Conversion:
 
         self.report.dest = dst.name
         dst_ref: StoreRef = dst if self.client is None else spec_of(dst, "destination")
-        entries = {job.path: self._array_entry(job) for job in self.jobs}
+        entries = {
+            conversion.path: self._array_entry(conversion) for conversion in self.conversions
+        }
         complete: set[str] = set()
         recorded = False
         if self.options.resume:
             recorded = check_record(self.options, self.src, dst)  # refusals before any write
-            complete = {j.path for j in self.jobs if documents_written(j, dst, recorded)}
+            complete = {j.path for j in self.conversions if documents_written(j, dst, recorded)}
         journal = None if isinstance(dst.store, ZipStore) else Journal(dst, self.journal_seconds)
         trusted: dict[str, JournalEntry] = {}
         if journal is not None:
@@ -751,9 +757,9 @@ class _Conversion:
     def _write_documents(self, dst: StoreHandle) -> None:
         """Metadata last: arrays, then groups from the deepest to the root."""
         zarr_format = self.options.zarr_format
-        for job in self.jobs:
-            for name, doc in job.doc_names:
-                dst.set(join(job.path, name), doc)
+        for conversion in self.conversions:
+            for name, doc in conversion.doc_names:
+                dst.set(join(conversion.path, name), doc)
         for node in self.copies:
             self.report.copied.append(node.path)
             if node.zarr_format == 2 and zarr_format == 3:

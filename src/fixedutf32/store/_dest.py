@@ -14,8 +14,8 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ._arrays import METADATA_NAMES
 from ._claim import Claim, claim
-from ._layout import METADATA_NAMES
 from ._loops import run
 from ._places import place_of, relation
 from ._plans import count

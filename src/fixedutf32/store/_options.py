@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._source import parse_codec
-from ._layout import FIXED, STRING, Index
+from ._arrays import FIXED, STRING, Index
 
 __all__ = [
     "DEFAULT_COMPRESSORS",

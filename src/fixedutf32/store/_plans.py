@@ -6,8 +6,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..errors import InvalidCodePointError, InvalidUTF8Error, MetadataError, StringTooLongError
-from ._keys import key_problem
-from ._layout import (
+from ._arrays import (
     FIXED,
     ArrayPlan,
     Index,
@@ -19,6 +18,7 @@ from ._layout import (
     real_root,
     walk,
 )
+from ._keys import key_problem
 from ._stores import StoreError, StoreHandle
 
 __all__ = [
@@ -196,7 +196,7 @@ def source_nodes(
     skip: Collection[str] = (),
     within: str | None = None,
 ) -> list[Node]:
-    """The hierarchy at ``path`` (as :func:`_layout.walk`); StoreError if nothing usable."""
+    """The hierarchy at ``path`` (as :func:`_arrays.walk`); StoreError if nothing usable."""
     # incomplete: keys at path without a document are one "incomplete" node rather than an error.
     nodes = walk(handle, path, max_depth, skip=skip, within=within)
     where = f"at path {path!r} in {handle.name}" if path else f"in {handle.name}"

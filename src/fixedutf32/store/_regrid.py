@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import ByteView
+from .._arguments import ByteView
 from ..chunk import decode_chunk, encode_chunk
 from ..errors import StringTooLongError
 from ..transcode import encode_vlen_utf8
-from ._jobs import Job
-from ._layout import FIXED, STRING, Index, memory_order
+from ._arrays import FIXED, STRING, Index, memory_order
+from ._conversions import Conversion
 from ._plans import Problem, chunk_problem
 from ._run import StoreRef, resolve
 from ._stores import StoreHandle
@@ -20,9 +20,9 @@ from ._validate import check_chunk
 __all__ = ["convert_region", "region_keys"]
 
 
-def region_keys(job: Job, index: Index) -> dict[Index, set[Index]]:
+def region_keys(conversion: Conversion, index: Index) -> dict[Index, set[Index]]:
     """The source keys (grid indices) under destination chunk ``index``, and their chunks."""
-    plan, meta = job.source, job.meta
+    plan, meta = conversion.source, conversion.meta
     target, _ = meta.chunk_region(index)
     first = [t.start // c for t, c in zip(target, plan.meta.chunk_shape)]
     last = [(t.stop - 1) // c for t, c in zip(target, plan.meta.chunk_shape)]
@@ -40,10 +40,10 @@ def region_keys(job: Job, index: Index) -> dict[Index, set[Index]]:
 
 
 def _source_region_strings(
-    job: Job, src: StoreHandle, index: Index, result: KeyConversion
+    conversion: Conversion, src: StoreHandle, index: Index, result: KeyConversion
 ) -> tuple[npt.NDArray[np.str_] | None, bool]:
     """The source elements covering destination chunk ``index``, fill where missing."""
-    plan, meta = job.source, job.meta
+    plan, meta = conversion.source, conversion.meta
     target, _ = meta.chunk_region(index)
     # Wide enough for every source string: a string too long for the
     # destination must fail in encode_chunk, not be cut short by NumPy.
@@ -52,7 +52,7 @@ def _source_region_strings(
     )
     out = np.full(meta.chunk_shape, plan.fill, dtype=f"U{width // 4}")
     present = False
-    for key_index, chunks in sorted(region_keys(job, index).items()):
+    for key_index, chunks in sorted(region_keys(conversion, index).items()):
         read = plan.read_parts(src, key_index)
         if read is None:
             continue
@@ -61,10 +61,10 @@ def _source_region_strings(
         for chunk, data, error in read[1]:
             if chunk not in chunks:
                 continue
-            strings = _region_chunk(job, key, chunk, data, error)
+            strings = _region_chunk(conversion, key, chunk, data, error)
             if isinstance(strings, Problem):
                 result["problems"].append(strings)
-                if not job.skip_invalid:
+                if not conversion.skip_invalid:
                     result["fatal"] = strings
                     return None, False
                 continue
@@ -87,14 +87,16 @@ def _source_region_strings(
 
 
 def _region_chunk(
-    job: Job, key: str, chunk: Index, data: ByteView | None, error: Exception | None
+    conversion: Conversion, key: str, chunk: Index, data: ByteView | None, error: Exception | None
 ) -> npt.NDArray[np.str_] | Problem:
-    plan = job.source
+    plan = conversion.source
     if error is not None:
         return chunk_problem(plan, key, chunk, error)
     assert data is not None  # read_key gives each chunk's data or an error
     if plan.kind == STRING:
-        strings = string_chunk(plan, key, chunk, data, job.meta.data_type.length_bytes, "little")
+        strings = string_chunk(
+            plan, key, chunk, data, conversion.meta.data_type.length_bytes, "little"
+        )
         return strings if isinstance(strings, Problem) else strings.reshape(plan.meta.chunk_shape)
     problems, _ = check_chunk(plan, key, chunk, data, 1)
     if problems:
@@ -110,20 +112,22 @@ def _region_chunk(
     )
 
 
-def convert_region(src_ref: StoreRef, dst_ref: StoreRef, job: Job, index: Index) -> KeyConversion:
+def convert_region(
+    src_ref: StoreRef, dst_ref: StoreRef, conversion: Conversion, index: Index
+) -> KeyConversion:
     """Write destination chunk ``index`` from the source chunks it overlaps; a task."""
     src, dst = resolve(src_ref), resolve(dst_ref, "w")
-    result = new_result(job.path, 1)
-    strings, present = _source_region_strings(job, src, index, result)
+    result = new_result(conversion.path, 1)
+    strings, present = _source_region_strings(conversion, src, index, result)
     if strings is None:  # a fatal problem, in result
         return result
     if not present:
         result["missing"] = 1
-        drop_chunk(dst, job, job.key(index), result)
+        drop_chunk(dst, conversion, conversion.key(index), result)
         return result
-    meta = job.meta
+    meta = conversion.meta
     try:
-        if job.to == STRING:
+        if conversion.to == STRING:
             payload = encode_vlen_utf8(strings, validate=False)
         else:
             payload = encode_chunk(
@@ -135,12 +139,16 @@ def convert_region(src_ref: StoreRef, dst_ref: StoreRef, job: Job, index: Index)
             )
     except StringTooLongError as exc:
         problem = Problem(
-            "chunk", job.path, f"{exc} (destination chunk {list(index)})", job.key(index), index
+            "chunk",
+            conversion.path,
+            f"{exc} (destination chunk {list(index)})",
+            conversion.key(index),
+            index,
         )
         result["problems"].append(problem)
-        result["fatal"] = None if job.skip_invalid else problem
-        if job.skip_invalid:
-            drop_chunk(dst, job, job.key(index), result)
+        result["fatal"] = None if conversion.skip_invalid else problem
+        if conversion.skip_invalid:
+            drop_chunk(dst, conversion, conversion.key(index), result)
         return result
-    write_chunk(dst, job, job.key(index), payload, result)
+    write_chunk(dst, conversion, conversion.key(index), payload, result)
     return result

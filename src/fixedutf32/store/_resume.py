@@ -18,9 +18,9 @@ from typing import Any
 
 from .._source import open_chunk_file
 from ..errors import CorruptChunkError
+from ._arrays import FIXED, join, local_root
+from ._conversions import Conversion, json_bytes
 from ._dest import JOURNAL, RECORD
-from ._jobs import Job, json_bytes
-from ._layout import FIXED, join, local_root
 from ._options import ConvertOptions, compressor_option
 from ._stores import StoreError, StoreHandle
 
@@ -370,18 +370,18 @@ def check_record(opts: ConvertOptions, src: StoreHandle, dst: StoreHandle) -> bo
     return True
 
 
-def documents_written(job: Job, dst: StoreHandle, recorded: bool) -> bool:
+def documents_written(conversion: Conversion, dst: StoreHandle, recorded: bool) -> bool:
     """With resume: whether the array's documents are already written as planned."""
     # Differing documents are rewritten when the record says this conversion wrote them (the source
     # changed); without a record another conversion wrote them, which is refused.
-    written = [dst.get(join(job.path, name)) for name, _ in job.doc_names]
+    written = [dst.get(join(conversion.path, name)) for name, _ in conversion.doc_names]
     if all(v is None for v in written):
         return False
-    if all(v is not None and bytes(v) == doc for (_, doc), v in zip(job.doc_names, written)):
+    if all(v is not None and bytes(v) == doc for (_, doc), v in zip(conversion.doc_names, written)):
         return True
     if recorded:
         return False
     raise StoreError(
-        f"resume: the destination's metadata of {job.path!r} differs from this "
+        f"resume: the destination's metadata of {conversion.path!r} differs from this "
         f"conversion's; it was written with other options (use overwrite)"
     )

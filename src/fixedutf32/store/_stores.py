@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypeGuard
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import ByteView, as_bytes
+from .._arguments import ByteView, as_bytes
 from .._store_kinds import does_sync_io, local_root
 from ..errors import StoreError
 from ._keys import check_safe_key

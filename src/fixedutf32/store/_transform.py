@@ -10,12 +10,12 @@ from typing import Any, TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import ByteView, as_bytes
+from .._arguments import ByteView, as_bytes
 from ..chunk import byteswap, decode_chunk, repad
 from ..errors import CorruptChunkError, FixedUTF32Error, StringTooLongError
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8
-from ._jobs import Job
-from ._layout import STRING, ArrayPlan, Index, local_root
+from ._arrays import STRING, ArrayPlan, Index, local_root
+from ._conversions import Conversion
 from ._plans import Problem, chunk_problem
 from ._resume import JournalEntry, fingerprint, read_key
 from ._run import StoreRef, resolve
@@ -51,11 +51,11 @@ def string_chunk(
     return strings
 
 
-def _fixed_to_dest(job: Job, view: npt.NDArray[np.uint8]) -> ByteView:
+def _fixed_to_dest(conversion: Conversion, view: npt.NDArray[np.uint8]) -> ByteView:
     """The destination's uncompressed bytes for a valid fixed source chunk (same grid)."""
-    src = job.source.meta
+    src = conversion.source.meta
     src_width, endian = src.data_type.length_bytes, src.endian
-    if job.to == STRING:
+    if conversion.to == STRING:
         if src.order == "F" and len(src.chunk_shape) > 1:
             strings = np.ascontiguousarray(
                 decode_chunk(
@@ -64,7 +64,7 @@ def _fixed_to_dest(job: Job, view: npt.NDArray[np.uint8]) -> ByteView:
             )
             return encode_vlen_utf8(strings, validate=False)
         return encode_vlen_utf8(view, src_width, endian=endian, validate=False)
-    dst = job.meta
+    dst = conversion.meta
     width = dst.data_type.length_bytes
     out: npt.NDArray[np.uint8] | bytearray = view
     if width != src_width:
@@ -75,27 +75,29 @@ def _fixed_to_dest(job: Job, view: npt.NDArray[np.uint8]) -> ByteView:
     return out
 
 
-def _source_strings(job: Job, key: str, index: Index, data: ByteView) -> ByteView | Problem:
+def _source_strings(
+    conversion: Conversion, key: str, index: Index, data: ByteView
+) -> ByteView | Problem:
     """A source chunk as the destination's uncompressed bytes (same grid), or a Problem."""
-    plan = job.source
+    plan = conversion.source
     if plan.kind == STRING:
-        meta = job.meta
+        meta = conversion.meta
         strings = string_chunk(plan, key, index, data, meta.data_type.length_bytes, meta.endian)
         return strings if isinstance(strings, Problem) else strings.view(np.uint8).reshape(-1)
     problems, _ = check_chunk(plan, key, index, data, 1)
     if problems:
         return problems[0]
     try:
-        return _fixed_to_dest(job, np.frombuffer(data, np.uint8))
+        return _fixed_to_dest(conversion, np.frombuffer(data, np.uint8))
     except StringTooLongError as exc:
         return chunk_problem(plan, key, index, exc)
 
 
-def drop_chunk(dst: StoreHandle, job: Job, key: str, result: KeyConversion) -> None:
+def drop_chunk(dst: StoreHandle, conversion: Conversion, key: str, result: KeyConversion) -> None:
     """With resume: delete destination chunk ``key`` whose source chunk is gone or skipped."""
     # An interrupted run may have written it from what the source held then.
     result["keys"][key] = None
-    if job.resume and _held(dst, key):
+    if conversion.resume and _held(dst, key):
         dst.delete(key)
         result["deleted"] += 1
 
@@ -119,16 +121,16 @@ def _old_copy(dst: StoreHandle, key: str, max_nbytes: int) -> bytes | None:
 
 
 def write_chunk(
-    dst: StoreHandle, job: Job, key: str, payload: ByteView, result: KeyConversion
+    dst: StoreHandle, conversion: Conversion, key: str, payload: ByteView, result: KeyConversion
 ) -> None:
     """Write ``payload`` (uncompressed) at ``key``; with resume, keep an equal chunk."""
-    if job.resume:
+    if conversion.resume:
         # Bound: compressed data that large cannot decode to this payload.
         old = _old_copy(dst, key, 2 * as_bytes(payload).nbytes + (1 << 16))
         if old is not None:
             try:
                 same = np.array_equal(
-                    np.frombuffer(job.chain.decode(old, key=key), np.uint8),
+                    np.frombuffer(conversion.chain.decode(old, key=key), np.uint8),
                     np.frombuffer(payload, np.uint8),
                 )
             except Exception:  # noqa: BLE001 - a torn or foreign chunk is rewritten
@@ -137,7 +139,7 @@ def write_chunk(
                 result["kept"] += 1
                 result["keys"][key] = len(old)
                 return
-    data = job.chain.encode(payload)
+    data = conversion.chain.encode(payload)
     dst.set(key, data)
     nbytes = as_bytes(data).nbytes
     result["written"] += 1
@@ -180,39 +182,41 @@ def new_result(path: str | None, chunks: int) -> KeyConversion:
     }
 
 
-def convert_key(src_ref: StoreRef, dst_ref: StoreRef, job: Job, key_index: Index) -> KeyConversion:
+def convert_key(
+    src_ref: StoreRef, dst_ref: StoreRef, conversion: Conversion, key_index: Index
+) -> KeyConversion:
     """Convert the chunks under one source key (same chunk grid); a task."""
     src, dst = resolve(src_ref), resolve(dst_ref, "w")
-    plan = job.source
+    plan = conversion.source
     key = plan.key(key_index)
     chunks = plan.chunks_of_key(key_index)
-    result = new_result(job.path, len(chunks))
+    result = new_result(conversion.path, len(chunks))
     read = plan.read_parts(src, key_index)
     if read is None:
         result["missing"] = len(chunks)
         for index in chunks:
-            drop_chunk(dst, job, job.key(index), result)
+            drop_chunk(dst, conversion, conversion.key(index), result)
         return result
     result["bytes_read"], parts = read
     result["missing"] = len(chunks) - len(parts)
     held = {index for index, _, _ in parts}
     for index in chunks:
         if index not in held:
-            drop_chunk(dst, job, job.key(index), result)
+            drop_chunk(dst, conversion, conversion.key(index), result)
     for index, data, error in parts:
         if error is None:
             assert data is not None  # read_key gives each chunk's data or an error
-            payload = _source_strings(job, key, index, data)
+            payload = _source_strings(conversion, key, index, data)
         else:
             payload = chunk_problem(plan, key, index, error)
         if isinstance(payload, Problem):
             result["problems"].append(payload)
-            if not job.skip_invalid:
+            if not conversion.skip_invalid:
                 result["fatal"] = payload
                 return result
-            drop_chunk(dst, job, job.key(index), result)
+            drop_chunk(dst, conversion, conversion.key(index), result)
             continue  # left out: reads as the fill value
-        write_chunk(dst, job, job.key(index), payload, result)
+        write_chunk(dst, conversion, conversion.key(index), payload, result)
     return result
 
 
@@ -244,10 +248,10 @@ def _dest_keys(function: Callable[..., KeyConversion], args: tuple[Any, ...]) ->
     """The destination keys the task ``function(*args)`` writes or leaves empty."""
     if function is copy_key:
         return {args[2]}
-    job: Job = args[2]
+    conversion: Conversion = args[2]
     if function is convert_key:
-        return {job.key(index) for index in job.source.chunks_of_key(args[3])}
-    return {job.key(args[3])}  # convert_region: one destination chunk
+        return {conversion.key(index) for index in conversion.source.chunks_of_key(args[3])}
+    return {conversion.key(args[3])}  # convert_region: one destination chunk
 
 
 def journaled(
@@ -262,7 +266,7 @@ def journaled(
     # keys are fingerprinted before they are read, so a change while it runs is caught next resume.
     print_ = fingerprint(resolve(args[0]), keys, salt)
     if print_ is not None and trusted is not None and trusted.fingerprint == print_:
-        path = args[2].path if isinstance(args[2], Job) else None
+        path = args[2].path if isinstance(args[2], Conversion) else None
         chunks = len(args[2].source.chunks_of_key(args[3])) if function is convert_key else 1
         # An entry must account for every key the task writes, or it is done again.
         if trusted.missing <= chunks and set(trusted.keys) == _dest_keys(function, args):

@@ -8,10 +8,10 @@ from typing import TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import ByteView
+from .._arguments import ByteView
 from .._source import ElementLayout, Scratch, borrowed_scratch, thread_scratch
 from ..errors import FixedUTF32Error, InvalidCodePointError
-from ._layout import ArrayPlan, Index, memory_order
+from ._arrays import ArrayPlan, Index, memory_order
 from ._plans import Problem, chunk_problem
 from ._run import StoreRef, resolve
 

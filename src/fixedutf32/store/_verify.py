@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._jobs import Job
-from ._layout import ArrayPlan, Index, Node
+from ._arrays import ArrayPlan, Index, Node
+from ._conversions import Conversion
 from ._plans import Problem
 from ._stores import StoreHandle
 
@@ -20,7 +20,7 @@ __all__ = ["compare_stores"]
 def compare_stores(
     src: StoreHandle,
     dst: StoreHandle,
-    jobs: Sequence[Job],
+    conversions: Sequence[Conversion],
     copies: Sequence[Node],
     skipped_chunks: Sequence[Problem],
 ) -> list[str]:
@@ -33,8 +33,8 @@ def compare_stores(
     for problem in skipped_chunks:
         if problem.chunk is not None:  # always: a skipped chunk has its index
             skipped.setdefault(problem.array, []).append(problem.chunk)
-    paths = [job.path for job in jobs] + [node.path for node in copies]
-    plans = {job.path: job.source for job in jobs}
+    paths = [conversion.path for conversion in conversions] + [node.path for node in copies]
+    plans = {conversion.path: conversion.source for conversion in conversions}
     for path in paths:
         plan = plans.get(path)  # None for a copied array
         try:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr import config
 
-from .._checks import as_bytes
+from .._arguments import as_bytes
 from .._source import thread_scratch
 from .._source.files import open_chunk_file
 from ..errors import InvalidChunkCodePointError, InvalidCodePointError

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import dtype_endian
+from .._arguments import dtype_endian
 from ..chunk import str_lengths
 from ..errors import StringTooLongForArrayError
 from ..transcode import string_dtype_to_unicode

@@ -1,4 +1,4 @@
-"""The plan of one converted array (:class:`Job`): width, grid, codecs, documents, changes."""
+"""The plan of one converted array (:class:`Conversion`): width, grid, codecs, documents."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from typing import Any
 
 from .._source import CodecChain
 from ..metadata import ArrayMetadata, FixedLengthUTF32
-from ._layout import FIXED, V2_ARRAY, V2_ATTRS, V3_DOC, ArrayPlan, Node, destination_chain, join
+from ._arrays import FIXED, V2_ARRAY, V2_ATTRS, V3_DOC, ArrayPlan, Node, destination_chain, join
 from ._options import ConvertOptions
 
-__all__ = ["Job", "changes", "check_fits", "json_bytes", "plan_job"]
+__all__ = ["Conversion", "changes", "check_fits", "json_bytes", "plan_conversion"]
 
 
 @dataclass(frozen=True)
-class Job:
+class Conversion:
     """How one string array is converted: its source plan, destination layout and codecs."""
 
     source: ArrayPlan
@@ -52,16 +52,16 @@ def _dest_width(plan: ArrayPlan, length_bytes: int | str | None, longest: int) -
     return 4 * max(longest, len(plan.fill), 1)
 
 
-def changes(job: Job) -> list[str]:
+def changes(conversion: Conversion) -> list[str]:
     """What a converted array's layout changes, besides its data type (report text)."""
-    plan, dst = job.source, job.meta
+    plan, dst = conversion.source, conversion.meta
     src = plan.meta
     out: list[str] = []
     if plan.zarr_format != dst.zarr_format:
         out.append(f"Zarr V{plan.zarr_format} -> V{dst.zarr_format}")
-    if plan.kind == FIXED and job.to == FIXED and src.endian != dst.endian:
+    if plan.kind == FIXED and conversion.to == FIXED and src.endian != dst.endian:
         out.append(f"endian {src.endian} -> {dst.endian}")
-    if job.to == FIXED:
+    if conversion.to == FIXED:
         width = dst.data_type.length_bytes
         old = src.data_type.length_bytes if plan.kind == FIXED else None
         out.append(
@@ -77,7 +77,7 @@ def changes(job: Job) -> list[str]:
     before = [spec.id for spec in plan.reader.chain.specs]
     if plan.reader.shard_chain is not None:  # the codecs applied to whole shards
         before += [spec.id for spec in plan.reader.shard_chain.specs]
-    after = [spec.id for spec in job.chain.specs]
+    after = [spec.id for spec in conversion.chain.specs]
     if before != after:
         out.append(f"codecs [{', '.join(before)}] -> [{', '.join(after)}]")
     return out
@@ -147,8 +147,8 @@ def json_bytes(value: object) -> bytes:
     return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
 
 
-def plan_job(node: Node, plan: ArrayPlan, longest: int, opts: ConvertOptions) -> Job:
-    """The Job converting array ``node`` (its ``plan``, its ``longest`` string) with ``opts``."""
+def plan_conversion(node: Node, plan: ArrayPlan, longest: int, opts: ConvertOptions) -> Conversion:
+    """How array ``node`` (its ``plan``, its ``longest`` string) is converted with ``opts``."""
     to = opts.to
     src = plan.meta
     chunk_shape = opts.chunks or src.chunk_shape
@@ -175,7 +175,7 @@ def plan_job(node: Node, plan: ArrayPlan, longest: int, opts: ConvertOptions) ->
     signature = hashlib.sha256(
         repr((sorted(node.documents.items()), doc_names)).encode()
     ).hexdigest()[:16]
-    return Job(
+    return Conversion(
         plan,
         to,
         meta,
