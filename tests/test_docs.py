@@ -37,6 +37,10 @@ PACKAGES = {"fixedutf32.metadata": None, "fixedutf32.zarr": "zarr", "fixedutf32.
 NEEDS = {
     "fixedutf32.transcode.to_arrow": "pyarrow",
     "fixedutf32.transcode.from_arrow": "pyarrow",
+    # open_array opens stores with zarr-python's store classes
+    "fixedutf32.array.open_array": "zarr",
+    "fixedutf32.array.StoredArray.read": "zarr",
+    "fixedutf32.array.StoredArray.read_arrow": "zarr",
 }
 
 
