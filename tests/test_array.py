@@ -283,6 +283,31 @@ def test_a_whole_shard_read_at_once_names_its_errors_and_reads_an_edge_shard(
     assert (got.index, got.array_index) == (want.index, want.array_index)
 
 
+@pytest.mark.parametrize("endian", ["<", ">"])
+@pytest.mark.parametrize(
+    "count", [1000, (16 << 20) // 16 + 400], ids=["checked in place", "through a block in cache"]
+)
+def test_chunk_files_read_in_runs_fill_missing_ones_and_name_errors(tmp_path, endian, count):
+    # A whole one-axis read goes through many chunk files in one call without the GIL; a
+    # result of 16 MiB or more through a block in cache, written past the cache.
+    data = np.array([f"v{i % 9999}" for i in range(count)], "<U4")
+    write(tmp_path, data, endian=endian, chunks=(count // 100,))  # the last third not stored
+    stock = zarr.open_array(str(tmp_path), mode="r")[...]
+    with open_array(tmp_path) as array:
+        for threads in (1, 2):
+            assert (array.read(threads=threads) == stock).all()
+    plant(tmp_path, "c/37", 5, length_bytes=16, endian=endian)
+    with open_array(tmp_path) as array, pytest.raises(InvalidChunkCodePointError) as caught:
+        array.read(threads=2)
+    got, want = caught.value, pipeline_error(tmp_path, ...)
+    assert (got.chunk_key, got.index, got.array_index) == ("c/37", 5, (37 * (count // 100) + 5,))
+    assert (got.position, got.code_point, got.array_index) == (
+        want.position,
+        want.code_point,
+        want.array_index,
+    )
+
+
 def test_a_failed_chunk_leaves_its_part_of_out_as_it_was(tmp_path):
     data = np.array([f"v{i}" for i in range(100)], "<U12")
     write(tmp_path, data, chunks=(10,))

@@ -425,3 +425,57 @@ def test_validate_must_be_a_bool(name):
 def test_bool_extents_in_shape_are_refused():
     with pytest.raises(TypeError, match="not bools"):
         fixedutf32.decode_chunk(b"a\0\0\0" * 4, 4, shape=(True, 4))
+
+
+def test_chunk_files_read_in_c_refuse_bad_arguments_and_report_each_file(tmp_path):
+    # The file readers of _files.pxi: sizes and places checked before any file is read, every
+    # file out of the ordinary reported (for the careful Python path), none followed or blocked.
+    units = 2  # 8-byte elements
+    good = "ab".encode("utf-32-le") * 4  # 32 bytes: 4 elements
+    (tmp_path / "0").write_bytes(good)
+    (tmp_path / "1").write_bytes(good[:-4] + b"\x00\xd8\x00\x00")  # a surrogate, element 3
+    (tmp_path / "short").write_bytes(good[:16])
+    os.mkfifo(tmp_path / "fifo")
+    os.symlink(tmp_path / "0", tmp_path / "link")
+    out = np.zeros(128, np.uint8)
+    flags = _kernels.VALIDATE
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+
+        def run(names, starts, nbytes=32, bounce=None, destination=out):
+            starts = np.asarray(starts, np.intp)
+            return _kernels.read_files(fd, names, destination, starts, nbytes, bounce, units, flags)
+
+        done, outcome, _ = run([b"0", b"0"], [0, 32])
+        assert (done, outcome) == (2, 0) and bytes(out[:64]) == good * 2
+        assert run([b"0", b"gone"], [0, 32])[:2] == (1, _kernels.FILE_MISSING)
+        for name in (b"short", b"fifo", b"link"):  # another size, not a regular file, a link
+            assert run([name], [0])[:2] == (0, _kernels.FILE_UNUSUAL)
+        done, outcome, status = run([b"0", b"1"], [0, 32], bounce=bytearray(16))
+        assert (done, outcome) == (1, _kernels.FILE_INVALID) and status[1:] == (3, 1, 0xD800)
+        with pytest.raises(ValueError, match="pass the destination"):
+            run([b"0"], [100])
+        with pytest.raises(ValueError, match="pass the destination"):
+            run([b"0"], [-1])
+        with pytest.raises(ValueError, match="2 names but 1 starts"):
+            run([b"0", b"0"], [0])
+        with pytest.raises(TypeError, match="names\\[0\\] must be bytes"):
+            run(["0"], [0])
+        with pytest.raises(ValueError, match="not a whole number of elements"):
+            run([b"0"], [0], nbytes=30)
+        with pytest.raises(ValueError, match="holds no element"):
+            run([b"0"], [0], bounce=bytearray(4))
+        with pytest.raises(BufferError):
+            run([b"0"], [0], destination=bytes(64))  # read-only
+        with open(tmp_path / "1", "rb") as file:
+            into = np.zeros(32, np.uint8)
+            outcome, status = _kernels.read_checked(file.fileno(), 0, into, None, units, flags)
+            assert outcome == _kernels.FILE_INVALID and status[1:] == (3, 1, 0xD800)
+            outcome, _ = _kernels.read_checked(file.fileno(), 8, into, None, units, flags)
+            assert outcome == _kernels.FILE_SHORT  # 24 bytes left, 32 asked for
+            with pytest.raises(ValueError, match="negative"):
+                _kernels.read_checked(file.fileno(), -8, into, None, units, flags)
+            with pytest.raises(ValueError, match="not whole elements"):
+                _kernels.read_checked(file.fileno(), 0, into[:12], None, units, flags)
+    finally:
+        os.close(fd)

@@ -145,3 +145,23 @@ def arrow_schema_format(schema_capsule: object) -> tuple[bytes, int, bool]: ...
 def arrow_array_fields(array_capsule: object) -> tuple[int, int, int, tuple[int, ...]]: ...
 def arrow_stream_arrays(stream_capsule: object) -> tuple[object, list[object]]: ...
 def is_capsule(obj: object, name: bytes) -> bool: ...
+
+# Chunk files read and checked in place as they land (_files.pxi).
+FILE_MISSING: int
+FILE_UNUSUAL: int
+FILE_INVALID: int
+FILE_SHORT: int
+
+def read_files(
+    dir_fd: int,
+    names: list[bytes],
+    destination: Buffer,
+    starts: npt.NDArray[np.intp],
+    nbytes: int,
+    bounce: Buffer | None,
+    width: int,
+    flags: int,
+) -> tuple[int, int, Status]: ...
+def read_checked(
+    fd: int, offset: int, destination: Buffer, bounce: Buffer | None, width: int, flags: int
+) -> tuple[int, Status]: ...

@@ -661,3 +661,4 @@ def buffer_pool_bytes():
 include "_transcode.pxi"
 include "_batch.pxi"
 include "_arrow.pxi"
+include "_files.pxi"

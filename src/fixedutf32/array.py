@@ -609,6 +609,18 @@ class _Job:
         at = chunk[0] * self.chunk_shape[0] - start
         return at if at >= 0 and at + self.chunk_shape[0] <= stop - start else None
 
+    def line_starts(self, keys: Sequence[_Chunk]) -> npt.NDArray[np.intp] | None:
+        """Where each key's chunk starts in our one-axis result (bytes), if all lie whole there."""
+        if self.line is None or not keys:
+            return None
+        start, stop, _ = self.items[0]  # type: ignore[misc]  # a slice: line is set
+        extent = self.chunk_shape[0]
+        at = np.fromiter((k[0] for k in keys), np.intp, len(keys)) * extent - start
+        if at.min() < 0 or at.max() + extent > stop - start:
+            return None
+        starts: npt.NDArray[np.intp] = at * self.length_bytes
+        return starts
+
     def target(self, chunk: _Chunk) -> npt.NDArray[np.uint8]:
         """A buffer of this thread's to read a chunk into; its place in our result noted."""
         # Read into a small buffer still in cache, each block is checked and written to the
@@ -637,19 +649,16 @@ class _Job:
         return place
 
     def span(self, key: _Chunk) -> npt.NDArray[np.uint8] | None:
-        """A buffer of this thread's to read a shard of a one-axis result of ours through."""
-        items, result = self.items, self.result
+        """A shard's part of a one-axis result of ours, if it lies whole there (else None)."""
         if self.line is None:
             return None
-        start, stop, _ = items[0]  # type: ignore[misc]  # a slice: line is set
+        start, stop, _ = self.items[0]  # type: ignore[misc]  # a slice: line is set
         extent = self.array._plan.key_meta.chunk_shape[0]
         lo = key[0] * extent
         hi = min(lo + extent, self.array._grid.grid_shape[0] * self.chunk_shape[0])
         if lo < start or hi > stop:
             return None  # hi > stop: the array's last chunk has padding
-        first = (lo // self.chunk_shape[0],)
-        self.places[first] = result[lo - start : hi - start].view(np.uint8)
-        return _buffer("span", min(RUN_BYTES, (hi - lo) * self.length_bytes))  # reused
+        return self.line[(lo - start) * self.length_bytes : (hi - start) * self.length_bytes]
 
     def check(self, chunk: _Chunk, block: memoryview, offset: int) -> None:
         """Check a block of a chunk while in cache (and write it to its place, if noted)."""
@@ -684,8 +693,16 @@ class _Job:
                 if self.stop:
                     return
                 group = keys[start : start + _GROUP]
+                starts = self.line_starts(group)
                 done = reader.read_many(
-                    group, source, self.sink, within=within, on_block=self.check, target=target
+                    group,
+                    source,
+                    self.sink,
+                    within=within,
+                    on_block=self.check,
+                    target=target,
+                    into=None if starts is None else self.line,
+                    starts=starts,
                 )
                 for key, nbytes in zip(group, done):
                     if nbytes is None:

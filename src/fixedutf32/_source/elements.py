@@ -20,7 +20,7 @@ from .files import BLOCK_BYTES
 if TYPE_CHECKING:
     from .._arguments import Buffer
 
-__all__ = ["ElementLayout"]
+__all__ = ["FILE_INVALID", "FILE_MISSING", "FILE_SHORT", "FILE_UNUSUAL", "ElementLayout"]
 
 _VALIDATE = _kernels.VALIDATE
 _SRC_SWAPPED = _kernels.SRC_SWAPPED
@@ -29,6 +29,12 @@ _STREAM = _kernels.STREAM
 _STREAM_MIN = _kernels.STREAM_MIN_BYTES
 STREAM_MIN_BYTES = _STREAM_MIN  # a result this large is written past the cache
 UTF8_SLACK = _kernels.UTF8_SLACK  # bytes to_utf8 may write past its last element
+FILE_MISSING, FILE_UNUSUAL, FILE_INVALID, FILE_SHORT = (
+    _kernels.FILE_MISSING,
+    _kernels.FILE_UNUSUAL,
+    _kernels.FILE_INVALID,
+    _kernels.FILE_SHORT,
+)
 
 
 @dataclass(frozen=True)
@@ -173,10 +179,44 @@ class ElementLayout:
         """Check ``src``'s elements and write them to separate ``dst`` in native order, one pass."""
         # For a reader's block in cache: dst may be left partly written on an error, so it must be
         # the reader's own memory; stream: non-temporal stores (dst part of a large result).
-        flags = _VALIDATE | ((_SRC_SWAPPED | _SWAP) if self.swapped else 0)
-        status = _kernels.convert(src, dst, self.units, flags | (_STREAM if stream else 0))
+        status = _kernels.convert(src, dst, self.units, self._native | (_STREAM if stream else 0))
         if status[0]:
             raise status_error(status)
+
+    def read_files(
+        self,
+        directory: int,
+        names: list[bytes],
+        into: Buffer,
+        starts: npt.NDArray[np.intp],
+        nbytes: int,
+        bounce: Buffer | None = None,
+    ) -> tuple[int, int, Exception | None]:
+        """Read files ``names`` of ``nbytes`` under the open ``directory`` into ``into`` at
+        ``starts``, each checked and put in native order as it lands, without the GIL.
+
+        ``bounce``: a buffer in cache each block is read into, then written to ``into`` past
+        the cache (a large result); None: in place.  Returns the files done, why the next
+        stopped (0: none did; ``FILE_MISSING``, ``FILE_UNUSUAL``, ``FILE_SHORT`` or
+        ``FILE_INVALID``) and that file's error if invalid."""
+        done, outcome, status = _kernels.read_files(
+            directory, names, into, starts, nbytes, bounce, self.units, self._native
+        )
+        return done, outcome, status_error(status) if outcome == FILE_INVALID else None
+
+    def read_checked(
+        self, fd: int, offset: int, into: Buffer, bounce: Buffer | None = None
+    ) -> tuple[int, Exception | None]:
+        """Fill ``into`` from ``offset`` of the open file ``fd``, checked and put in native order
+        as it lands, without the GIL (``bounce`` as for :meth:`read_files`): ``(0, None)``,
+        or ``FILE_SHORT`` or ``FILE_INVALID`` and the error (element counted from ``into``)."""
+        outcome, status = _kernels.read_checked(fd, offset, into, bounce, self.units, self._native)
+        return outcome, status_error(status) if outcome == FILE_INVALID else None
+
+    @property
+    def _native(self) -> int:
+        """convert's flags from this layout to native order, checked."""
+        return _VALIDATE | ((_SRC_SWAPPED | _SWAP) if self.swapped else 0)
 
     def to_utf8(
         self, src: Buffer, offsets: Buffer, values: Buffer, end: int, *, validate: bool = True

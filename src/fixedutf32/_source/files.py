@@ -135,6 +135,10 @@ class ChunkFile:
         """Close the file."""
         self._file.close()
 
+    def fileno(self) -> int:
+        """The open file's descriptor."""
+        return self._file.fileno()
+
     def _fill(self, view: memoryview) -> None:
         done, size = 0, view.nbytes
         while done < size:
@@ -326,6 +330,11 @@ class ChunkDirectories:
             return _CAREFUL
         return fd
 
+    def directory(self, head: str) -> int | None:
+        """The open directory ``head`` of the store; None if missing, negative if unusual."""
+        fds = self._fds
+        return fds[head] if head in fds else fds.setdefault(head, self._directory(head))
+
     def read(self, key: str, out: memoryview) -> bool | None:
         """Fill ``out`` with the regular file ``key`` of exactly its size: True; None if missing.
 
@@ -333,8 +342,7 @@ class ChunkDirectories:
         an error, a short read): ``out`` may then hold anything.
         """
         head, _, name = key.rpartition("/")
-        fds = self._fds
-        directory = fds[head] if head in fds else fds.setdefault(head, self._directory(head))
+        directory = self.directory(head)
         if directory is None:
             return None
         if directory == _CAREFUL:

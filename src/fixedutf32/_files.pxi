@@ -1,0 +1,163 @@
+# Included at the end of _kernels.pyx: chunk files read and checked (and put in
+# native order) in place, block by block as they land, with the GIL released:
+# many small files under one directory in one call (read_files), or a range of
+# an open file (read_checked, a shard's inner chunks back to back).  The
+# callers (ElementLayout, then KeyReader) check the arguments' meaning; here
+# only what memory safety needs.
+
+from libc.stdint cimport uint64_t
+
+cdef extern from "csrc/files.h" nogil:
+    int fu32_open_at(int dir_fd, const char *name, size_t nbytes, int *fd)
+    size_t fu32_pread_full(int fd, uint8_t *out, size_t nbytes, uint64_t offset)
+    void fu32_close(int fd)
+    const int FU32_FILE_READ
+    const int FU32_FILE_MISSING
+    const int FU32_FILE_UNUSUAL
+
+cdef enum:
+    _FILE_INVALID = 3  # a code unit that is not a scalar value: the status says which
+    _FILE_SHORT = 4    # the file ended before the bytes asked for (it shrank)
+FILE_MISSING = FU32_FILE_MISSING
+FILE_UNUSUAL = FU32_FILE_UNUSUAL
+FILE_INVALID = _FILE_INVALID
+FILE_SHORT = _FILE_SHORT
+
+
+cdef int _read_blocks(int fd, uint64_t offset, uint8_t *out, Py_ssize_t nbytes,
+                      Py_ssize_t block, uint8_t *bounce, Py_ssize_t width, int flags,
+                      const fu32_kernels *k, fu32_status *status) noexcept nogil:
+    """Read ``nbytes`` from ``offset`` into ``out`` a block at a time, each checked (and
+    converted) while in cache: in place, or (``bounce`` not NULL) read into ``bounce`` and
+    written to ``out`` in the same pass, with non-temporal stores (a large cold result: its
+    lines are not read before they are written).  A status's element counts from ``out``."""
+    cdef Py_ssize_t at = 0, size
+    cdef uint8_t *land
+    while at < nbytes:
+        size = min(block, nbytes - at)
+        land = out + at if bounce == NULL else bounce
+        if fu32_pread_full(fd, land, <size_t>size, offset + <uint64_t>at) != <size_t>size:
+            return _FILE_SHORT
+        if bounce != NULL:
+            status[0] = k.convert(land, out + at, size // 4, width, flags | FU32_STREAM)
+        elif flags & FU32_SWAP:
+            status[0] = k.convert(land, land, size // 4, width, flags)
+        else:
+            status[0] = k.validate(land, size // 4, width, flags & FU32_SRC_SWAPPED)
+        if status.kind != FU32_OK:
+            status.element += at // (4 * width)
+            return _FILE_INVALID
+        at += size
+    return FU32_FILE_READ
+
+
+cdef Py_ssize_t _take_bounce(object bounce, Py_buffer *spare, Py_ssize_t width) except -1:
+    """The block size, from ``bounce`` (acquired into ``spare``) or 256 KiB in place (NULL)."""
+    cdef Py_ssize_t block = 256 << 10
+    spare.buf = NULL
+    if bounce is not None:
+        acquire(bounce, spare, True)
+        block = spare.len
+    if block < 4 * width:
+        if bounce is not None:
+            PyBuffer_Release(spare)
+        raise ValueError(f"a block of {block} bytes holds no element of {width} units")
+    return block - block % (4 * width)
+
+
+def read_files(int dir_fd, list names, destination, const Py_ssize_t[::1] starts,
+               Py_ssize_t nbytes, bounce, Py_ssize_t width, int flags):
+    """Read file ``names[i]`` (bytes, under ``dir_fd``) into ``destination[starts[i]:][:nbytes]``.
+
+    Each file must be a regular file of exactly ``nbytes`` bytes (links not
+    followed); it is read a block at a time, each block checked and converted
+    by ``flags`` (convert's) while in cache: in place, or through ``bounce``
+    (a writable buffer: its size is the block; None: blocks of 256 KiB in
+    place), written on with non-temporal stores.  Stops at the
+    first file that is missing, out of the ordinary or invalid.  Returns
+    ``(count, outcome, status)``: the files done before that one (``count ==
+    len(names)``: all), ``FILE_MISSING``, ``FILE_UNUSUAL``, ``FILE_SHORT`` or
+    ``FILE_INVALID`` (0 when all were done), and the kernel's status for an
+    invalid one (its element counted from the file's start).
+    """
+    check_units(width, "width")
+    cdef Py_ssize_t count = len(names), i, done = 0, block
+    cdef int outcome = FU32_FILE_READ, fd
+    cdef Py_buffer dst
+    cdef const fu32_kernels *k = fu32_active_table()
+    cdef fu32_status status = fu32_ok()
+    cdef const char **paths
+    cdef Py_buffer spare
+    if starts.shape[0] != count:
+        raise ValueError(f"{count} names but {starts.shape[0]} starts")
+    if nbytes < 0 or nbytes % (4 * width):
+        raise ValueError(f"nbytes {nbytes} is not a whole number of elements of {width} units")
+    for i in range(count):
+        if type(names[i]) is not bytes:
+            raise TypeError(f"names[{i}] must be bytes, got {type(names[i]).__name__}")
+    block = _take_bounce(bounce, &spare, width)
+    acquire(destination, &dst, True)
+    paths = <const char **>malloc(max(count, 1) * sizeof(char *))
+    try:
+        if paths == NULL:
+            raise MemoryError()
+        for i in range(count):
+            if starts[i] < 0 or starts[i] > dst.len or nbytes > dst.len - starts[i]:
+                raise ValueError(
+                    f"starts[{i}] = {starts[i]}: {nbytes} bytes from there pass the "
+                    f"destination's {dst.len}")
+            paths[i] = <const char *>(<bytes>names[i])  # names holds them for the call
+        with nogil:
+            for i in range(count):
+                outcome = fu32_open_at(dir_fd, paths[i], <size_t>nbytes, &fd)
+                if outcome != FU32_FILE_READ:
+                    break
+                outcome = _read_blocks(fd, 0, <uint8_t *>dst.buf + starts[i], nbytes, block,
+                                       <uint8_t *>spare.buf, width, flags, k, &status)
+                fu32_close(fd)
+                if outcome != FU32_FILE_READ:
+                    break
+                done += 1
+    finally:
+        free(paths)
+        PyBuffer_Release(&dst)
+        if bounce is not None:
+            PyBuffer_Release(&spare)
+    return done, outcome, status_tuple(status)
+
+
+def read_checked(int fd, Py_ssize_t offset, destination, bounce, Py_ssize_t width, int flags):
+    """Read ``len(destination)`` bytes of the open file ``fd`` from ``offset`` into it, a block
+    at a time, each checked and converted by ``flags`` while in cache (``bounce`` as for
+    :func:`read_files`).
+
+    Returns ``(outcome, status)``: 0 (all read and checked), ``FILE_SHORT`` or
+    ``FILE_INVALID`` with the kernel's status (its element counted from the
+    destination's start).
+    """
+    check_units(width, "width")
+    cdef Py_buffer dst, spare
+    cdef const fu32_kernels *k = fu32_active_table()
+    cdef fu32_status status = fu32_ok()
+    cdef int outcome
+    cdef Py_ssize_t block
+    if offset < 0:
+        raise ValueError(f"offset {offset} is negative")
+    block = _take_bounce(bounce, &spare, width)
+    try:
+        acquire(destination, &dst, True)
+    except BaseException:
+        if bounce is not None:
+            PyBuffer_Release(&spare)
+        raise
+    try:
+        if dst.len % (4 * width):
+            raise ValueError(f"destination {dst.len} bytes: not whole elements of {width} units")
+        with nogil:
+            outcome = _read_blocks(fd, <uint64_t>offset, <uint8_t *>dst.buf, dst.len, block,
+                                   <uint8_t *>spare.buf, width, flags, k, &status)
+    finally:
+        PyBuffer_Release(&dst)
+        if bounce is not None:
+            PyBuffer_Release(&spare)
+    return outcome, status_tuple(status)
