@@ -214,3 +214,39 @@ def test_report_text_counts_in_english():
     assert one.to_text().endswith("1 problem: 0 arrays checked, 0 skipped, 1 chunk left unchecked")
     two = CheckReport("memory://x", "", chunks_unchecked=2)
     assert two.to_text().endswith("clean: 0 arrays checked, 0 skipped, 2 chunks left unchecked")
+
+
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_whole_shards_checked_at_once_agree_with_chunk_by_chunk(tmp_path, endian):
+    # A shard of raw chunks back to back, none at the edge, is checked in one call (only its
+    # longest string kept); the edge shard and a shard with a bad unit go chunk by chunk, and
+    # the problem names the inner chunk and element as it does unsharded.
+    data = np.array([("é" * (i % 11)) + str(i) for i in range(10 * 40 + 7)], "<U16")
+    data[123] = "x" * 16  # the longest string, in the second whole shard
+    kinds = {"sharded": {"shards": (80,)}, "unsharded": {}}
+    for name, extra in kinds.items():
+        with quiet():
+            zarr.create_array(
+                str(tmp_path / name),
+                data=data,
+                chunks=(10,),
+                compressors=None,
+                serializer=zarr.codecs.BytesCodec(endian=endian),
+                **extra,
+            )
+    reports = {name: check(str(tmp_path / name)) for name in kinds}
+    for report in reports.values():
+        [array] = report.arrays
+        assert report.ok and array.longest == 16 and array.chunks_present == 41
+    # A surrogate in element 3 of chunk 25 (shard 3 holds chunks 24..31), in both stores.
+    unit = (0xD800).to_bytes(4, endian)
+    for name, key, at in [("sharded", "c/3", 1 * 10 + 3), ("unsharded", "c/25", 3)]:
+        path = tmp_path / name / key
+        raw = bytearray(path.read_bytes())
+        raw[at * 64 : at * 64 + 4] = unit
+        path.write_bytes(bytes(raw))
+    problems = {name: check(str(tmp_path / name)).problems for name in kinds}
+    [sharded], [unsharded] = problems["sharded"], problems["unsharded"]
+    assert sharded.chunk == unsharded.chunk == (25,) and sharded.coordinates == (253,)
+    assert (sharded.key, unsharded.key) == ("c/3", "c/25") and "U+D800" in sharded.message
+    assert sharded.message == unsharded.message

@@ -161,3 +161,44 @@ def read_checked(int fd, Py_ssize_t offset, destination, bounce, Py_ssize_t widt
         if bounce is not None:
             PyBuffer_Release(&spare)
     return outcome, status_tuple(status)
+
+
+def read_longest(int fd, Py_ssize_t offset, Py_ssize_t nbytes, bounce, Py_ssize_t width,
+                 int flags):
+    """Read ``nbytes`` of the open file ``fd`` from ``offset`` through ``bounce`` (its size the
+    block), each block checked while in cache and only the longest string kept.
+
+    Returns ``(outcome, status, longest)``: outcome 0, ``FILE_SHORT`` or
+    ``FILE_INVALID`` with the kernel's status (element counted from ``offset``).
+    """
+    check_units(width, "width")
+    cdef Py_buffer spare
+    cdef const fu32_kernels *k = fu32_active_table()
+    cdef fu32_status status = fu32_ok()
+    cdef int outcome = FU32_FILE_READ
+    cdef Py_ssize_t block, at = 0, size, best = 0
+    if offset < 0 or nbytes < 0:
+        raise ValueError(f"offset {offset} and nbytes {nbytes} must be >= 0")
+    if nbytes % (4 * width):
+        raise ValueError(f"nbytes {nbytes}: not whole elements of {width} units")
+    if bounce is None:
+        raise TypeError("bounce must be a writable buffer")
+    block = _take_bounce(bounce, &spare, width)
+    try:
+        with nogil:
+            while at < nbytes:
+                size = min(block, nbytes - at)
+                if fu32_pread_full(fd, <uint8_t *>spare.buf, <size_t>size,
+                                   <uint64_t>offset + <uint64_t>at) != <size_t>size:
+                    outcome = _FILE_SHORT
+                    break
+                status = longest_of(<const uint8_t *>spare.buf, size // (4 * width), width, flags,
+                                    k, &best)
+                if status.kind != FU32_OK:
+                    status.element += at // (4 * width)
+                    outcome = _FILE_INVALID
+                    break
+                at += size
+    finally:
+        PyBuffer_Release(&spare)
+    return outcome, status_tuple(status), best

@@ -165,3 +165,6 @@ def read_files(
 def read_checked(
     fd: int, offset: int, destination: Buffer, bounce: Buffer | None, width: int, flags: int
 ) -> tuple[int, Status]: ...
+def read_longest(
+    fd: int, offset: int, nbytes: int, bounce: Buffer, width: int, flags: int
+) -> tuple[int, Status, int]: ...

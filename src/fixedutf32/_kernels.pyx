@@ -427,35 +427,43 @@ cdef enum:
     _LENGTHS_BLOCK = 256
 
 
+cdef fu32_status longest_of(const uint8_t *data, Py_ssize_t n_elems, Py_ssize_t width,
+                            int flags, const fu32_kernels *k, Py_ssize_t *best) noexcept nogil:
+    """str_lengths block by block into a buffer on the stack, ``best`` raised to the longest;
+    on error ``best`` is that of the elements before the failing block."""
+    cdef fu32_status status
+    cdef Py_ssize_t start = 0, count, i
+    cdef Py_ssize_t block[_LENGTHS_BLOCK]
+    status.kind = FU32_OK
+    while start < n_elems:
+        count = min(<Py_ssize_t>_LENGTHS_BLOCK, n_elems - start)
+        status = k.str_lengths(data + start * 4 * width, count, width, block, flags)
+        if status.kind != FU32_OK:
+            status.element += start
+            break
+        for i in range(count):
+            if block[i] > best[0]:
+                best[0] = block[i]
+        start += count
+    return status
+
+
 def longest(source, Py_ssize_t width, int flags):
     """The longest string of whole elements in code points, and a status: ``(status, longest)``.
 
-    str_lengths block by block into a buffer on the stack, keeping only the
-    maximum: no array of lengths is written (what ``check`` needs of a chunk).
-    On error ``longest`` is that of the elements before the failing block.
+    No array of lengths is written (what ``check`` needs of a chunk).  On
+    error ``longest`` is that of the elements before the failing block.
     """
     check_units(width, "width")
     cdef Py_buffer src
     cdef const fu32_kernels *k = fu32_active_table()
     cdef fu32_status status
-    cdef Py_ssize_t n_elems, start = 0, count, i, best = 0
-    cdef Py_ssize_t block[_LENGTHS_BLOCK]
+    cdef Py_ssize_t best = 0
     acquire(source, &src, False)
     try:
-        n_elems = src.len // (4 * width)
-        status.kind = FU32_OK
         with nogil:
-            while start < n_elems:
-                count = min(<Py_ssize_t>_LENGTHS_BLOCK, n_elems - start)
-                status = k.str_lengths(<const uint8_t *>src.buf + start * 4 * width, count,
-                                       width, block, flags)
-                if status.kind != FU32_OK:
-                    status.element += start
-                    break
-                for i in range(count):
-                    if block[i] > best:
-                        best = block[i]
-                start += count
+            status = longest_of(<const uint8_t *>src.buf, src.len // (4 * width), width, flags,
+                                k, &best)
     finally:
         PyBuffer_Release(&src)
     return status_tuple(status), best

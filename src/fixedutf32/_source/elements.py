@@ -213,6 +213,18 @@ class ElementLayout:
         outcome, status = _kernels.read_checked(fd, offset, into, bounce, self.units, self._native)
         return outcome, status_error(status) if outcome == FILE_INVALID else None
 
+    def read_longest(
+        self, fd: int, offset: int, nbytes: int, bounce: Buffer
+    ) -> tuple[int, Exception | None, int]:
+        """Check ``nbytes`` of the open file ``fd`` from ``offset``, read through ``bounce``
+        without the GIL, keeping only the longest string: ``(0, None, longest)``, or
+        ``FILE_SHORT`` or ``FILE_INVALID``, the error, and the longest before it."""
+        flags = _VALIDATE | (_SRC_SWAPPED if self.swapped else 0)
+        outcome, status, longest = _kernels.read_longest(
+            fd, offset, nbytes, bounce, self.units, flags
+        )
+        return outcome, status_error(status) if outcome == FILE_INVALID else None, longest
+
     @property
     def _native(self) -> int:
         """convert's flags from this layout to native order, checked."""

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .._arguments import Buffer
     from ..metadata._model import ArrayModel  # the layer above: only its fields are read
 
-__all__ = ["RUN_BYTES", "Get", "KeyReader", "OnBlock", "Sink", "Span", "Target"]
+__all__ = ["RUN_BYTES", "Get", "KeyReader", "OnBlock", "OnLongest", "Sink", "Span", "Target"]
 
 # sink(chunk index, its bytes with the codecs undone, None), or (chunk index,
 # None, why it cannot be read); the bytes are a reused buffer, valid during the call.
@@ -67,6 +67,10 @@ Target: TypeAlias = Callable[[Index], "npt.NDArray[np.uint8] | None"]
 # back in the shard's C order (exactly their bytes), or None. The reader fills it, checked and in
 # native order (not on_block's business), and hands each chunk to sink as a view of it.
 Span: TypeAlias = Callable[[Index], "npt.NDArray[np.uint8] | None"]
+
+# on_longest(shard index, its chunks, the longest string): a whole local shard of raw chunks back
+# to back, none at the array's edge, checked in C with only its longest string kept (check).
+OnLongest: TypeAlias = Callable[[Index, "list[Index]", int], None]
 
 # Bytes of a raw local chunk read before ``on_block`` sees them: a chunk of
 # up to 4 MiB in one read, larger ones in 4 MiB blocks.  Such a block is still
@@ -150,6 +154,7 @@ class KeyReader:
         needed: Collection[int] | npt.NDArray[np.intp] | None = None,
         target: Target | None = None,
         span: Span | None = None,
+        on_longest: OnLongest | None = None,
     ) -> int | None:
         """Read the key at ``key_index`` and hand each chunk it holds to ``sink``.
 
@@ -168,7 +173,11 @@ class KeyReader:
         ``span`` (:data:`Span`): for a whole local shard whose raw chunks are
         stored back to back in C order, all of them needed, the memory its
         bytes are read straight into, each block checked and put in native
-        order as it lands (in C, without ``on_block``).
+        order as it lands (in C, without ``on_block``).  ``on_longest``
+        (:data:`OnLongest`): such a shard, none of its chunks at the array's
+        edge, is only checked, in C, and ``on_longest`` called instead of
+        ``on_block`` and ``sink``; one that fails is then read the usual way,
+        which hands each problem to ``sink``.
 
         Returns the key's size as stored, 0 when it could not be read (the
         error went to ``sink``), or None when the key is missing.
@@ -181,7 +190,17 @@ class KeyReader:
             return self._read_chunk(source, key, index, sink, within, on_block, scratch, target)
         if isinstance(source, str) and chain.raw:
             return self._read_local_shard(
-                source, key, index, sink, within, on_block, scratch, needed, target, span
+                source,
+                key,
+                index,
+                sink,
+                within,
+                on_block,
+                scratch,
+                needed,
+                target,
+                span,
+                on_longest,
             )
         try:
             stored = self._stored(source, key, chain.max_stored_nbytes, within, scratch)
@@ -387,6 +406,7 @@ class KeyReader:
         needed: Collection[int] | npt.NDArray[np.intp] | None,
         target: Target | None,
         span: Span | None,
+        on_longest: OnLongest | None = None,
     ) -> int | None:
         """A local shard without codecs of its own: its index, then runs of the chunks needed."""
         assert self.shard is not None and self.shard_chain is not None  # sharded arrays only
@@ -417,9 +437,15 @@ class KeyReader:
             except _READ_ERRORS as exc:
                 sink(index, None, _as_error(key, exc))
                 return 0
-            usable = span is not None and needed is None and ChunkDirectories.usable  # POSIX
+            wanted = span is not None or on_longest is not None
+            usable = wanted and needed is None and ChunkDirectories.usable  # POSIX
             dense = self._dense(index, found) if usable else None
-            place = None if dense is None else span(index)  # type: ignore[misc]  # span is set
+            if dense is not None and on_longest is not None:
+                longest = self._dense_longest(file, *dense, scratch)
+                if longest is not None:
+                    on_longest(index, dense[0], longest)
+                    return size
+            place = None if dense is None or span is None else span(index)
             if dense is not None and place is not None:
                 self._read_span(file, key, *dense, as_bytes(place), sink, scratch)
                 return size
@@ -462,6 +488,19 @@ class KeyReader:
             return None
         ranges = [range(i * p, i * p + k) for i, p, k in zip(index, per, inside)]
         return list(itertools.product(*ranges)), int(offsets[0])
+
+    def _dense_longest(
+        self, file: ChunkFile, chunks: list[Index], begin: int, scratch: Scratch
+    ) -> int | None:
+        """A dense shard's longest string, checked in C; None at the array's edge or on a fault."""
+        assert self.decoder is not None  # dense shards only
+        if self.grid.is_edge(chunks[-1]):  # its last chunk is at the edge if any is
+            return None
+        nbytes = self.decoder.nbytes * len(chunks)
+        outcome, _, longest = self.decoder.elements.read_longest(
+            file.fileno(), begin, nbytes, self._bounce(scratch)
+        )
+        return longest if outcome == 0 else None
 
     def _read_span(
         self,

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from .._source import ChunkGrid, CodecChain, CodecSpec, Scratch, parse_codec
 from .._source.files import is_within, outside_link_reason, read_regular_file
-from .._source.reader import KeyReader, OnBlock, Sink
+from .._source.reader import KeyReader, OnBlock, OnLongest, Sink
 from .._store_kinds import local_root as store_root
 from ..errors import CorruptChunkError, FixedUTF32Error, MetadataError
 from ..metadata import ArrayMetadata, FixedLengthUTF32
@@ -452,13 +452,20 @@ class ArrayPlan:
         *,
         on_block: OnBlock | None = None,
         scratch: Scratch | None = None,
+        on_longest: OnLongest | None = None,
     ) -> int | None:
         """:meth:`KeyReader.read` of one key (local files inside ``within``); bytes read or None."""
         # visit(chunk_index, data, error): data is a reused buffer, valid during the call only.
         root = local_root(handle)
         source = handle.get if root is None else root
         return self.reader.read(
-            key_index, source, visit, within=self.within, on_block=on_block, scratch=scratch
+            key_index,
+            source,
+            visit,
+            within=self.within,
+            on_block=on_block,
+            scratch=scratch,
+            on_longest=on_longest,
         )
 
     def read_parts(

@@ -110,6 +110,11 @@ class _ChunkCheck:
             self.bad = True
             self.elements.longest(block, lengths, validate=False)
 
+    def whole(self, index: Index, chunks: list[Index], longest: int) -> None:
+        """A whole shard checked at once (none of its chunks at the edge): all present, valid."""
+        self.result["present"] += len(chunks)
+        self.result["longest"] = max(self.result["longest"], longest)
+
     def chunk(self, index: Index, data: memoryview | None, error: FixedUTF32Error | None) -> None:
         result, plan = self.result, self.plan
         bad, longest = self.bad, self.longest
@@ -151,7 +156,12 @@ def check_keys(
             present = result["present"]
             checker.key = plan.key(key_index)
             nread = plan.read_key(
-                handle, key_index, checker.chunk, on_block=checker.block, scratch=scratch
+                handle,
+                key_index,
+                checker.chunk,
+                on_block=checker.block,
+                scratch=scratch,
+                on_longest=checker.whole,
             )
             result["chunks"] += chunks
             result["bytes_read"] += nread or 0
