@@ -421,8 +421,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the table; 0 if every fixedutf32 row conforms (known deviations aside), else 1."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     pythons = args.python or [sys.executable]
+    for python in pythons:  # a bad path is a usage error, not a row that does not conform
+        if _python_version(python) == "?":
+            parser.error(f"--python {python}: not a Python interpreter that runs here")
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fixedutf32-corpus-") as scratch:
         corpus = args.keep or pathlib.Path(scratch) / "corpus"

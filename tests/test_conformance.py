@@ -102,3 +102,10 @@ def test_the_docs_page_names_every_case():
     page = (ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
     missing = [case for case in RECORDS if f"`{case}`" not in page]
     assert not missing, f"docs/conformance.md lacks {missing}: python -m conformance --write-docs"
+
+
+def test_a_python_that_does_not_run_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        runner.main(["--python", str(tmp_path / "no-such-python")])
+    assert stopped.value.code == 2
+    assert "no-such-python: not a Python interpreter that runs here" in capsys.readouterr().err
