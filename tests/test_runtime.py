@@ -192,6 +192,19 @@ def test_pool_reuses_freed_output_memory():
         fixedutf32.set_buffer_pool_limit(previous)
 
 
+def test_pooled_buffers_freed_at_interpreter_exit_say_nothing():
+    # A thread-local scratch buffer lives until the interpreter tears the module down; freeing
+    # it then must not touch the module's Python globals (it printed "Error in sys.excepthook").
+    code = (  # kept by the module itself: freed as its globals are cleared, after the others
+        "import fixedutf32._kernels as k\n"
+        "k.zz_kept = [k.new_buffer((1 << 16) + i) for i in range(80)]\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stderr == ""
+
+
 def test_pool_limit_zero_frees_everything():
     previous = fixedutf32.set_buffer_pool_limit(256 << 20)
     try:

@@ -507,8 +507,9 @@ def overlap(first, second):
 
 cdef enum:
     _POOL_MIN = 32 * 1024
+    _POOL_MAX_BUFFERS = 64
 POOL_MIN_BYTES = _POOL_MIN
-POOL_MAX_BUFFERS = 64
+POOL_MAX_BUFFERS = _POOL_MAX_BUFFERS
 cdef dict _pool = {}              # capacity -> [address, ...], most recent last
 cdef Py_ssize_t _pool_bytes = 0
 cdef Py_ssize_t _pool_count = 0
@@ -542,8 +543,10 @@ cdef class PooledBuffer:
         lock = _pool_lock
         if lock is not None and _pool is not None:  # None once the module is torn down
             with lock:
+                # C names only: a buffer freed while the interpreter shuts down (a thread's
+                # scratch) finds the module's Python globals gone.
                 if (_pool_bytes + self.capacity <= _pool_limit
-                        and _pool_count < POOL_MAX_BUFFERS):
+                        and _pool_count < _POOL_MAX_BUFFERS):
                     _pool.setdefault(self.capacity, []).append(<uintptr_t>self.data)
                     _pool_bytes += self.capacity
                     _pool_count += 1
