@@ -241,9 +241,10 @@ class KeyReader:
 
         ``into`` and ``starts`` (one per key): the caller's memory, each key's
         chunk at ``into[starts[i]:]``.  On the short way the files are then
-        read there by runs in one call without the GIL, each checked and put
-        in native order in place: those keys go to neither ``on_block`` nor
-        ``sink``.  A file that is invalid goes to ``sink`` with its error.
+        read by runs in one call without the GIL, each block checked and
+        written there in native order: those keys go to neither ``on_block``
+        nor ``sink``.  A file that is invalid goes to ``sink`` with its error
+        (its place may then be partly written).
         """
         scratch = thread_scratch() if scratch is None else scratch
         decoder = self.decoder
