@@ -9,6 +9,8 @@ from collections.abc import Iterator
 import numpy as np
 import numpy.typing as npt
 
+from .._pool import aligned_empty
+
 __all__ = ["Scratch", "borrowed_scratch", "thread_scratch"]
 
 
@@ -33,7 +35,7 @@ class Scratch:
     def _get(self, name: str, count: int, dtype: type[np.generic]) -> npt.NDArray[np.generic]:
         array = self._arrays.get(name)
         if array is None or array.size < count or array.dtype != dtype:
-            array = self._arrays[name] = np.empty(max(count, 1), dtype)
+            array = self._arrays[name] = aligned_empty(max(count, 1), dtype)
         return array[:count]
 
     def bytes(self, name: str, nbytes: int) -> npt.NDArray[np.uint8]:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from .._pool import aligned_empty
 from .._source.reader import Get
 from ..errors import FixedUTF32Error
 from ..metadata._model import parse_stored
@@ -208,7 +209,7 @@ def read_floor_threads(
 ) -> npt.NDArray[np.str_]:
     """The files' bytes in one new array of ``dtype``: ``readinto`` their slice (``buffered``:
     into a reused buffer, then copied), or zstd-decompressed into it; missing files unset."""
-    out = np.empty(files.total // dtype.itemsize, dtype)
+    out = aligned_empty(files.total // dtype.itemsize, dtype)
     raw = _raw(out)
     decompress = importlib.import_module("numcodecs").Zstd().decode if zstd else None
     buffers = threading.local()
@@ -223,7 +224,7 @@ def read_floor_threads(
         with file:
             if decompress is None and buffered:
                 if getattr(buffers, "buffer", None) is None:
-                    buffers.buffer = memoryview(bytearray(files.nbytes))
+                    buffers.buffer = aligned_empty(files.nbytes, np.uint8).data
                 file.readinto(buffers.buffer[:n])
                 raw[where] = buffers.buffer[:n]
             elif decompress is None:
@@ -281,7 +282,7 @@ def read_elements_floor(
 ) -> npt.NDArray[np.str_]:
     """Only the bytes of ``elements`` of a raw one-dimensional array: each run of neighbours
     in a file read with one ``pread`` into its place in the result."""
-    out = np.empty(len(elements), dtype)
+    out = aligned_empty(len(elements), dtype)
     raw, size = _raw(out), dtype.itemsize
     per_file = files.nbytes // size
     order = np.argsort(elements, kind="stable")
@@ -314,7 +315,7 @@ def read_sharded_zstd_floor(
 ) -> npt.NDArray[np.str_]:
     """Shards of zstd inner chunks (index at the end, crc32c): each shard file read whole,
     each inner chunk decompressed into its place."""
-    out = np.empty(files.total // dtype.itemsize, dtype)
+    out = aligned_empty(files.total // dtype.itemsize, dtype)
     raw = _raw(out)
     per_shard = files.nbytes // inner_nbytes
     decompress = importlib.import_module("numcodecs").Zstd().decode
@@ -558,7 +559,7 @@ class _Bench:
         self.create(floor, case, fill=case.shard_bytes is not None)
         if case.shard_bytes is not None:
             paths = self.files(floor, case).paths
-            stored = np.empty(sum(p.stat().st_size for p in paths), np.uint8)
+            stored = aligned_empty(sum(p.stat().st_size for p in paths), np.uint8)
             read_files(paths, stored, 1)
             target = _file_slices(floor, paths[0].stat().st_size, stored.nbytes)
             return lambda: write_floor(target, stored, threads)
@@ -832,7 +833,7 @@ def run_user_array(array: dict[str, Any], repeat: int = 9, progress: Progress | 
             notes.append(f"floor: n/a for a URL: {_NO_FLOOR}")
         else:
             files = chunk_files(source)
-            buffer = np.empty(sum(path.stat().st_size for path in files), np.uint8)
+            buffer = aligned_empty(sum(path.stat().st_size for path in files), np.uint8)
             floor_call: Timed = lambda: read_files(files, buffer, os.cpu_count() or 1)  # noqa: E731
             calls["floor"] = floor_call
         expected = calls["stock"]()
