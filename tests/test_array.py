@@ -121,6 +121,46 @@ def test_one_dimensional_shards_with_an_edge_and_missing_chunks(tmp_path, endian
 
 
 @pytest.mark.parametrize("endian", ["<", ">"])
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_arrow_of_raw_chunk_files_transcoded_in_c(tmp_path, monkeypatch, endian, zarr_format):
+    # Every chunk stored: runs of files transcoded in C, pairs of runs meeting in the middle of
+    # one buffer (threads 2 and 4), a lone run forward (1, 3, 5), partial first and last chunks.
+    from fixedutf32._source.reader import KeyReader
+
+    data = np.array([f"s{i}é😀" * (i % 4) for i in range(1003)], "<U12")
+    array = write(tmp_path, data, endian=endian, zarr_format=zarr_format, chunks=(10,))
+    array[...] = data
+    reached = []
+    read_utf8 = KeyReader.read_utf8
+
+    def spy(*args, **kwargs):
+        reached.append(read_utf8(*args, **kwargs))
+        return reached[-1]
+
+    monkeypatch.setattr(KeyReader, "read_utf8", spy)
+    with open_array(tmp_path) as stored:
+        for selection in [..., slice(5, 995), slice(0, 7), slice(998, 1003), slice(13, 14)]:
+            want = data[selection].tolist()
+            for threads in (1, 2, 3, 4, 5):
+                for large in (False, True):
+                    reached.clear()
+                    strings = stored.read_arrow(selection, threads=threads, large=large)
+                    assert strings.to_pylist() == want, (selection, threads)
+                    assert reached and None not in reached  # the C way, not the careful one
+                    assert strings.offsets[0] == 0 and strings.offsets[-1] == strings.values.size
+    # A chunk that is not stored, or not valid, sends the read the careful way: filled, or named.
+    (tmp_path / ("c/50" if zarr_format == 3 else "50")).unlink()
+    with open_array(tmp_path) as stored:
+        got = stored.read_arrow(threads=2).to_pylist()
+    assert got == array[...].tolist() and got[500:510] == ["fill"] * 10
+    key = "c/20" if zarr_format == 3 else "20"
+    plant(tmp_path, key, 9, endian=endian)  # read by the backward run of two
+    with open_array(tmp_path) as stored, pytest.raises(InvalidChunkCodePointError) as caught:
+        stored.read_arrow(slice(100, 900), threads=2)
+    assert (caught.value.chunk_key, caught.value.array_index) == (key, (209,))
+
+
+@pytest.mark.parametrize("endian", ["<", ">"])
 @pytest.mark.parametrize("zstd", [False, True])
 def test_arrow_of_one_axis_chunk_by_chunk(tmp_path, endian, zstd):
     data = np.array([f"s{i}é😀" * (i % 3) for i in range(1003)], "<U12")

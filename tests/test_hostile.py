@@ -422,6 +422,88 @@ def test_validate_must_be_a_bool(name):
         call(good)
 
 
+def test_chunk_files_transcoded_in_c_refuse_bad_arguments_and_report_each_file(tmp_path):
+    # read_utf8 (_files.pxi): ranges, positions and sizes checked before any file is read; a
+    # backward run ends where a forward one starts; every file out of the ordinary reported.
+    units = 2  # 8-byte elements
+    words = ["ab", "é", "", "😀"]
+    good = b"".join(w.ljust(units, "\0").encode("utf-32-le") for w in words)  # 32 bytes
+    (tmp_path / "0").write_bytes(good)
+    (tmp_path / "1").write_bytes(good[:-4] + b"\x00\xd8\x00\x00")  # a surrogate, element 3
+    (tmp_path / "short").write_bytes(good[:16])
+    os.symlink(tmp_path / "0", tmp_path / "link")
+    values = np.zeros(256, np.uint8)
+    offsets = np.full(16, -1, np.int32)
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+
+        def run(names, lows=None, highs=None, pos=0, limit=256, backward=False, **kw):
+            lows = np.asarray([0] * len(names) if lows is None else lows, np.intp)
+            highs = np.asarray([4] * len(names) if highs is None else highs, np.intp)
+            args = dict(nbytes=32, bounce=bytearray(16), offsets=offsets, first=0, values=values)
+            args.update(kw)
+            return _kernels.read_utf8(
+                fd,
+                names,
+                lows,
+                highs,
+                args["nbytes"],
+                args["bounce"],
+                units,
+                False,
+                args["offsets"],
+                args["offsets"].dtype == np.int64,
+                args["first"],
+                args["values"],
+                pos,
+                limit,
+                backward,
+            )
+
+        done, outcome, _, end = run([b"0", b"0"], [1, 0], [4, 2])
+        utf8 = "é😀".encode() + "abé".encode()
+        assert (done, outcome, end) == (2, 0, len(utf8)) and bytes(values[:end]) == utf8
+        assert offsets[:5].tolist() == [0, 2, 2, 6, 8]  # no end entry written
+        # Backward to 100, then forward from it: one stretch, offsets in array order.
+        done, outcome, _, start = run([b"0"], pos=100, limit=0, backward=True)
+        assert (done, outcome) == (1, 0)
+        assert bytes(values[start:100]) == "abé😀".encode() and offsets[0] == start
+        assert run([b"0", b"gone"])[:2] == (1, _kernels.FILE_MISSING)
+        for name in (b"short", b"link"):  # another size, a link
+            assert run([name])[:2] == (0, _kernels.FILE_UNUSUAL)
+        # The surrogate is found outside the range transcoded too (the whole file is checked).
+        done, outcome, status, _ = run([b"0", b"1"], [0, 0], [4, 1])
+        assert (done, outcome) == (1, _kernels.FILE_INVALID) and status[1:] == (3, 1, 0xD800)
+        # Backward, the last file is read first.
+        assert run([b"1", b"0"], pos=100, limit=0, backward=True)[:2] == (1, _kernels.FILE_INVALID)
+        assert run([b"0", b"0"], pos=10, limit=0, backward=True)[1] == _kernels.FILE_SHORT
+        assert run([b"0"], limit=8)[1] == _kernels.FILE_SHORT  # no room before the limit
+        with pytest.raises(ValueError, match="not within its 4"):
+            run([b"0"], [3], [5])
+        with pytest.raises(ValueError, match="not within"):
+            run([b"0"], [3], [2])
+        with pytest.raises(ValueError, match="1 names but 2 lows"):
+            run([b"0"], [0, 0], [4])
+        with pytest.raises(ValueError, match="do not fit values"):
+            run([b"0"], pos=10, limit=5)
+        with pytest.raises(ValueError, match="do not fit values"):
+            run([b"0"], pos=300)
+        with pytest.raises(ValueError, match="too few for entries"):
+            run([b"0"], first=14)
+        with pytest.raises(ValueError, match="too few for entries"):
+            run([b"0"], first=-1)
+        with pytest.raises(TypeError, match="names\\[0\\] must be bytes"):
+            run(["0"])
+        with pytest.raises(TypeError, match="bounce must be"):
+            run([b"0"], bounce=None)
+        with pytest.raises(ValueError, match="not a whole number of elements"):
+            run([b"0"], nbytes=30)
+        with pytest.raises(BufferError):
+            run([b"0"], values=bytes(64), limit=64)  # read-only
+    finally:
+        os.close(fd)
+
+
 def test_bool_extents_in_shape_are_refused():
     with pytest.raises(TypeError, match="not bools"):
         fixedutf32.decode_chunk(b"a\0\0\0" * 4, 4, shape=(True, 4))

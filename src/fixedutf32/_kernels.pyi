@@ -168,3 +168,20 @@ def read_checked(
 def read_longest(
     fd: int, offset: int, nbytes: int, bounce: Buffer, width: int, flags: int
 ) -> tuple[int, Status, int]: ...
+def read_utf8(
+    dir_fd: int,
+    names: list[bytes],
+    lows: npt.NDArray[np.intp],
+    highs: npt.NDArray[np.intp],
+    nbytes: int,
+    bounce: Buffer,
+    width: int,
+    swapped: bool,
+    offsets: Buffer,
+    wide: bool,
+    first: int,
+    values: Buffer,
+    pos: int,
+    limit: int,
+    backward: bool,
+) -> tuple[int, int, Status, int]: ...

@@ -32,6 +32,7 @@ from ._arrow import ArrowStrings
 from ._pool import new_array
 from ._source.elements import STREAM_MIN_BYTES, UTF8_SLACK, ElementLayout
 from ._source.reader import RUN_BYTES
+from ._utf8_runs import read_utf8_runs
 from .errors import (
     FixedUTF32Error,
     InvalidChunkCodePointError,
@@ -333,7 +334,10 @@ class StoredArray:
 
         Band by band (the rows of a chunk or shard along the first axis), each
         read into a reused buffer and transcoded while in cache: the whole
-        ``U`` array is never built.  Any Arrow consumer takes the result
+        ``U`` array is never built.  A one-dimensional array of raw local
+        chunk files, every one stored, is read and transcoded in C, the
+        threads' UTF-8 written into one buffer without a second copy (two
+        threads meet in its middle).  Any Arrow consumer takes the result
         (``pyarrow.array(strings)``); pyarrow is not needed here.
 
         Parameters
@@ -377,6 +381,21 @@ class StoredArray:
         units = self.dtype.itemsize // 4
         one_axis = len(items) == 1 and isinstance(items[0], tuple) and items[0][2] == 1
         direct = one_axis and self._plan.per_shard is None
+        if direct and self._local:  # raw chunk files: each read, checked and transcoded in C
+            start, stop, _ = items[0]  # type: ignore[misc]  # one slice
+            fast = read_utf8_runs(
+                self._reader,
+                self._source,
+                self._plan.within,
+                self.chunks[0],
+                (start, stop),
+                units,
+                threads,
+                large,
+                lambda n: _pool(n).map,
+            )
+            if fast is not None:
+                return fast
 
         native = ElementLayout(self.dtype.itemsize, sys.byteorder)  # the bands read (checked)
 

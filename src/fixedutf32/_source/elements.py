@@ -204,6 +204,45 @@ class ElementLayout:
         )
         return done, outcome, status_error(status) if outcome == FILE_INVALID else None
 
+    def read_utf8(
+        self,
+        directory: int,
+        names: list[bytes],
+        ranges: tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]],
+        nbytes: int,
+        bounce: Buffer,
+        offsets: npt.NDArray[np.int32] | npt.NDArray[np.int64],
+        first: int,
+        values: Buffer,
+        bounds: tuple[int, int],
+        backward: bool,
+    ) -> tuple[int, int, Exception | None, int]:
+        """Transcode elements ``ranges[0][i]:ranges[1][i]`` of files ``names`` under the open
+        ``directory`` to Arrow UTF-8 (each file checked whole), without the GIL.
+
+        ``bounds`` is ``(pos, limit)`` in ``values``; ``offsets`` gets each element's start
+        from entry ``first`` (see ``_kernels.read_utf8``).  Returns the files done, why the
+        next stopped (0: none did), its error if invalid, and the position reached."""
+        done, outcome, status, pos = _kernels.read_utf8(
+            directory,
+            names,
+            ranges[0],
+            ranges[1],
+            nbytes,
+            bounce,
+            self.units,
+            self.swapped,
+            offsets,
+            offsets.dtype.itemsize == 8,
+            first,
+            values,
+            bounds[0],
+            bounds[1],
+            backward,
+        )
+        error = status_error(status) if outcome == FILE_INVALID else None
+        return done, outcome, error, pos
+
     def read_checked(
         self, fd: int, offset: int, into: Buffer, bounce: Buffer | None = None
     ) -> tuple[int, Exception | None]:

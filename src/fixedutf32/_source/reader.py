@@ -360,6 +360,68 @@ class KeyReader:
             first = last
         return done
 
+    def read_utf8(
+        self,
+        key_indices: Sequence[Sequence[int]],
+        source: str | Get,
+        ranges: tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]],
+        offsets: npt.NDArray[np.int32] | npt.NDArray[np.int64],
+        first: int,
+        values: npt.NDArray[np.uint8],
+        bounds: tuple[int, int],
+        *,
+        backward: bool = False,
+        within: str | None = None,
+    ) -> int | None:
+        """Elements ``ranges[0][i]:ranges[1][i]`` of each key's chunk as Arrow UTF-8, in C.
+
+        For raw local chunk files only, each read through a block in cache,
+        checked whole and transcoded there (``ElementLayout.read_utf8``):
+        forward from ``bounds[0]`` (never reaching ``bounds[1]``), or
+        ``backward`` from the last key, ending at ``bounds[0]`` (never below
+        ``bounds[1]``); each element's start in ``values`` goes to
+        ``offsets`` from entry ``first``.  Returns where the UTF-8 ends
+        (backward: starts), or None when the store is not such, or a file
+        is missing, out of the ordinary or invalid: the caller then reads the
+        careful way, which fills or names each chunk (``values`` and
+        ``offsets`` may hold anything written so far).
+        """
+        decoder = self.decoder
+        if (
+            not isinstance(source, str)
+            or self.shard is not None
+            or decoder is None
+            or not self.chain.raw
+            or not ChunkDirectories.usable
+        ):
+            return None
+        bounce = self._bounce(thread_scratch())
+        keys = [self.key(k).rpartition("/") for k in key_indices]
+        # Runs of keys under one directory, in the order they are written.
+        runs = [list(g) for _, g in itertools.groupby(range(len(keys)), lambda i: keys[i][0])]
+        pos, limit = bounds
+        with ChunkDirectories(source, within) as directories:
+            for run in reversed(runs) if backward else runs:
+                directory = directories.directory(keys[run[0]][0])
+                if directory is None or directory < 0:
+                    return None
+                picked = slice(run[0], run[-1] + 1)
+                _, outcome, _, pos = decoder.elements.read_utf8(
+                    directory,
+                    [os.fsencode(keys[i][2]) for i in run],
+                    (ranges[0][picked], ranges[1][picked]),
+                    decoder.nbytes,
+                    bounce,
+                    offsets,
+                    first + int((ranges[1][: run[0]] - ranges[0][: run[0]]).sum()),
+                    values,
+                    (pos, limit),
+                    backward,
+                )
+                if outcome:
+                    return None
+        return int(pos)
+
     @staticmethod
     def _bounce(scratch: Scratch) -> memoryview:
         """The block buffer in cache that caller's memory is filled through."""
