@@ -120,6 +120,33 @@ def test_one_dimensional_shards_with_an_edge_and_missing_chunks(tmp_path, endian
         assert large.type == pa.large_string() and large.to_pylist() == expected[5:950].tolist()
 
 
+@pytest.mark.parametrize("shards", [None, (100,)], ids=["chunks", "shards"])
+@pytest.mark.parametrize("endian", ["<", ">"])
+def test_one_axis_into_your_out_is_staged_and_a_failing_chunk_left_as_it_was(
+    tmp_path, shards, endian
+):
+    # Into a caller's out, runs of chunks (and whole shards) are read in C into a buffer of
+    # ours, then copied: the same values as zarr, and a chunk that fails is never written.
+    data = np.array([f"s{i}é" * (i % 3) for i in range(1003)], "<U8")
+    array = write(tmp_path, data, endian=endian, chunks=(10,), shards=shards)  # 2/3 written
+    expected = array[...]
+    with open_array(tmp_path) as stored:
+        for selection in [..., slice(100, 300), slice(95, 905), slice(0, 1000), slice(3, 4)]:
+            for threads in (1, 2):
+                out = np.full(expected[selection].shape, "sentinel", stored.dtype)
+                assert stored.read(selection, out=out, threads=threads) is out
+                assert (out == expected[selection]).all(), (selection, threads)
+    key = "c/20" if shards is None else "c/2"
+    plant(tmp_path, key, 9, length_bytes=32, endian=endian)  # chunk 20 (its shard's first)
+    with open_array(tmp_path) as stored:
+        for threads in (1, 2):
+            out = np.full(1003, "sentinel", stored.dtype)
+            with pytest.raises(InvalidChunkCodePointError) as caught:
+                stored.read(out=out, threads=threads)
+            assert (caught.value.chunk_key, caught.value.array_index) == (key, (209,))
+            assert (out[200:210] == "sentinel").all()
+
+
 @pytest.mark.parametrize("endian", ["<", ">"])
 @pytest.mark.parametrize("zarr_format", [2, 3])
 def test_arrow_of_raw_chunk_files_transcoded_in_c(tmp_path, monkeypatch, endian, zarr_format):

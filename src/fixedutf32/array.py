@@ -69,6 +69,8 @@ _BUFFER_MIN = 4 << 20
 _STREAM_MIN = STREAM_MIN_BYTES
 # A buffer of a thread larger than this (huge chunks, the rows of a wide array) is freed after use.
 _KEEP = 64 << 20
+# Bytes of chunks read into a buffer of ours before they are copied to your out (in cache).
+_STAGE_BYTES = 4 << 20
 
 
 def _buffer(name: str, nbytes: int) -> npt.NDArray[np.uint8]:
@@ -604,9 +606,12 @@ class _Job:
         # Checked and in native order in one pass; a large result written past the cache.
         self.stream = result.nbytes >= _STREAM_MIN
         self.length_bytes = elements.length_bytes
+        self.native = ElementLayout(self.length_bytes, sys.byteorder)  # staged chunks' order
         self.chunk_nbytes = grid.chunk_elements * self.length_bytes
-        # One axis, step 1, into our own result: a chunk's place there is arithmetic.
-        line = own and len(items) == 1 and isinstance(items[0], tuple) and items[0][2] == 1
+        # One axis, step 1: a chunk's place in the result is arithmetic.  Into your ``out``,
+        # runs of chunks and whole shards are read into a buffer of ours first (staged) and
+        # copied once all are checked, so that a chunk that fails leaves its part as it was.
+        line = len(items) == 1 and isinstance(items[0], tuple) and items[0][2] == 1
         self.line = result.view(np.uint8) if line and result.flags.c_contiguous else None
 
     def regions(self, chunk: _Chunk) -> tuple[tuple[Any, ...], tuple[Any, ...], bool]:
@@ -622,7 +627,7 @@ class _Job:
 
     def at_line(self, chunk: _Chunk) -> int | None:
         """Where a whole chunk starts in a one-axis result of ours (None: not so)."""
-        if self.line is None:
+        if self.line is None or not self.own:
             return None
         start, stop, _ = self.items[0]  # type: ignore[misc]  # a slice: line is set
         at = chunk[0] * self.chunk_shape[0] - start
@@ -713,6 +718,9 @@ class _Job:
                     return
                 group = keys[start : start + _GROUP]
                 starts = self.line_starts(group)
+                if starts is not None and not self.own:
+                    self.run_staged(group, starts)
+                    continue
                 done = reader.read_many(
                     group,
                     source,
@@ -734,13 +742,19 @@ class _Job:
             seen: set[_Chunk] = set()
             spans: list[npt.NDArray[np.uint8]] = []
 
+            failed: list[FixedUTF32Error] = []
+
             def span(index: _Chunk) -> npt.NDArray[np.uint8] | None:
                 place = self.span(index)
-                spans.extend(() if place is None else (place,))
-                return place
+                if place is not None:
+                    spans.append(place)
+                    if not self.own:  # staged: copied to your out once all of it is checked
+                        spans.append(_buffer("span", place.nbytes))
+                return spans[-1] if spans else None
 
             def sink(chunk: _Chunk, data: memoryview | None, error: FixedUTF32Error | None) -> None:
                 seen.add(chunk)
+                failed.extend(() if error is None else (error,))
                 if not spans or error is not None:  # a shard's span: written as it was checked
                     self.sink(chunk, data, error)
 
@@ -752,10 +766,52 @@ class _Job:
                 on_block=self.check,
                 needed=needed,
                 target=target,
-                span=span if self.own else None,
+                span=span,
+                in_cache=not self.own,
             )
+            if len(spans) == 2 and not failed:
+                self.native.place(spans[1], spans[0], sys.byteorder)
             if len(seen) < chunks:
                 self.fill(key, seen)
+
+    def run_staged(self, group: Sequence[_Chunk], starts: npt.NDArray[np.intp]) -> None:
+        """Whole chunks into your ``out`` at ``starts``: read in C into a buffer of ours a few at
+        a time, each run copied once read and checked (a chunk that fails is not)."""
+        reader, n = self.array._reader, self.chunk_nbytes
+        per = max(1, _STAGE_BYTES // n)
+        for first in range(0, len(group), per):
+            keys = group[first : first + per]
+            stage = _buffer("stage", len(keys) * n)
+            seen: set[_Chunk] = set()
+
+            def sink(chunk: _Chunk, data: memoryview | None, error: FixedUTF32Error | None) -> None:
+                seen.add(chunk)  # the careful way: placed, or failed
+                self.sink(chunk, data, error)
+
+            done = reader.read_many(
+                keys,
+                self.array._source,
+                sink,
+                within=self.array._plan.within,
+                on_block=self.check,
+                target=self.target,
+                into=stage,
+                starts=np.arange(len(keys), dtype=np.intp) * n,
+                in_cache=True,
+            )
+            read = [i for i, (k, m) in enumerate(zip(keys, done)) if m and tuple(k) not in seen]
+            at = starts[first : first + len(keys)]
+            line: npt.NDArray[np.uint8] = self.line  # type: ignore[assignment]  # starts: set
+            if len(read) == len(keys) and (np.diff(at) == n).all():  # one copy for them all
+                self.native.place(stage, line[at[0] : at[0] + len(keys) * n], sys.byteorder)
+            else:
+                for i in read:  # read in C: checked, in native order
+                    self.native.place(
+                        stage[i * n : (i + 1) * n], line[at[i] : at[i] + n], sys.byteorder
+                    )
+            for key, nbytes in zip(keys, done):
+                if nbytes is None:
+                    self.fill(key, set())
 
     def sink(self, chunk: _Chunk, data: memoryview | None, error: FixedUTF32Error | None) -> None:
         """A chunk from the reader: placed, or its error kept."""
@@ -849,10 +905,10 @@ class _Utf8(_Job):
         end: int,
     ) -> None:
         super().__init__(array, items, touched, np.empty(0, array.dtype), False)
+        self.line = None  # no result: each block is transcoded where it is read
         self.offsets, self.values, self.end = offsets, values, end
         self.next = touched[0][0] if touched[0] else 0
         self.swap = array._elements.swapped
-        self.native = ElementLayout(array._elements.length_bytes, sys.byteorder)
 
     def selected(self, i: int) -> tuple[int, int]:
         """The array's elements of chunk ``i`` that the selection holds."""

@@ -155,6 +155,7 @@ class KeyReader:
         target: Target | None = None,
         span: Span | None = None,
         on_longest: OnLongest | None = None,
+        in_cache: bool = False,
     ) -> int | None:
         """Read the key at ``key_index`` and hand each chunk it holds to ``sink``.
 
@@ -177,7 +178,9 @@ class KeyReader:
         (:data:`OnLongest`): such a shard, none of its chunks at the array's
         edge, is only checked, in C, and ``on_longest`` called instead of
         ``on_block`` and ``sink``; one that fails is then read the usual way,
-        which hands each problem to ``sink``.
+        which hands each problem to ``sink``.  ``in_cache``: a span is a buffer
+        small enough to stay in cache, read in place (else through a block in
+        cache, written past it).
 
         Returns the key's size as stored, 0 when it could not be read (the
         error went to ``sink``), or None when the key is missing.
@@ -201,6 +204,7 @@ class KeyReader:
                 target,
                 span,
                 on_longest,
+                in_cache,
             )
         try:
             stored = self._stored(source, key, chain.max_stored_nbytes, within, scratch)
@@ -228,6 +232,7 @@ class KeyReader:
         target: Target | None = None,
         into: npt.NDArray[np.uint8] | None = None,
         starts: npt.NDArray[np.intp] | None = None,
+        in_cache: bool = False,
     ) -> list[int | None]:
         """:meth:`read` of each key in turn: what each returned, in a list.
 
@@ -244,7 +249,9 @@ class KeyReader:
         read by runs in one call without the GIL, each block checked and
         written there in native order: those keys go to neither ``on_block``
         nor ``sink``.  A file that is invalid goes to ``sink`` with its error
-        (its place may then be partly written).
+        (its place may then be partly written).  ``in_cache``: ``into`` is a
+        buffer small enough to stay in cache, read in place (else through a
+        block in cache, written past it).
         """
         scratch = thread_scratch() if scratch is None else scratch
         decoder = self.decoder
@@ -283,6 +290,7 @@ class KeyReader:
                     on_block,
                     scratch,
                     target,
+                    in_cache,
                 )
             for key_index in key_indices:
                 index = tuple(key_index)
@@ -315,11 +323,12 @@ class KeyReader:
         on_block: OnBlock | None,
         scratch: Scratch,
         target: Target | None,
+        in_cache: bool,
     ) -> list[int | None]:
         """:meth:`read_many`'s keys straight into ``into``: runs of one directory in C."""
         assert self.decoder is not None  # raw chunks of a fixed size only
         nbytes, elements = self.decoder.nbytes, self.decoder.elements
-        bounce = self._bounce(scratch)
+        bounce = None if in_cache else self._bounce(scratch)
         keys = [self.key(k).rpartition("/") for k in key_indices]
         done: list[int | None] = [nbytes] * len(keys)
         first = 0
@@ -470,6 +479,7 @@ class KeyReader:
         target: Target | None,
         span: Span | None,
         on_longest: OnLongest | None = None,
+        in_cache: bool = False,
     ) -> int | None:
         """A local shard without codecs of its own: its index, then runs of the chunks needed."""
         assert self.shard is not None and self.shard_chain is not None  # sharded arrays only
@@ -510,7 +520,7 @@ class KeyReader:
                     return size
             place = None if dense is None or span is None else span(index)
             if dense is not None and place is not None:
-                self._read_span(file, key, *dense, as_bytes(place), sink, scratch)
+                self._read_span(file, key, *dense, as_bytes(place), sink, scratch, in_cache)
                 return size
             entries = self._entries(index, found, needed)
             start = 0
@@ -574,6 +584,7 @@ class KeyReader:
         place: memoryview,
         sink: Sink,
         scratch: Scratch,
+        in_cache: bool,
     ) -> None:
         """A dense shard's chunks straight into ``place``, checked and put in native order
         block by block as they land, in C."""
@@ -582,7 +593,7 @@ class KeyReader:
         if place.nbytes != total:
             raise ValueError(f"the span holds {place.nbytes} bytes; the chunks {total}")
         outcome, error = self.decoder.elements.read_checked(
-            file.fileno(), begin, place, self._bounce(scratch)
+            file.fileno(), begin, place, None if in_cache else self._bounce(scratch)
         )
         if outcome == FILE_SHORT:
             error = CorruptChunkError(

@@ -151,12 +151,12 @@ def read_array(store: str | os.PathLike[str]) -> npt.NDArray[np.str_]:
 
 
 def _reader_call(where: str, threads: int | None, **options: Any) -> Timed:
-    """``open_array(where).read(out=...)`` into one array made before the timing."""
+    """``open_array(where).read()``: into a new array, as a reader is used (its memory from the
+    pool of freed buffers after the first round)."""
     from ..array import open_array
 
     stored = open_array(where, **options)
-    out = np.empty(stored.shape, stored.dtype)
-    return lambda: stored.read(out=out, threads=threads)
+    return lambda: stored.read(threads=threads)
 
 
 def chunk_files(store: str | os.PathLike[str]) -> list[pathlib.Path]:
