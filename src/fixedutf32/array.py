@@ -352,7 +352,10 @@ class StoredArray:
         Returns
         -------
         ArrowStrings
-            Trailing U+0000 padding removed, no nulls.
+            Trailing U+0000 padding removed, no nulls.  New memory; its
+            ``values`` may be a view of a larger buffer sized for the worst
+            case (4 bytes a code unit), of which only the pages written are
+            touched.
 
         Raises
         ------
