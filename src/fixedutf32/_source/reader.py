@@ -25,7 +25,7 @@ import math
 import os
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
@@ -255,14 +255,7 @@ class KeyReader:
         """
         scratch = thread_scratch() if scratch is None else scratch
         decoder = self.decoder
-        if (
-            not isinstance(source, str)
-            or self.shard is not None
-            or decoder is None
-            or not self.chain.raw
-            or decoder.nbytes > _READ_BLOCK
-            or not ChunkDirectories.usable
-        ):
+        if decoder is None or not self._raw_files(source) or decoder.nbytes > _READ_BLOCK:
             return [
                 self.read(
                     k,
@@ -396,13 +389,7 @@ class KeyReader:
         ``offsets`` may hold anything written so far).
         """
         decoder = self.decoder
-        if (
-            not isinstance(source, str)
-            or self.shard is not None
-            or decoder is None
-            or not self.chain.raw
-            or not ChunkDirectories.usable
-        ):
+        if decoder is None or not self._raw_files(source):
             return None
         bounce = self._bounce(thread_scratch())
         keys = [self.key(k).rpartition("/") for k in key_indices]
@@ -430,6 +417,16 @@ class KeyReader:
                 if outcome:
                     return None
         return int(pos)
+
+    def _raw_files(self, source: str | Get) -> TypeGuard[str]:
+        """Whether the keys are raw chunk files of a fixed size in a local directory (POSIX)."""
+        return (
+            isinstance(source, str)
+            and self.shard is None
+            and self.decoder is not None
+            and self.chain.raw
+            and ChunkDirectories.usable
+        )
 
     @staticmethod
     def _bounce(scratch: Scratch) -> memoryview:
