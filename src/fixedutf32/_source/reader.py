@@ -68,8 +68,9 @@ Target: TypeAlias = Callable[[Index], "npt.NDArray[np.uint8] | None"]
 # native order (not on_block's business), and hands each chunk to sink as a view of it.
 Span: TypeAlias = Callable[[Index], "npt.NDArray[np.uint8] | None"]
 
-# on_longest(shard index, its chunks, the longest string): a whole local shard of raw chunks back
-# to back, none at the array's edge, checked in C with only its longest string kept (check).
+# on_longest(key index, its chunks, the longest string): a whole local shard of raw chunks back
+# to back, or a raw local chunk file, none at the array's edge, checked in C with only its longest
+# string kept (check).
 OnLongest: TypeAlias = Callable[[Index, "list[Index]", int], None]
 
 # Bytes of a raw local chunk read before ``on_block`` sees them: a chunk of
@@ -176,8 +177,9 @@ class KeyReader:
         bytes are read straight into, each block checked and put in native
         order as it lands (in C, without ``on_block``).  ``on_longest``
         (:data:`OnLongest`): such a shard, none of its chunks at the array's
-        edge, is only checked, in C, and ``on_longest`` called instead of
-        ``on_block`` and ``sink``; one that fails is then read the usual way,
+        edge, or such a raw local chunk file not at the edge, is only checked,
+        in C, and ``on_longest`` called instead of ``on_block`` and ``sink``;
+        one that fails is then read the usual way,
         which hands each problem to ``sink``.  ``in_cache``: a span is a buffer
         small enough to stay in cache, read in place (else through a block in
         cache, written past it).
@@ -190,7 +192,9 @@ class KeyReader:
         index = tuple(key_index)
         shard, chain = self.shard, self.shard_chain
         if shard is None or chain is None:
-            return self._read_chunk(source, key, index, sink, within, on_block, scratch, target)
+            return self._read_chunk(
+                source, key, index, sink, within, on_block, scratch, target, on_longest
+            )
         if isinstance(source, str) and chain.raw:
             return self._read_local_shard(
                 source,
@@ -691,6 +695,7 @@ class KeyReader:
         on_block: OnBlock | None,
         scratch: Scratch,
         target: Target | None = None,
+        on_longest: OnLongest | None = None,
     ) -> int | None:
         """One unsharded key: a raw local chunk block by block, else as stored, then decoded."""
         decoder = self.decoder
@@ -707,6 +712,14 @@ class KeyReader:
             place = None if target is None else target(index)
             blocks = None if on_block is None else functools.partial(on_block, index)
             with file:
+                if on_longest is not None and not self.grid.is_edge(index):
+                    # Only checked, in C through a block in cache; one that fails is read below.
+                    outcome, _, longest = decoder.elements.read_longest(
+                        file.fileno(), 0, decoder.nbytes, self._bounce(scratch)
+                    )
+                    if outcome == 0:
+                        on_longest(index, [index], longest)
+                        return file.size
                 try:
                     data = file.read_into(
                         scratch.bytes("chunk", decoder.nbytes) if place is None else place,
