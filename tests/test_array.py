@@ -175,11 +175,31 @@ def test_arrow_of_raw_chunk_files_transcoded_in_c(tmp_path, monkeypatch, endian,
                     assert strings.to_pylist() == want, (selection, threads)
                     assert reached and None not in reached  # the C way, not the careful one
                     assert strings.offsets[0] == 0 and strings.offsets[-1] == strings.values.size
-    # A chunk that is not stored, or not valid, sends the read the careful way: filled, or named.
-    (tmp_path / ("c/50" if zarr_format == 3 else "50")).unlink()
+    # Chunks not stored read as the fill value, still in C (one in each run of four threads).
+    for chunk in (5, 30, 50, 80, 99):
+        (tmp_path / (f"c/{chunk}" if zarr_format == 3 else str(chunk))).unlink()
     with open_array(tmp_path) as stored:
-        got = stored.read_arrow(threads=2).to_pylist()
-    assert got == array[...].tolist() and got[500:510] == ["fill"] * 10
+        for selection in [..., slice(45, 1003), slice(995, 1000), slice(50, 52)]:
+            for threads in (1, 2, 4):
+                reached.clear()
+                got = stored.read_arrow(selection, threads=threads).to_pylist()
+                assert got == array[selection].tolist() and None not in reached
+    assert array[500:510].tolist() == ["fill"] * 10
+    # An array never written (V3: no chunk directory either) reads as its fill value, in C.
+    empty = zarr.create_array(
+        str(tmp_path / "empty"),
+        shape=(95,),
+        chunks=(10,),
+        dtype="<U3",
+        fill_value="fé",
+        zarr_format=zarr_format,
+        compressors=None,
+    )
+    with open_array(tmp_path / "empty") as stored:
+        reached.clear()
+        assert stored.read_arrow(threads=2).to_pylist() == empty[...].tolist() == ["fé"] * 95
+        assert reached and None not in reached
+    # A chunk that is not valid sends the read the careful way, which names it.
     key = "c/20" if zarr_format == 3 else "20"
     plant(tmp_path, key, 9, endian=endian)  # read by the backward run of two
     with open_array(tmp_path) as stored, pytest.raises(InvalidChunkCodePointError) as caught:

@@ -9,7 +9,8 @@ other's sizes, and the result needs no second copy of the values (the join
 of separate buffers cost a third of the read).  Later pairs, if any, are
 moved down behind the first.  Everything unusual (a missing chunk, another
 store, an invalid code unit) returns None: the caller reads the careful way,
-which fills missing chunks and names errors as the pipeline does.
+which names errors as the pipeline does.  A chunk not stored reads as the fill
+value's UTF-8, written in its place.
 """
 
 from __future__ import annotations
@@ -53,11 +54,13 @@ def read_utf8_runs(
     threads: int,
     large: bool,
     mapper: Callable[[int], Map],
+    fill: bytes | None,
 ) -> ArrowStrings | None:
     """Elements ``selected[0]:selected[1]`` of a one-axis array of ``extent``-element chunks
     as Arrow strings, or None for the careful way (see the module's docstring).
 
-    ``mapper(n)`` gives a ``map`` that runs ``n`` calls at once (a thread pool's).
+    ``mapper(n)`` gives a ``map`` that runs ``n`` calls at once (a thread pool's); ``fill``
+    is the fill value's UTF-8, for chunks not stored (None: such a read goes the careful way).
     """
     start, stop = selected
     if stop <= start:
@@ -100,6 +103,7 @@ def read_utf8_runs(
             (r.pos, r.limit),
             backward=r.backward,
             within=within,
+            fill=fill,
         )
 
     reached = list(mapper(len(runs))(run, runs)) if len(runs) > 1 else [run(runs[0])]

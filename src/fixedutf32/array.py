@@ -337,9 +337,9 @@ class StoredArray:
         Band by band (the rows of a chunk or shard along the first axis), each
         read into a reused buffer and transcoded while in cache: the whole
         ``U`` array is never built.  A one-dimensional array of raw local
-        chunk files, every one stored, is read and transcoded in C, the
-        threads' UTF-8 written into one buffer without a second copy (two
-        threads meet in its middle).  Any Arrow consumer takes the result
+        chunk files is read and transcoded in C (chunks not stored as the
+        fill value), the threads' UTF-8 written into one buffer without a
+        second copy (two threads meet in its middle).  Any Arrow consumer takes the result
         (``pyarrow.array(strings)``); pyarrow is not needed here.
 
         Parameters
@@ -398,6 +398,7 @@ class StoredArray:
                 threads,
                 large,
                 lambda n: _pool(n).map,
+                self._fill_utf8(),
             )
             if fast is not None:
                 return fast
@@ -441,6 +442,13 @@ class StoredArray:
             job.fill_until(touched[0][-1] + 1)
         job.finish()
         return job.end
+
+    def _fill_utf8(self) -> bytes | None:
+        """The fill value as Arrow holds it (no trailing U+0000), or None if not UTF-8."""
+        try:
+            return str(np.array(self.fill_value, self.dtype).item()).encode()
+        except UnicodeEncodeError:  # a lone surrogate: the careful way names it
+            return None
 
     def _threads(self, threads: int | None) -> int:
         """The worker threads of a read."""

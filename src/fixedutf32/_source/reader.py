@@ -378,6 +378,7 @@ class KeyReader:
         *,
         backward: bool = False,
         within: str | None = None,
+        fill: bytes | None = None,
     ) -> int | None:
         """Elements ``ranges[0][i]:ranges[1][i]`` of each key's chunk as Arrow UTF-8, in C.
 
@@ -388,38 +389,70 @@ class KeyReader:
         ``bounds[1]``); each element's start in ``values`` goes to
         ``offsets`` from entry ``first``.  Returns where the UTF-8 ends
         (backward: starts), or None when the store is not such, or a file
-        is missing, out of the ordinary or invalid: the caller then reads the
-        careful way, which fills or names each chunk (``values`` and
-        ``offsets`` may hold anything written so far).
+        is out of the ordinary or invalid (or missing, without ``fill``):
+        the caller then reads the careful way, which names each chunk
+        (``values`` and ``offsets`` may hold anything written so far).  A
+        chunk not stored reads as ``fill`` (the UTF-8 of the fill value) for
+        each of its elements selected.
         """
         decoder = self.decoder
         if decoder is None or not self._raw_files(source):
             return None
         bounce = self._bounce(thread_scratch())
         keys = [self.key(k).rpartition("/") for k in key_indices]
+        # Where each key's elements start among the offsets' entries.
+        entry = first + np.concatenate(([0], np.cumsum(ranges[1] - ranges[0])))
+        pos, limit = bounds
+
+        def filled(i: int) -> None:  # key i is not stored: its elements are the fill value
+            nonlocal pos
+            assert fill is not None  # called only with a fill
+            count = int(entry[i + 1] - entry[i])
+            size = count * len(fill)
+            start = pos - size if backward else pos
+            if start < limit if backward else start + size > limit:  # pragma: no cover
+                raise ValueError(f"the fill value's UTF-8 passes the limit {limit}")
+            values[start : start + size] = np.frombuffer(fill * count, np.uint8)
+            offsets[entry[i] : entry[i + 1]] = start + np.arange(count) * len(fill)
+            pos = start if backward else start + size
+
         # Runs of keys under one directory, in the order they are written.
         runs = [list(g) for _, g in itertools.groupby(range(len(keys)), lambda i: keys[i][0])]
-        pos, limit = bounds
         with ChunkDirectories(source, within) as directories:
             for run in reversed(runs) if backward else runs:
                 directory = directories.directory(keys[run[0]][0])
-                if directory is None or directory < 0:
-                    return None
-                picked = slice(run[0], run[-1] + 1)
-                _, outcome, _, pos = decoder.elements.read_utf8(
-                    directory,
-                    [os.fsencode(keys[i][2]) for i in run],
-                    (ranges[0][picked], ranges[1][picked]),
-                    decoder.nbytes,
-                    bounce,
-                    offsets,
-                    first + int((ranges[1][: run[0]] - ranges[0][: run[0]]).sum()),
-                    values,
-                    (pos, limit),
-                    backward,
-                )
-                if outcome:
-                    return None
+                if (directory is None and fill is None) or (directory or 0) < 0:
+                    return None  # unusual, or nothing stored and no fill: the careful way
+                low, high = run[0], run[-1] + 1  # the keys of the run not yet done
+                while low < high:
+                    if directory is None:  # no such directory: none of these is stored
+                        done, outcome = 0, FILE_MISSING
+                    else:
+                        done, outcome, _, pos = decoder.elements.read_utf8(
+                            directory,
+                            [os.fsencode(keys[i][2]) for i in range(low, high)],
+                            (ranges[0][low:high], ranges[1][low:high]),
+                            decoder.nbytes,
+                            bounce,
+                            offsets,
+                            int(entry[low]),
+                            values,
+                            (pos, limit),
+                            backward,
+                        )
+                    if backward:
+                        high -= done
+                    else:
+                        low += done
+                    if low == high:
+                        break
+                    if outcome != FILE_MISSING or fill is None:
+                        return None
+                    filled(high - 1 if backward else low)
+                    if backward:
+                        high -= 1
+                    else:
+                        low += 1
         return int(pos)
 
     def _raw_files(self, source: str | Get) -> TypeGuard[str]:
