@@ -199,6 +199,22 @@ def test_arrow_of_raw_chunk_files_transcoded_in_c(tmp_path, monkeypatch, endian,
         reached.clear()
         assert stored.read_arrow(threads=2).to_pylist() == empty[...].tolist() == ["fé"] * 95
         assert reached and None not in reached
+    # Runs longer than one call's window of files, backward and forward, with gaps.
+    many = zarr.create_array(
+        str(tmp_path / "many"),
+        data=data[:700],
+        chunks=(2,),
+        zarr_format=zarr_format,
+        compressors=None,
+        fill_value="fill",
+    )
+    for chunk in (0, 1, 70, 100, 101, 200, 349):
+        (tmp_path / "many" / (f"c/{chunk}" if zarr_format == 3 else str(chunk))).unlink()
+    with open_array(tmp_path / "many") as stored:
+        for threads in (1, 2, 3):
+            reached.clear()
+            got = stored.read_arrow(slice(1, 699), threads=threads).to_pylist()
+            assert got == many[1:699].tolist() and None not in reached
     # A chunk that is not valid sends the read the careful way, which names it.
     key = "c/20" if zarr_format == 3 else "20"
     plant(tmp_path, key, 9, endian=endian)  # read by the backward run of two

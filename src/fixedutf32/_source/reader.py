@@ -79,6 +79,8 @@ OnLongest: TypeAlias = Callable[[Index, "list[Index]", int], None]
 # fewer hand-offs of the GIL between worker threads (256 KiB blocks made two
 # threads slower than one).
 _READ_BLOCK = 4 << 20
+# Chunk files of one read_utf8 call at most (a window: see read_utf8).
+_UTF8_FILES = 64
 
 # A shard's neighbouring inner chunks are read in one request of up to this many bytes (at least
 # one chunk), across gaps of up to _GAP_BYTES: about half of L2, so that each chunk is still in
@@ -425,17 +427,24 @@ class KeyReader:
                     return None  # unusual, or nothing stored and no fill: the careful way
                 low, high = run[0], run[-1] + 1  # the keys of the run not yet done
                 while low < high:
+                    # At most _UTF8_FILES keys a call, so that a run with many chunks not stored
+                    # costs in proportion to its keys (each call starts again after one).
+                    a, b = (
+                        (max(low, high - _UTF8_FILES), high)
+                        if backward
+                        else (low, min(high, low + _UTF8_FILES))
+                    )
                     if directory is None:  # no such directory: none of these is stored
                         done, outcome = 0, FILE_MISSING
                     else:
                         done, outcome, _, pos = decoder.elements.read_utf8(
                             directory,
-                            [os.fsencode(keys[i][2]) for i in range(low, high)],
-                            (ranges[0][low:high], ranges[1][low:high]),
+                            [os.fsencode(keys[i][2]) for i in range(a, b)],
+                            (ranges[0][a:b], ranges[1][a:b]),
                             decoder.nbytes,
                             bounce,
                             offsets,
-                            int(entry[low]),
+                            int(entry[a]),
                             values,
                             (pos, limit),
                             backward,
@@ -444,8 +453,8 @@ class KeyReader:
                         high -= done
                     else:
                         low += done
-                    if low == high:
-                        break
+                    if done == b - a:  # the whole window (outcome 0)
+                        continue
                     if outcome != FILE_MISSING or fill is None:
                         return None
                     filled(high - 1 if backward else low)
