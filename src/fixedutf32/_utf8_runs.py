@@ -7,10 +7,10 @@ UTF-8 ends at a point ``middle``, and its second run writes forward from
 there.  Two threads thus fill one contiguous stretch without knowing each
 other's sizes, and the result needs no second copy of the values (the join
 of separate buffers cost a third of the read).  Later pairs, if any, are
-moved down behind the first.  Everything unusual (a missing chunk, another
-store, an invalid code unit) returns None: the caller reads the careful way,
-which names errors as the pipeline does.  A chunk not stored reads as the fill
-value's UTF-8, written in its place.
+moved down behind the first.  A chunk not stored reads as the fill value's
+UTF-8, written in its place.  Anything unusual (another store, a file out of
+the ordinary, an invalid code unit) returns None: the caller reads the careful
+way, which names errors as the pipeline does.
 """
 
 from __future__ import annotations
