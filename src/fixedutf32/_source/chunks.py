@@ -1,11 +1,5 @@
-"""One stored chunk of an array to its bytes: codecs undone, size checked,
-local files read safely.
-
-:class:`ChunkDecoder` puts together what is known of an array's chunks once
-(their elements, their codec chain) and turns a stored chunk into exactly
-its bytes, or raises; :class:`~fixedutf32._source.reader.KeyReader` uses it
-for every chunk of a key, the inner chunks of a shard too.
-"""
+"""A stored chunk to exactly its bytes: codecs undone, size checked, local files read safely."""
+# KeyReader (reader.py) decodes every chunk of a key with ChunkDecoder, a shard's inner ones too.
 
 from __future__ import annotations
 
@@ -91,33 +85,10 @@ class ChunkDecoder:
         zarr_format: int = 3,
         element_size: int = 4,
     ) -> ChunkDecoder:
-        """A decoder from the layout and the codec JSON (or specs) of an array.
-
-        Parameters
-        ----------
-        length_bytes : int
-        endian : {"little", "big"}
-        count : int
-            Elements per chunk.
-        codecs : sequence of CodecSpec or codec JSON
-            The bytes-to-bytes codecs, in the order applied on writing (V3
-            objects, or V2 numcodecs configurations with ``zarr_format=2``).
-        zarr_format : {3, 2}
-            The form of the codec JSON.
-        element_size : int
-            blosc's typesize where a configuration gives none.
-
-        Returns
-        -------
-        ChunkDecoder
-
-        Raises
-        ------
-        MetadataError
-            For a codec that cannot be read or built.
-        ValueError
-            For an invalid ``length_bytes`` or ``endian``.
-        """
+        """A decoder from the layout and the codec JSON (or specs) of an array."""
+        # codecs: bytes-to-bytes, in write order (V2 numcodecs configurations if zarr_format=2);
+        # element_size is blosc's typesize where a configuration gives none.  Raises
+        # MetadataError for a codec it cannot read or build, ValueError for a bad layout.
         from .codecs import parse_codec
 
         specs = tuple(
@@ -134,32 +105,9 @@ class ChunkDecoder:
         return self.chain.max_stored_nbytes
 
     def decode(self, stored: Buffer, *, key: str, out: Buffer | None = None) -> memoryview:
-        """Undo the codecs of a stored chunk and check its size.
-
-        Parameters
-        ----------
-        stored : buffer
-            The chunk as stored (read only).
-        key : str
-            Its store key, for errors.
-        out : writable buffer, optional
-            Exactly :attr:`nbytes` bytes to decode into (see
-            :attr:`CodecChain.decodes_into_out`).
-
-        Returns
-        -------
-        memoryview
-            Exactly :attr:`nbytes` bytes: a view of ``out`` when given; of
-            ``stored`` without codecs and ``out``; else a new buffer.  The
-            code units are not checked here (:class:`ElementLayout`).
-
-        Raises
-        ------
-        ChunkSizeError
-            If a chunk without codecs is not :attr:`nbytes` bytes.
-        CorruptChunkError
-            As :meth:`CodecChain.decode` (``out`` may then hold part of the chunk).
-        """
+        """Undo the codecs of a stored chunk and check its size (not its code units)."""
+        # Returns nbytes bytes: a view of out if given, of stored if no codecs, else a new
+        # buffer.  ChunkSizeError for a wrong size; on CorruptChunkError out may hold a part.
         result = self.chain.decode(stored, key=key, out=out)
         if result.nbytes != self.nbytes:
             raise chunk_size_error(key, result.nbytes, self.count, self.elements.length_bytes)
@@ -168,29 +116,9 @@ class ChunkDecoder:
     def open_file(
         self, path: str | os.PathLike[str], *, key: str, within: str | None = None
     ) -> ChunkFile | None:
-        """Open a local chunk file, checked (:func:`open_chunk_file`) and, without codecs, sized.
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-        key : str
-            Its store key, for errors.
-        within : str, optional
-            The real path of the store's root, which the file must lie in
-            (:func:`open_chunk_file`).
-
-        Returns
-        -------
-        ChunkFile or None
-            None for a missing chunk.
-
-        Raises
-        ------
-        ChunkSizeError
-            Without codecs: if the file is not :attr:`nbytes` bytes (nothing is read).
-        CorruptChunkError
-            If it is not a regular file, or is larger than a stored chunk may be.
-        """
+        """Open a local chunk file, checked (open_chunk_file) and, without codecs, sized."""
+        # None for a missing chunk.  Without codecs a file not nbytes long raises ChunkSizeError
+        # before any read; CorruptChunkError if not a regular file or larger than a stored chunk.
         if not self.chain.raw:
             return open_chunk_file(
                 path, key=key, max_nbytes=self.chain.max_stored_nbytes, within=within
@@ -210,38 +138,10 @@ class ChunkDecoder:
         on_block: OnBlock | None = None,
         scratch: Scratch | None = None,
     ) -> memoryview | None:
-        """Read a local chunk file into ``out`` and undo its codecs there.
-
-        Without codecs the file is read into ``out`` in blocks of
-        :meth:`ElementLayout.block_bytes`, and ``on_block(block, offset)``
-        runs on each block as soon as it is read, while it is in cache (to
-        validate it, or decode it in place).  With codecs the stored bytes are
-        read into a reused scratch buffer, decoded into ``out``, and
-        ``on_block`` runs once on the whole chunk.
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-        key : str
-            Its store key, for errors.
-        out : writable buffer
-            Exactly :attr:`nbytes` bytes.
-        on_block : callable, optional
-            ``on_block(block, offset)``; an exception it raises propagates.
-        scratch : Scratch, optional
-            Where the stored bytes go; default this thread's.
-
-        Returns
-        -------
-        memoryview or None
-            ``out``'s bytes; None when there is no such file (``out`` untouched).
-
-        Raises
-        ------
-        ChunkSizeError, CorruptChunkError
-            As :meth:`open_file` and :meth:`decode`; ``out`` may then hold
-            part of the chunk.
-        """
+        """Read a local chunk file into ``out`` (nbytes) and undo its codecs there."""
+        # Without codecs on_block runs on each block_bytes() block as it is read, still in cache;
+        # with codecs the stored bytes go to scratch and it runs once on the whole chunk.  None if
+        # there is no file (out untouched); on an error out may hold part of the chunk.
         file = self.open_file(path, key=key)
         if file is None:
             return None

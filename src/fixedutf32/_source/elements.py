@@ -192,13 +192,10 @@ class ElementLayout:
         nbytes: int,
         bounce: Buffer | None = None,
     ) -> tuple[int, int, Exception | None]:
-        """Read files ``names`` of ``nbytes`` under the open ``directory`` into ``into`` at
-        ``starts``, each checked and put in native order as it lands, without the GIL.
-
-        ``bounce``: a buffer in cache each block is read into, then written to ``into`` past
-        the cache (a large result); None: in place.  Returns the files done, why the next
-        stopped (0: none did; ``FILE_MISSING``, ``FILE_UNUSUAL``, ``FILE_SHORT`` or
-        ``FILE_INVALID``) and that file's error if invalid."""
+        """Read files under ``directory`` into ``into`` at ``starts``, checked, native order."""
+        # Without the GIL.  bounce: a block in cache, then copied past the cache (a large result);
+        # None: in place.  Returns (files done, why the next stopped: 0 or a FILE_* outcome,
+        # that file's error if FILE_INVALID).
         done, outcome, status = _kernels.read_files(
             directory, names, into, starts, nbytes, bounce, self.units, self._native
         )
@@ -217,12 +214,10 @@ class ElementLayout:
         bounds: tuple[int, int],
         backward: bool,
     ) -> tuple[int, int, Exception | None, int]:
-        """Transcode elements ``ranges[0][i]:ranges[1][i]`` of files ``names`` under the open
-        ``directory`` to Arrow UTF-8 (each file checked whole), without the GIL.
-
-        ``bounds`` is ``(pos, limit)`` in ``values``; ``offsets`` gets each element's start
-        from entry ``first`` (see ``_kernels.read_utf8``).  Returns the files done, why the
-        next stopped (0: none did), its error if invalid, and the position reached."""
+        """Transcode ``ranges`` of files under ``directory`` to Arrow UTF-8, each file checked."""
+        # Without the GIL.  ranges: (starts, stops) of elements per file; bounds: (pos, limit) in
+        # values; offsets filled from entry first (_kernels.read_utf8).  Returns (files done,
+        # why the next stopped, 0 if none did; its error if invalid; the position reached).
         done, outcome, status, pos = _kernels.read_utf8(
             directory,
             names,
@@ -246,18 +241,18 @@ class ElementLayout:
     def read_checked(
         self, fd: int, offset: int, into: Buffer, bounce: Buffer | None = None
     ) -> tuple[int, Exception | None]:
-        """Fill ``into`` from ``offset`` of the open file ``fd``, checked and put in native order
-        as it lands, without the GIL (``bounce`` as for :meth:`read_files`): ``(0, None)``,
-        or ``FILE_SHORT`` or ``FILE_INVALID`` and the error (element counted from ``into``)."""
+        """Fill ``into`` from ``offset`` of the open file ``fd``, checked, in native order."""
+        # Without the GIL; bounce as for read_files.  Returns (0, None), or FILE_SHORT or
+        # FILE_INVALID and the error (its element counted from into).
         outcome, status = _kernels.read_checked(fd, offset, into, bounce, self.units, self._native)
         return outcome, status_error(status) if outcome == FILE_INVALID else None
 
     def read_longest(
         self, fd: int, offset: int, nbytes: int, bounce: Buffer
     ) -> tuple[int, Exception | None, int]:
-        """Check ``nbytes`` of the open file ``fd`` from ``offset``, read through ``bounce``
-        without the GIL, keeping only the longest string: ``(0, None, longest)``, or
-        ``FILE_SHORT`` or ``FILE_INVALID``, the error, and the longest before it."""
+        """Check ``nbytes`` of the open file ``fd`` from ``offset``, keeping the longest string."""
+        # Read through bounce, without the GIL.  Returns (0, None, longest), or FILE_SHORT or
+        # FILE_INVALID, the error and the longest before it.
         flags = _VALIDATE | (_SRC_SWAPPED if self.swapped else 0)
         outcome, status, longest = _kernels.read_longest(
             fd, offset, nbytes, bounce, self.units, flags
@@ -272,8 +267,8 @@ class ElementLayout:
     def to_utf8(
         self, src: Buffer, offsets: Buffer, values: Buffer, end: int, *, validate: bool = True
     ) -> int:
-        """Append ``src``'s elements to Arrow ``values`` at byte ``end`` (``offsets`` written);
-        returns the new end. ``values`` needs :data:`UTF8_SLACK` bytes past the worst case."""
+        """Append ``src``'s elements to Arrow ``values`` at byte ``end``; returns the new end."""
+        # offsets are written too; values needs UTF8_SLACK bytes past the worst case.
         status, end, _ = _kernels.utf32_to_utf8(
             src, self.units, self.swapped, validate, offsets, values, False, 0, end
         )

@@ -1,21 +1,7 @@
-"""Reading chunk files of a local store safely, and fast.
-
-A chunk file is opened without blocking (``O_NONBLOCK``: opening a FIFO
-returns at once) and checked with ``fstat`` before a byte is read: only a
-regular file no larger than the chunk can be is read; a FIFO, a device (a
-chunk symlinked to ``/dev/zero``), a socket or an oversized file is a
-:class:`~fixedutf32.errors.CorruptChunkError` at once.  A missing file, or a
-directory where the chunk would be, is a missing chunk, as zarr-python's
-``LocalStore`` reads it.  Given the real path of the store's root
-(``within``), the file opened must lie inside it: a chunk that is a symbolic
-link out of the store is refused, checked on the open file itself, so that a
-link swapped in after the store was listed is refused too.
-
-The bytes are read with ``readinto`` into the caller's buffer, in blocks,
-and a callback may work on each block while it is still in the CPU's cache
-(decode it in place, or validate it): the chunk's bytes then cross memory
-once.
-"""
+"""Reading chunk files of a local store safely, and fast."""
+# Opened without blocking (O_NONBLOCK: a FIFO returns at once), checked with fstat before a byte is
+# read: a FIFO, a device (a chunk linked to /dev/zero), a socket or an oversized file is corrupt.
+# Read in blocks a callback works on while in cache: the chunk's bytes cross memory once.
 
 from __future__ import annotations
 
@@ -105,18 +91,9 @@ def _kind(mode: int) -> str:
 
 
 class ChunkFile:
-    """An open chunk file, checked to be a regular file of at most the chunk's size.
+    """An open chunk file, checked to be a regular file of at most the chunk's size."""
 
-    Made by :func:`open_chunk_file`; a context manager that closes the file.
-
-    Attributes
-    ----------
-    size : int
-        Bytes in the file (``fstat``).
-    mtime_ns : int
-        Its modification time, with ``size`` a fingerprint of its content.
-    """
-
+    # Made by open_chunk_file; size (fstat) and mtime_ns fingerprint its content.
     __slots__ = ("_file", "key", "mtime_ns", "size")
 
     def __init__(self, file: io.FileIO, key: str, size: int, mtime_ns: int) -> None:
@@ -156,32 +133,9 @@ class ChunkFile:
         block_bytes: int = BLOCK_BYTES,
         on_block: Callable[[memoryview, int], None] | None = None,
     ) -> memoryview:
-        """Read the whole file into the start of ``out``, block by block.
-
-        Parameters
-        ----------
-        out : writable buffer
-            At least :attr:`size` bytes.
-        block_bytes : int
-            Bytes per read; a multiple of the element size when ``on_block``
-            works on elements.
-        on_block : callable, optional
-            ``on_block(block, offset)`` after each block is read: ``block``
-            is the view of ``out`` just filled, ``offset`` where it starts.
-            An exception it raises ends the read and propagates.
-
-        Returns
-        -------
-        memoryview
-            The first :attr:`size` bytes of ``out`` (shares its memory).
-
-        Raises
-        ------
-        CorruptChunkError
-            If the file shrinks while it is read.
-        ValueError
-            If ``out`` is smaller than the file.
-        """
+        """Read the whole file into the start of ``out``, block by block; returns that view."""
+        # on_block(block, offset) after each block (block_bytes a multiple of the element size);
+        # its exception ends the read.  CorruptChunkError if the file shrinks while read.
         view = as_bytes(out)
         size = self.size
         if view.nbytes < size:
@@ -198,24 +152,8 @@ class ChunkFile:
         return view
 
     def stream(self, buffer: Buffer, on_block: Callable[[memoryview, int], None]) -> None:
-        """Read the whole file through ``buffer``, one block at a time, for ``on_block``.
-
-        For work that needs each block once (validating a chunk): nothing as
-        large as the file is allocated.
-
-        Parameters
-        ----------
-        buffer : writable buffer
-            The block buffer, reused for every block.
-        on_block : callable
-            ``on_block(block, offset)``: the view of ``buffer`` filled, and
-            where in the file it starts.
-
-        Raises
-        ------
-        CorruptChunkError
-            If the file shrinks while it is read.
-        """
+        """Read the whole file through ``buffer``, reused for each block, for ``on_block``."""
+        # For work that needs each block once (validating): nothing as large as the file is made.
         view = as_bytes(buffer)
         step = view.nbytes
         size = self.size
@@ -243,29 +181,8 @@ class ChunkFile:
             at += view.nbytes
 
     def read_at(self, offset: int, out: Buffer) -> memoryview:
-        """Read ``len(out)`` bytes from ``offset`` of the file into ``out`` (``pread``).
-
-        For the parts of a chunk a selection needs, and a shard's index.
-
-        Parameters
-        ----------
-        offset : int
-            Where to start, at most :attr:`size` minus the bytes asked for.
-        out : writable buffer
-            As many bytes as are wanted.
-
-        Returns
-        -------
-        memoryview
-            ``out``'s bytes (shares its memory).
-
-        Raises
-        ------
-        CorruptChunkError
-            If the file ends before (it shrank since it was opened).
-        ValueError
-            If the range is not inside the file as it was opened.
-        """
+        """Read ``len(out)`` bytes from ``offset`` of the file into ``out`` (``pread``)."""
+        # ValueError if the range is not inside the file as opened; CorruptChunkError if it shrank.
         view = as_bytes(out)
         if offset < 0 or offset + view.nbytes > self.size:
             end = offset + view.nbytes
@@ -292,15 +209,10 @@ _CAREFUL = -1  # a directory that is not plainly inside the store: its files go 
 
 
 class ChunkDirectories:
-    """The short way to many small chunk files: each directory opened once, each file under it.
+    """The short way to many small chunk files: each directory opened once, each file under it."""
 
-    A directory of the store is opened once and checked to lie inside
-    ``within``; a chunk file is then opened relative to it without following
-    a link (``O_NOFOLLOW``), so it lies inside too, with no check of its own
-    real path.  :meth:`read` does what it can do plainly and says when it
-    cannot, for :func:`open_chunk_file` to say why.  A context manager.
-    """
-
+    # A directory is checked once to lie inside within; its files are opened with O_NOFOLLOW, so
+    # lie inside too with no check of their own.  read says when it cannot, open_chunk_file why.
     # POSIX only (``dir_fd``): :attr:`usable` says so.
     usable = os.open in os.supports_dir_fd and bool(_NOFOLLOW)
 
@@ -336,11 +248,9 @@ class ChunkDirectories:
         return fds[head] if head in fds else fds.setdefault(head, self._directory(head))
 
     def read(self, key: str, out: memoryview) -> bool | None:
-        """Fill ``out`` with the regular file ``key`` of exactly its size: True; None if missing.
-
-        False for anything else (a link, not a regular file, another size,
-        an error, a short read): ``out`` may then hold anything.
-        """
+        """Fill ``out`` with the regular file ``key``, exactly its size: True; None if missing."""
+        # False for anything else (a link, not a regular file, another size, an error, a short
+        # read): out may then hold anything.
         head, _, name = key.rpartition("/")
         directory = self.directory(head)
         if directory is None:

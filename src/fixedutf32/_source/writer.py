@@ -1,14 +1,6 @@
-"""The one writer of an array's keys: a value to a chunk's or a whole shard's stored bytes.
-
-:class:`KeyWriter` is built once per chunk shape of an array (its stored
-element layout, memory order and codec chain, and for a shard its
-:class:`~fixedutf32._source.shard.ShardLayout`).  Every element is checked
-as it is written, in the value's own byte order, and stored in the array's;
-a code unit that is not a Unicode scalar value raises
-:class:`~fixedutf32.errors.InvalidCodePointError` with ``index`` counted in
-the written elements (inner chunk by inner chunk for a shard), which the
-caller names by key and coordinates.
-"""
+"""The one writer of an array's keys: a value to a chunk's or a whole shard's stored bytes."""
+# Every element is checked as it is written; an InvalidCodePointError's index counts the written
+# elements (inner chunk by inner chunk for a shard), for the caller to name by key and coordinates.
 
 from __future__ import annotations
 
@@ -58,13 +50,9 @@ def first_invalid(value: npt.NDArray[Any]) -> InvalidCodePointError | None:
 
 @dataclass(frozen=True)
 class KeyWriter:
-    """Encodes values into the stored bytes of chunks (or whole shards) of one shape.
+    """Encodes values into the stored bytes of chunks (or whole shards) of one shape."""
 
-    ``elements``, ``shape`` and ``order`` are a chunk's (an inner chunk's,
-    when sharded) stored element layout, shape and memory order; ``chain``
-    its bytes-to-bytes codecs; ``shard`` the shard's layout, if any.
-    """
-
+    # elements, shape and order are a chunk's (an inner chunk's, when sharded), as stored.
     elements: ElementLayout
     shape: tuple[int, ...]
     order: Literal["C", "F"]
@@ -83,11 +71,8 @@ class KeyWriter:
         return np.frombuffer(self.chain.encode(data), _UINT8)
 
     def chunk(self, value: npt.NDArray[Any]) -> npt.NDArray[np.uint8]:
-        """A chunk-shaped ``U`` value (either byte order) as stored, before its codecs.
-
-        Shares the value's memory when it is laid out and ordered as stored;
-        else a new buffer.
-        """
+        """A chunk-shaped ``U`` value (either byte order) as stored, before its codecs."""
+        # Shares the value's memory when it is laid out and ordered as stored; else a new buffer.
         in_order = value.ndim <= 1 or (
             value.flags.c_contiguous if self.order == "C" else value.flags.f_contiguous
         )
@@ -104,12 +89,9 @@ class KeyWriter:
     def whole_shard(
         self, value: npt.NDArray[Any], grid: Sequence[int], keep_empty: bool, fill: Any
     ) -> npt.NDArray[np.uint8] | None:
-        """A shard's stored bytes (inner chunks, codecs applied, and index), or None if empty.
-
-        ``value`` holds the shard's ``grid`` of inner chunks (edge chunks
-        padded), in the value's byte order; inner chunks equal to ``fill``
-        are left out unless ``keep_empty``.
-        """
+        """A shard's stored bytes (inner chunks, codecs applied, and index), or None if empty."""
+        # value holds the shard's grid of inner chunks, edge ones padded; inner chunks equal to
+        # fill are left out unless keep_empty.
         layout, chain = self.shard, self.chain
         assert layout is not None and chain is not None  # a writer of shards
         grid = tuple(grid)
