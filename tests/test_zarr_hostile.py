@@ -120,6 +120,45 @@ def test_a_failed_chunk_leaves_the_callers_out_as_it_was(tmp_path, make):
     np.testing.assert_array_equal(result[:half], stock[:half])
 
 
+@pytest.mark.parametrize("endian", ["little", "big"])
+@pytest.mark.parametrize("chunk", [256, 4096, 32768], ids=["4KiB", "64KiB", "512KiB"])
+def test_a_failed_inner_chunk_of_a_whole_shard_leaves_its_part_of_out_as_it_was(
+    tmp_path, chunk, endian
+):
+    # A whole one-axis shard of raw chunks is read straight into the result, a block of whole
+    # chunks at a time, each block checked before any of it is written (chunks of up to 256
+    # KiB), else staged: either way the failing chunk's part of out is never written.
+    from zarr.core.buffer import default_buffer_prototype
+
+    path = tmp_path / "s"
+    arr = zarr.create_array(
+        path,
+        shape=(16 * chunk,),
+        chunks=(chunk,),
+        shards=(8 * chunk,),
+        dtype="<U4",
+        serializer=zarr.codecs.BytesCodec(endian=endian),
+        compressors=None,
+    )
+    rng = np.random.default_rng(1)
+    arr[:] = np.array(["abcd", "Жи", "😀", "x"])[rng.integers(0, 4, 16 * chunk)]
+    stock = arr[:]
+    bad = 13 * chunk + chunk // 2 + 3  # inner chunk 5 of shard 1, mid-chunk
+    shard = bytearray((path / "c" / "1").read_bytes())
+    unit = ((bad - 8 * chunk) * 4 + 1) * 4
+    shard[unit : unit + 4] = (0xD800).to_bytes(4, endian)
+    (path / "c" / "1").write_bytes(bytes(shard))
+    sentinel = np.full(arr.shape, "keep", dtype="<U4")
+    with fz.enabled():
+        out = default_buffer_prototype().nd_buffer.from_numpy_array(sentinel.copy())
+        with pytest.raises(fz.InvalidChunkCodePointError, match="U\\+D800") as info:
+            zarr.open_array(path).get_basic_selection(slice(None), out=out)
+    assert f"({bad},)" in str(info.value)  # the element's array coordinates
+    result = out.as_numpy_array()
+    np.testing.assert_array_equal(result[13 * chunk : 14 * chunk], "keep")
+    np.testing.assert_array_equal(result[: 8 * chunk], stock[: 8 * chunk])  # shard 0 was read
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
 def test_a_fifo_chunk_is_refused_at_once(tmp_path):
     path = tmp_path / "a"

@@ -26,11 +26,14 @@ FILE_SHORT = _FILE_SHORT
 
 cdef int _read_blocks(int fd, uint64_t offset, uint8_t *out, Py_ssize_t nbytes,
                       Py_ssize_t block, uint8_t *bounce, Py_ssize_t width, int flags,
-                      const fu32_kernels *k, fu32_status *status) noexcept nogil:
+                      const fu32_kernels *k, fu32_status *status,
+                      bint check_first=False) noexcept nogil:
     """Read ``nbytes`` from ``offset`` into ``out`` a block at a time, each checked (and
     converted) while in cache: in place, or (``bounce`` not NULL) read into ``bounce`` and
     written to ``out`` in the same pass, with non-temporal stores (a large cold result: its
-    lines are not read before they are written).  A status's element counts from ``out``."""
+    lines are not read before they are written).  ``check_first`` (with ``bounce``): each
+    block is checked before any of it is written, so a block that fails leaves ``out`` as it
+    was.  A status's element counts from ``out``."""
     cdef Py_ssize_t at = 0, size
     cdef uint8_t *land
     while at < nbytes:
@@ -38,7 +41,13 @@ cdef int _read_blocks(int fd, uint64_t offset, uint8_t *out, Py_ssize_t nbytes,
         land = out + at if bounce == NULL else bounce
         if fu32_pread_full(fd, land, <size_t>size, offset + <uint64_t>at) != <size_t>size:
             return _FILE_SHORT
-        if bounce != NULL:
+        if bounce != NULL and check_first:
+            # the block is in L1/L2: checking it first costs little beside the page-cache copy
+            status[0] = k.validate(land, size // 4, width, flags & FU32_SRC_SWAPPED)
+            if status.kind == FU32_OK:
+                k.convert(land, out + at, size // 4, width,
+                          (flags & ~FU32_VALIDATE) | FU32_STREAM)
+        elif bounce != NULL:
             status[0] = k.convert(land, out + at, size // 4, width, flags | FU32_STREAM)
         elif flags & FU32_SWAP:
             status[0] = k.convert(land, land, size // 4, width, flags)
@@ -126,10 +135,12 @@ def read_files(int dir_fd, list names, destination, const Py_ssize_t[::1] starts
     return done, outcome, status_tuple(status)
 
 
-def read_checked(int fd, Py_ssize_t offset, destination, bounce, Py_ssize_t width, int flags):
+def read_checked(int fd, Py_ssize_t offset, destination, bounce, Py_ssize_t width, int flags,
+                 bint check_first=False):
     """Read ``len(destination)`` bytes of the open file ``fd`` from ``offset`` into it, a block
     at a time, each checked and converted by ``flags`` while in cache (``bounce`` as for
-    :func:`read_files`).
+    :func:`read_files`; ``check_first``: a block through it is checked before any of it is
+    written).
 
     Returns ``(outcome, status)``: 0 (all read and checked), ``FILE_SHORT`` or
     ``FILE_INVALID`` with the kernel's status (its element counted from the
@@ -155,7 +166,7 @@ def read_checked(int fd, Py_ssize_t offset, destination, bounce, Py_ssize_t widt
             raise ValueError(f"destination {dst.len} bytes: not whole elements of {width} units")
         with nogil:
             outcome = _read_blocks(fd, <uint64_t>offset, <uint8_t *>dst.buf, dst.len, block,
-                                   <uint8_t *>spare.buf, width, flags, k, &status)
+                                   <uint8_t *>spare.buf, width, flags, k, &status, check_first)
     finally:
         PyBuffer_Release(&dst)
         if bounce is not None:

@@ -163,7 +163,13 @@ def read_files(
     flags: int,
 ) -> tuple[int, int, Status]: ...
 def read_checked(
-    fd: int, offset: int, destination: Buffer, bounce: Buffer | None, width: int, flags: int
+    fd: int,
+    offset: int,
+    destination: Buffer,
+    bounce: Buffer | None,
+    width: int,
+    flags: int,
+    check_first: bool = False,
 ) -> tuple[int, Status]: ...
 def read_longest(
     fd: int, offset: int, nbytes: int, bounce: Buffer, width: int, flags: int

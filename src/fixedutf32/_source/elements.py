@@ -242,9 +242,12 @@ class ElementLayout:
         self, fd: int, offset: int, into: Buffer, bounce: Buffer | None = None
     ) -> tuple[int, Exception | None]:
         """Fill ``into`` from ``offset`` of the open file ``fd``, checked, in native order."""
-        # Without the GIL; bounce as for read_files.  Returns (0, None), or FILE_SHORT or
-        # FILE_INVALID and the error (its element counted from into).
-        outcome, status = _kernels.read_checked(fd, offset, into, bounce, self.units, self._native)
+        # Without the GIL; bounce as for read_files, each block through it checked before any of
+        # it is written (a block that fails leaves into as it was).  Returns (0, None), or
+        # FILE_SHORT or FILE_INVALID and the error (its element counted from into).
+        outcome, status = _kernels.read_checked(
+            fd, offset, into, bounce, self.units, self._native, bounce is not None
+        )
         return outcome, status_error(status) if outcome == FILE_INVALID else None
 
     def read_longest(

@@ -65,7 +65,8 @@ Get: TypeAlias = Callable[[str], "Buffer | None"]
 Target: TypeAlias = Callable[[Index], "npt.NDArray[np.uint8] | None"]
 # span(shard index): the caller's own memory for every chunk of a shard inside the grid, back to
 # back in the shard's C order (exactly their bytes), or None. The reader fills it, checked and in
-# native order (not on_block's business), and hands each chunk to sink as a view of it.
+# native order (not on_block's business), and hands each chunk to sink as a view of it. Read
+# through a block in cache (not in_cache), a chunk of up to BLOCK_BYTES that fails is not written.
 Span: TypeAlias = Callable[[Index], "npt.NDArray[np.uint8] | None"]
 
 # on_longest(key index, its chunks, the longest string): a whole local shard of raw chunks back
@@ -159,6 +160,7 @@ class KeyReader:
         span: Span | None = None,
         on_longest: OnLongest | None = None,
         in_cache: bool = False,
+        key: str | None = None,
     ) -> int | None:
         """Read the key at ``key_index`` and hand each chunk it holds to ``sink``.
 
@@ -184,13 +186,14 @@ class KeyReader:
         one that fails is then read the usual way,
         which hands each problem to ``sink``.  ``in_cache``: a span is a buffer
         small enough to stay in cache, read in place (else through a block in
-        cache, written past it).
+        cache, written past it).  ``key``: the store key to read, when the
+        caller has it already (the grid then only places the chunks).
 
         Returns the key's size as stored, 0 when it could not be read (the
         error went to ``sink``), or None when the key is missing.
         """
         scratch = thread_scratch() if scratch is None else scratch
-        key = self.key(key_index)
+        key = self.key(key_index) if key is None else key
         index = tuple(key_index)
         shard, chain = self.shard, self.shard_chain
         if shard is None or chain is None:
@@ -635,9 +638,11 @@ class KeyReader:
         n, total = self.decoder.nbytes, self.decoder.nbytes * len(chunks)
         if place.nbytes != total:
             raise ValueError(f"the span holds {place.nbytes} bytes; the chunks {total}")
-        outcome, error = self.decoder.elements.read_checked(
-            file.fileno(), begin, place, None if in_cache else self._bounce(scratch)
-        )
+        bounce = None
+        if not in_cache:  # whole chunks a block: a chunk that fails is not written to place
+            bounce = self._bounce(scratch)
+            bounce = bounce[: max(n, bounce.nbytes - bounce.nbytes % n)]
+        outcome, error = self.decoder.elements.read_checked(file.fileno(), begin, place, bounce)
         if outcome == FILE_SHORT:
             error = CorruptChunkError(
                 key, f"the file shrank while it was read ({file.size} bytes at first)"

@@ -9,15 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from zarr.abc.codec import BytesBytesCodec
 
 from .._source import (
     ChunkDecoder,
+    ChunkGrid,
     CodecChain,
     CodecSpec,
     ElementLayout,
-    ShardIndex,
+    KeyReader,
     ShardLayout,
 )
 from .._source.writer import KeyWriter
@@ -123,6 +123,9 @@ class ShardPlan:
     _layouts: dict[tuple[int, ...], ShardLayout] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _readers: dict[tuple[Any, ...], KeyReader] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def shard_layout(self, shard_shape: Sequence[int]) -> ShardLayout:
         """The index layout of a shard of ``shard_shape`` (made once per shape)."""
@@ -152,26 +155,26 @@ class ShardPlan:
             self.chunk_shape,
         )
 
-    def dense_run(
-        self, index: ShardIndex, inner: ChunkLayout, layout: ShardLayout
-    ) -> tuple[int, np.ndarray[Any, np.dtype[np.intp]]] | None:
-        """``(start, locals_in_file_order)`` of the shard's raw inner chunks as one run, or None."""
-        # every inner chunk present, raw, full size and back to back in any order (C, Morton)
-        if inner.decoder is None or not inner.decoder.chain.raw or not index.present.all():
-            return None
-        count, nbytes = layout.count, inner.nbytes
-        if not count or not (index.nbytes == nbytes).all():
-            return None
-        start = int(index.offsets.min())
-        slots = (index.offsets - np.uint64(start)).astype(np.intp)
-        if (slots % nbytes).any():
-            return None
-        slots //= nbytes
-        in_file_order = np.full(count, -1, np.intp)
-        in_file_order[np.minimum(slots, count - 1)] = np.arange(count, dtype=np.intp)
-        if (slots >= count).any() or (in_file_order < 0).any():
-            return None  # gaps, or two chunks at one place
-        return start, in_file_order
+    def reader(self, spec: ArraySpec) -> KeyReader:
+        """The one reader of a shard of ``spec``: its grid is the shard's own inner chunks."""
+        inner = self.inner_layout(spec)
+        shape = tuple(spec.shape)
+        key = (shape, inner.length_bytes, inner.endian, inner.order)
+        found = self._readers.get(key)
+        if found is None:
+            decoder = inner.decoder
+            assert decoder is not None  # a ShardPlan's inner codecs run here
+            layout = self.shard_layout(shape)
+            bound = layout.count * decoder.max_stored_nbytes + layout.index_nbytes
+            found = self._readers[key] = KeyReader(
+                ChunkGrid(shape, self.chunk_shape),
+                ChunkGrid(shape, shape),
+                decoder.chain,
+                decoder,
+                layout,
+                CodecChain((), bound, exact=False),  # no codecs around the sharding codec
+            )
+        return found
 
 
 def _json(codec: Codec) -> Any:

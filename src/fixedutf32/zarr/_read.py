@@ -20,6 +20,7 @@ synchronous reads made one chunk per thread, ``async.concurrency`` at once
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -28,17 +29,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr import config
 
-from .._arguments import as_bytes
-from .._source import thread_scratch
-from .._source.files import open_chunk_file
-from ..errors import InvalidChunkCodePointError, InvalidCodePointError
+from .._source import BLOCK_BYTES, ElementLayout, Index, thread_scratch
+from ..errors import FixedUTF32Error, InvalidCodePointError
 from ._compat import MISSING, PRESENT, ChunkStatus, fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value, plain_slices, shares
 from ._plan import NATIVE, ChunkLayout, ChunkPlan, ShardPlan
 from ._settle import settled, settled_map
 
 if TYPE_CHECKING:
-    from .._source import ShardIndex, ShardLayout
     from ._naming import ChunkNames
 
 __all__ = ["BatchRead"]
@@ -48,8 +46,9 @@ __all__ = ["BatchRead"]
 _INLINE_BYTES = 4 * 1024 * 1024
 
 
-def _stored_dtype(layout: ChunkLayout) -> np.dtype[Any]:
-    return np.dtype(f"{'<' if layout.endian == 'little' else '>'}U{layout.length_bytes // 4}")
+def _stored_dtype(layout: ChunkLayout, endian: str | None = None) -> np.dtype[Any]:
+    endian = endian or layout.endian
+    return np.dtype(f"{'<' if endian == 'little' else '>'}U{layout.length_bytes // 4}")
 
 
 class BatchRead:
@@ -229,39 +228,10 @@ class BatchRead:
     # ---- shards -------------------------------------------------------
 
     def read_local_shards(self, jobs: Sequence[ChunkJob]) -> None:
-        """Read shards from local files (runs on a thread).
-
-        A shard read whole is read with one ``readinto``; one the selection
-        needs only part of has its index read first, then only the inner
-        chunks the selection touches, neighbours coalesced into one read.
-        """
-        plan = self.plan
-        assert isinstance(plan, ShardPlan)
-        scratch = thread_scratch()
+        """Read shards from local files (runs on a thread), through the one reader of keys."""
         for job in jobs:
-            assert job.path is not None and job.key is not None
-            inner = plan.inner_layout(job.spec)
-            layout = plan.shard_layout(job.layout.shape)
-            assert inner.decoder is not None
-            bound = layout.count * inner.decoder.max_stored_nbytes + layout.index_nbytes
-            file = open_chunk_file(job.path, key=job.key, max_nbytes=bound)
-            if file is None:
-                self.fill(job)
-                continue
-            with file:
-                if job.complete or file.size <= _WHOLE_SHARD_BYTES:
-                    stored = file.read_into(scratch.bytes("shard", file.size))
-                    self.unpack_shard(job, stored)
-                    continue
-                raw = file.read_at(
-                    layout.index_offset(file.size), scratch.bytes("index", layout.index_nbytes)
-                )
-                index = layout.parse_index(
-                    raw, file.size, key=job.key, max_chunk_nbytes=inner.decoder.max_stored_nbytes
-                )
-                needed = _touched_chunks(job.layout.shape, inner.shape, job.chunk_selection)
-                chunks = _read_ranges(file, index, needed, scratch.bytes)
-            self._assemble(job, index, chunks.__getitem__, needed)
+            assert job.path is not None and job.key is not None  # local jobs only
+            self.read_shard(job, job.path[: len(job.path) - len(job.key)])
 
     async def read_stored_shard(self, job: ChunkJob) -> None:
         """Fetch one shard through zarr's store and decode its chunks."""
@@ -269,146 +239,37 @@ class BatchRead:
         if buffer is None:
             self.fill(job)
             return
-        stored = buffer.as_numpy_array()
-        await asyncio.to_thread(self.unpack_shard, job, stored)
-
-    def _shard_of(self, job: ChunkJob) -> tuple[ShardPlan, str, ChunkLayout, ShardLayout]:
-        """The plan, key (for messages), inner chunk layout and shard layout of a shard's job."""
-        plan = self.plan
-        assert isinstance(plan, ShardPlan)
-        key = job.key or "(a shard inside a shard)"
-        return plan, key, plan.inner_layout(job.spec), plan.shard_layout(job.layout.shape)
+        await asyncio.to_thread(self.unpack_shard, job, buffer.as_numpy_array())
 
     def unpack_shard(self, job: ChunkJob, stored: Any) -> None:
         """Decode, check and place the inner chunks of one shard's stored bytes."""
-        plan, key, inner, layout = self._shard_of(job)
-        assert inner.decoder is not None
-        index = layout.read_index(stored, key=key, max_chunk_nbytes=inner.decoder.max_stored_nbytes)
-        view = memoryview(stored).cast("B")
-        dense = plan.dense_run(index, inner, layout)
-        if dense is not None and inner.order == "C":
-            self._place_dense_shard(job, inner, layout, view, *dense)
-            return
+        self.read_shard(job, lambda key: stored)
 
-        def chunk_bytes(local: int) -> memoryview:
-            start = int(index.offsets[local])
-            return view[start : start + int(index.nbytes[local])]
-
-        self._assemble(job, index, chunk_bytes, range(layout.count))
-
-    def _place_dense_shard(
-        self,
-        job: ChunkJob,
-        inner: ChunkLayout,
-        layout: ShardLayout,
-        view: memoryview,
-        start: int,
-        in_file_order: np.ndarray[Any, np.dtype[np.intp]],
-    ) -> None:
-        """A shard whose raw inner chunks are one run: checked in one call, placed at once."""
-        count = layout.count
-        run = view[start : start + count * inner.nbytes]
-        try:
-            inner.elements.validate(run)
-        except InvalidCodePointError as exc:
-            slot, element = divmod(exc.index, inner.count)
-            local = int(in_file_order[slot])
-            raise self._in_inner_chunk(job, inner, layout, local, element, exc) from None
-        c_order = bool((in_file_order == np.arange(count)).all())
-        if job.block is not None and c_order and len(inner.shape) == 1:
-            self.place(job, run)  # one dimension, in order: the run is the shard's elements
-            return
-        chunks = np.frombuffer(run, _stored_dtype(inner)).reshape(count, *inner.shape)
-        if not c_order:
-            order = np.empty(count, np.intp)
-            order[in_file_order] = np.arange(count, dtype=np.intp)
-            chunks = chunks[order]  # into C order of the inner chunks
-        ndim = len(inner.shape)
-        grid = chunks.reshape(*layout.chunks_per_shard, *inner.shape)
-        axes = [axis for pair in zip(range(ndim), range(ndim, 2 * ndim)) for axis in pair]
-        whole = grid.transpose(axes).reshape(
-            tuple(n * c for n, c in zip(layout.chunks_per_shard, inner.shape))
+    def read_shard(self, job: ChunkJob, source: str | Callable[[str], Any]) -> None:
+        """Read one shard (a local store's root, or its bytes) with :class:`KeyReader`; place it."""
+        assert isinstance(self.plan, ShardPlan)
+        reader = self.plan.reader(job.spec)
+        shard = _ShardSink(self, job, self.plan.inner_layout(job.spec))
+        needed = None
+        if not job.complete:
+            needed = _touched_chunks(job.layout.shape, shard.inner.shape, job.chunk_selection)
+        found = reader.read(
+            (0,) * len(job.layout.shape),
+            source,
+            shard.sink,
+            on_block=shard.check,
+            needed=needed,
+            span=shard.span,
+            in_cache=not shard.in_place,
+            key=job.key or "(a shard inside a shard)",
         )
-        shard = whole[tuple(slice(0, s) for s in job.layout.shape)]
-        part = shard[job.chunk_selection]
-        if self.drop_axes:
-            part = part.squeeze(axis=self.drop_axes)
-        self.out[job.out_selection] = part
-
-    def _in_inner_chunk(
-        self,
-        job: ChunkJob,
-        inner: ChunkLayout,
-        layout: ShardLayout,
-        local: int,
-        element: int,
-        error: InvalidCodePointError,
-    ) -> InvalidChunkCodePointError:
-        """An error at ``element`` of inner chunk ``local``, named by the shard."""
-        grid = _unravel(local, layout.chunks_per_shard)
-        in_chunk = InvalidCodePointError(element, error.position, error.code_point)
-        return self.names.in_inner_chunk(job, inner.shape, inner.order, grid, in_chunk)
-
-    def _assemble(
-        self,
-        job: ChunkJob,
-        index: ShardIndex,
-        chunk_bytes: Callable[[int], memoryview],
-        needed: Iterable[int],
-    ) -> None:
-        """Decode the ``needed`` inner chunks of a shard into one array; place the selection."""
-        _, key, inner, layout = self._shard_of(job)
-        shard_shape = job.layout.shape
-        assert inner.decoder is not None
-        decoder = inner.decoder
-        fill = fill_value(job.spec)
-        dtype = _stored_dtype(inner)
-        # Each inner chunk straight into its place in the result when the
-        # selection is the shard (or its part inside the array) placed by plain
-        # slices; else into one assembled shard, then the selection of it.
-        target = self._shard_view(job)
-        direct = target is not None
-        if target is None:
-            target = np.empty(shard_shape, dtype)
-        extents = target.shape
-        flat = job.block if direct and len(shard_shape) == 1 else None
-        scratch = thread_scratch()
-        for local in needed:
-            grid = _unravel(local, layout.chunks_per_shard)
-            region = tuple(
-                slice(min(g * c, e), min(g * c + c, e))
-                for g, c, e in zip(grid, inner.shape, extents)
-            )
-            if not index.present[local]:
-                target[region] = fill
-                continue
-            stored = chunk_bytes(local)
-            try:
-                if decoder.chain.raw:
-                    data = decoder.decode(stored, key=key)
-                else:
-                    data = decoder.decode(stored, key=key, out=scratch.bytes("inner", inner.nbytes))
-                inner.elements.validate(data)
-            except InvalidCodePointError as exc:
-                raise self._in_inner_chunk(job, inner, layout, local, exc.index, exc) from None
-            if flat is not None and region[0].stop - region[0].start == inner.count:
-                size = inner.length_bytes
-                inner.elements.place(
-                    data, flat[region[0].start * size : region[0].stop * size], self.wanted
-                )
-                continue
-            chunk = np.frombuffer(data, dtype, count=inner.count).reshape(
-                inner.shape, order=inner.order
-            )
-            target[region] = chunk[tuple(slice(0, r.stop - r.start) for r in region)]
-        if direct:
+        if found is None:
+            self.fill(job)
             return
-        part = target[job.chunk_selection]
-        if self.drop_axes:
-            part = part.squeeze(axis=self.drop_axes)
-        self.out[job.out_selection] = part
+        count = math.prod(reader.grid.grid_shape)
+        shard.finish(range(count) if needed is None else needed, count)
 
-    def _shard_view(self, job: ChunkJob) -> np.ndarray[Any, Any] | None:
+    def shard_view(self, job: ChunkJob) -> np.ndarray[Any, Any] | None:
         """The view of the result a whole shard (its part inside the array) fills, or None."""
         shape = job.layout.shape
         selection = job.chunk_selection
@@ -581,10 +442,6 @@ def _runs_if_few(layout: ChunkLayout, selection: Any) -> _Runs | None:
     return _Runs(selected, starts, lengths, bases, positions)
 
 
-# Shards up to this size are read whole even for a selection of a few elements.
-_WHOLE_SHARD_BYTES = 256 * 1024
-
-
 def _touched_chunks(
     shard_shape: tuple[int, ...], chunk_shape: tuple[int, ...], selection: Any
 ) -> list[int]:
@@ -600,37 +457,120 @@ def _touched_chunks(
     return [int(local) for local in np.unique(np.ravel_multi_index(touched, grid))]
 
 
-def _read_ranges(
-    file: Any,
-    index: ShardIndex,
-    needed: Sequence[int],
-    buffer: Callable[[str, int], np.ndarray[Any, np.dtype[np.uint8]]],
-) -> dict[int, memoryview]:
-    """The stored bytes of the ``needed`` inner chunks a shard holds: one read per run
-    of neighbours in the file (gaps of up to 4 KiB read along)."""
-    present = [local for local in needed if index.present[local]]
-    if not present:
-        return {}
-    offsets = [int(index.offsets[local]) for local in present]
-    sizes = [int(index.nbytes[local]) for local in present]
-    order = sorted(range(len(present)), key=offsets.__getitem__)
-    runs: list[list[int]] = []
-    for i in order:
-        if runs and offsets[i] - (offsets[runs[-1][-1]] + sizes[runs[-1][-1]]) <= _RANGE_GAP_BYTES:
-            runs[-1].append(i)
+class _ShardSink:
+    """Where the reader hands one shard's inner chunks: the result, or one assembled shard."""
+
+    __slots__ = (
+        "batch",
+        "direct",
+        "errors",
+        "flat",
+        "in_place",
+        "inner",
+        "job",
+        "seen",
+        "spanned",
+        "target",
+    )
+
+    def __init__(self, batch: BatchRead, job: ChunkJob, inner: ChunkLayout) -> None:
+        self.batch, self.job, self.inner = batch, job, inner
+        # Each inner chunk straight into its place in the result when the selection is the
+        # shard (its part inside the array) by plain slices; else into one assembled shard.
+        view = batch.shard_view(job)
+        self.direct = view is not None
+        self.target = np.empty(job.layout.shape, _stored_dtype(inner)) if view is None else view
+        self.flat = job.block if view is not None and len(job.layout.shape) == 1 else None
+        self.seen: set[Index] = set()
+        self.errors: dict[Index, FixedUTF32Error] = {}
+        self.spanned: np.ndarray[Any, np.dtype[np.uint8]] | None = None
+        # A shard that fills its block of the result whole goes straight there, each block
+        # through a buffer in cache, checked before it is written: whole chunks a block, so that
+        # a chunk that fails leaves its part of the result as it was.
+        self.in_place = (
+            self.flat is not None
+            and self.flat.nbytes == job.layout.nbytes
+            and batch.wanted == NATIVE
+            and inner.nbytes <= BLOCK_BYTES
+        )
+
+    def check(self, chunk: Index, block: memoryview, offset: int) -> None:
+        self.inner.elements.validate(block)  # what it raises reaches sink as the chunk's error
+
+    def span(self, index: Index) -> np.ndarray[Any, np.dtype[np.uint8]] | None:
+        # A one-axis shard of raw chunks back to back: read whole into this thread's scratch,
+        # each block checked as it lands, then placed in one pass (a failing chunk places nothing).
+        if len(self.job.layout.shape) != 1:
+            return None
+        if self.in_place:
+            self.spanned = self.flat
         else:
-            runs.append([i])
-    spans = [(offsets[run[0]], max(offsets[i] + sizes[i] for i in run)) for run in runs]
-    data = as_bytes(buffer("ranges", sum(stop - start for start, stop in spans)))
-    chunks: dict[int, memoryview] = {}
-    at = 0
-    for run, (start, stop) in zip(runs, spans):
-        file.read_at(start, data[at : at + stop - start])
-        for i in run:
-            begin = at + offsets[i] - start
-            chunks[present[i]] = data[begin : begin + sizes[i]]
-        at += stop - start
-    return chunks
+            self.spanned = thread_scratch().bytes("span", self.job.layout.nbytes)
+        return self.spanned
+
+    def sink(self, chunk: Index, data: memoryview | None, error: FixedUTF32Error | None) -> None:
+        self.seen.add(chunk)
+        if error is not None:
+            self.errors[chunk] = error
+        if data is None or self.errors or self.spanned is not None:
+            return  # a spanned shard is placed whole, once all of it is checked
+        inner = self.inner
+        region = tuple(
+            slice(min(g * c, e), min(g * c + c, e))
+            for g, c, e in zip(chunk, inner.shape, self.target.shape)
+        )
+        if self.flat is not None and region[0].stop - region[0].start == inner.count:
+            size = inner.length_bytes
+            place = self.flat[region[0].start * size : region[0].stop * size]
+            inner.elements.place(data, place, self.batch.wanted)
+            return
+        values = np.frombuffer(data, _stored_dtype(inner), count=inner.count)
+        values = values.reshape(inner.shape, order=inner.order)
+        self.target[region] = values[tuple(slice(0, r.stop - r.start) for r in region)]
+
+    def finish(self, needed: Iterable[int], count: int) -> None:
+        """Raise the first failing chunk's error (grid order); else fill and place what is left."""
+        job, inner, batch = self.job, self.inner, self.batch
+        if self.errors:
+            chunk = min(self.errors)
+            error = self.errors[chunk]
+            if isinstance(error, InvalidCodePointError):
+                at = InvalidCodePointError(error.index, error.position, error.code_point)
+                error = batch.names.in_inner_chunk(job, inner.shape, inner.order, chunk, at)
+            raise error
+        if self.spanned is not None:  # in native order
+            if self.in_place:
+                return
+            if self.flat is not None and self.flat.nbytes == self.spanned.nbytes:
+                _native(inner.length_bytes).place(self.spanned, self.flat, batch.wanted)
+                return
+            whole = np.frombuffer(self.spanned, _stored_dtype(inner, NATIVE))
+            if self.direct:
+                self.target[...] = whole[: self.target.shape[0]]
+                return
+            self.target = whole
+        elif len(self.seen) < count:
+            fill = fill_value(job.spec)
+            per = tuple(-(-s // c) for s, c in zip(job.layout.shape, inner.shape))
+            for local in needed:
+                chunk = _unravel(local, per)
+                if chunk not in self.seen:
+                    region = tuple(
+                        slice(min(g * c, e), min(g * c + c, e))
+                        for g, c, e in zip(chunk, inner.shape, self.target.shape)
+                    )
+                    self.target[region] = fill
+        if self.direct:
+            return
+        part = self.target[job.chunk_selection]
+        if batch.drop_axes:
+            part = part.squeeze(axis=batch.drop_axes)
+        batch.out[job.out_selection] = part
+
+
+@functools.cache
+def _native(length_bytes: int) -> ElementLayout:
+    return ElementLayout(length_bytes, NATIVE)
 
 
 def _unravel(local: int, extents: Sequence[int]) -> tuple[int, ...]:
