@@ -215,7 +215,7 @@ def test_zarr_guide_examples_run_twice(tmp_path, monkeypatch):
     import fixedutf32.zarr
 
     blocks = python_blocks((ROOT / "docs" / "zarr.md").read_text(encoding="utf-8"))
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     monkeypatch.chdir(tmp_path)
     try:
         with warnings.catch_warnings():

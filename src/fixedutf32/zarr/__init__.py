@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from ..errors import InvalidChunkCodePointError, StringTooLongForArrayError, UncheckedChunksWarning
+from ._buffer import POOLED_NDBUFFER_PATH, PooledNDBuffer
 from ._codec import _DTYPE_NAME, BytesCodec, StrictFixedLengthUTF32
 from ._pipeline import BATCHED_PATH, FALLBACK_KEY, CodecPipeline
 from ._setitem import setitem
@@ -40,6 +41,7 @@ from ._setitem import setitem
 __all__ = [
     "BytesCodec",
     "CodecPipeline",
+    "PooledNDBuffer",
     "StrictFixedLengthUTF32",
     "InvalidChunkCodePointError",
     "StringTooLongForArrayError",
@@ -51,6 +53,8 @@ __all__ = [
 ]
 
 BYTES_CODEC_PATH = "fixedutf32.zarr.BytesCodec"
+# Also an entry point (zarr.ndbuffer); registered here too for a tree not installed.
+zarr.registry.register_ndbuffer(PooledNDBuffer, POOLED_NDBUFFER_PATH)
 PIPELINE_PATH = "fixedutf32.zarr.CodecPipeline"
 _ZARR_BYTES_CODEC_PATH = "zarr.codecs.bytes.BytesCodec"
 
