@@ -383,20 +383,18 @@ def test_read_into_blocks_with_a_callback(tmp_path):
 def test_raw_chunk_file_of_the_wrong_size(tmp_path):
     decoder = ChunkDecoder.build(16, "little", 4, [])
     (tmp_path / "0").write_bytes(bytes(60))
-    out = np.full(64, 7, np.uint8)
     with pytest.raises(
         ChunkSizeError,
         match="chunk c/0 holds 60 bytes; a chunk of 4 elements of length_bytes 16 needs 64",
     ):
-        decoder.read_file(tmp_path / "0", key="c/0", out=out)
-    assert (out == 7).all()  # nothing was read
+        decoder.open_file(tmp_path / "0", key="c/0")  # before anything is read
 
 
 def test_compressed_chunk_file_larger_than_a_chunk_can_be(tmp_path):
     decoder = ChunkDecoder.build(16, "little", 4, ["zstd"])
     (tmp_path / "0").write_bytes(bytes(decoder.max_stored_nbytes + 1))
     with pytest.raises(CorruptChunkError, match="a chunk here holds at most"):
-        decoder.read_file(tmp_path / "0", key="c/0", out=np.empty(64, np.uint8))
+        decoder.open_file(tmp_path / "0", key="c/0")
 
 
 # --- elements --------------------------------------------------------------------------------

@@ -120,6 +120,43 @@ def test_a_failed_chunk_leaves_the_callers_out_as_it_was(tmp_path, make):
     np.testing.assert_array_equal(result[:half], stock[:half])
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("chunk", [256, 4096, 65536], ids=["4KiB", "64KiB", "1MiB"])
+def test_a_failed_raw_chunk_leaves_its_part_of_out_as_it_was(tmp_path, chunk, zarr_format):
+    # Raw chunks of up to 256 KiB are read in C straight into the result, each checked in cache
+    # before any of it is written; larger ones through a buffer of the thread's.
+    from zarr.core.buffer import default_buffer_prototype
+
+    path = tmp_path / "r"
+    dtype = ">U4" if zarr_format == 2 else "<U4"
+    arr = zarr.create_array(
+        path,
+        shape=(6 * chunk,),
+        chunks=(chunk,),
+        dtype=dtype,
+        compressors=None,
+        zarr_format=zarr_format,
+    )
+    rng = np.random.default_rng(2)
+    arr[:] = np.array(["abcd", "Жи", "😀", "x"])[rng.integers(0, 4, 6 * chunk)]
+    stock = arr[:]
+    bad = 3 * chunk + chunk // 2 + 1  # mid-chunk 3
+    name = path / ("3" if zarr_format == 2 else "c/3")
+    data = bytearray(name.read_bytes())
+    unit = ((bad - 3 * chunk) * 4 + 2) * 4
+    data[unit : unit + 4] = (0xDFFF).to_bytes(4, "big" if zarr_format == 2 else "little")
+    name.write_bytes(bytes(data))
+    sentinel = np.full(arr.shape, "keep", dtype=stock.dtype)
+    with fz.enabled():
+        out = default_buffer_prototype().nd_buffer.from_numpy_array(sentinel.copy())
+        with pytest.raises(fz.InvalidChunkCodePointError, match="U\\+DFFF") as info:
+            zarr.open_array(path).get_basic_selection(slice(None), out=out)
+    assert f"({bad},)" in str(info.value)
+    result = out.as_numpy_array()
+    np.testing.assert_array_equal(result[3 * chunk : 4 * chunk], "keep")
+    np.testing.assert_array_equal(result[: 3 * chunk], stock[: 3 * chunk])
+
+
 @pytest.mark.parametrize("endian", ["little", "big"])
 @pytest.mark.parametrize("chunk", [256, 4096, 32768], ids=["4KiB", "64KiB", "512KiB"])
 def test_a_failed_inner_chunk_of_a_whole_shard_leaves_its_part_of_out_as_it_was(

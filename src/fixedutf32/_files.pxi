@@ -75,14 +75,15 @@ cdef Py_ssize_t _take_bounce(object bounce, Py_buffer *spare, Py_ssize_t width) 
 
 
 def read_files(int dir_fd, list names, destination, const Py_ssize_t[::1] starts,
-               Py_ssize_t nbytes, bounce, Py_ssize_t width, int flags):
+               Py_ssize_t nbytes, bounce, Py_ssize_t width, int flags, bint check_first=False):
     """Read file ``names[i]`` (bytes, under ``dir_fd``) into ``destination[starts[i]:][:nbytes]``.
 
     Each file must be a regular file of exactly ``nbytes`` bytes (links not
     followed); it is read a block at a time, each block checked and converted
     by ``flags`` (convert's) while in cache: in place, or through ``bounce``
     (a writable buffer: its size is the block; None: blocks of 256 KiB in
-    place), written on with non-temporal stores.  Stops at the
+    place), written on with non-temporal stores (``check_first``: each block checked
+    before any of it is written, as for :func:`read_checked`).  Stops at the
     first file that is missing, out of the ordinary or invalid.  Returns
     ``(count, outcome, status)``: the files done before that one (``count ==
     len(names)``: all), ``FILE_MISSING``, ``FILE_UNUSUAL``, ``FILE_SHORT`` or
@@ -122,7 +123,8 @@ def read_files(int dir_fd, list names, destination, const Py_ssize_t[::1] starts
                 if outcome != FU32_FILE_READ:
                     break
                 outcome = _read_blocks(fd, 0, <uint8_t *>dst.buf + starts[i], nbytes, block,
-                                       <uint8_t *>spare.buf, width, flags, k, &status)
+                                       <uint8_t *>spare.buf, width, flags, k, &status,
+                                       check_first)
                 fu32_close(fd)
                 if outcome != FU32_FILE_READ:
                     break

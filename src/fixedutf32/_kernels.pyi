@@ -161,6 +161,7 @@ def read_files(
     bounce: Buffer | None,
     width: int,
     flags: int,
+    check_first: bool = False,
 ) -> tuple[int, int, Status]: ...
 def read_checked(
     fd: int,

@@ -5,24 +5,19 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from .codecs import CodecChain, CodecSpec
 from .elements import ElementLayout
 from .files import ChunkFile, open_chunk_file
-from .scratch import Scratch, thread_scratch
 from .sizes import chunk_size_error
 
 if TYPE_CHECKING:
     from .._arguments import Buffer
 
 __all__ = ["ChunkDecoder"]
-
-# on_block(block, offset): a part of a chunk just read into its buffer.
-OnBlock = Callable[[memoryview, int], None]
-
 
 @dataclass(frozen=True)
 class ChunkDecoder:
@@ -128,31 +123,3 @@ class ChunkDecoder:
             file.close()
             raise chunk_size_error(key, file.size, self.count, self.elements.length_bytes)
         return file
-
-    def read_file(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        key: str,
-        out: Buffer,
-        on_block: OnBlock | None = None,
-        scratch: Scratch | None = None,
-    ) -> memoryview | None:
-        """Read a local chunk file into ``out`` (nbytes) and undo its codecs there."""
-        # Without codecs on_block runs on each block_bytes() block as it is read, still in cache;
-        # with codecs the stored bytes go to scratch and it runs once on the whole chunk.  None if
-        # there is no file (out untouched); on an error out may hold part of the chunk.
-        file = self.open_file(path, key=key)
-        if file is None:
-            return None
-        with file:
-            if self.chain.raw:
-                return file.read_into(
-                    out, block_bytes=self.elements.block_bytes(), on_block=on_block
-                )
-            stored = (scratch or thread_scratch()).bytes("stored", file.size)
-            file.read_into(stored)
-        result = self.decode(stored, key=key, out=out)
-        if on_block is not None:
-            on_block(result, 0)
-        return result

@@ -193,11 +193,20 @@ class ElementLayout:
         bounce: Buffer | None = None,
     ) -> tuple[int, int, Exception | None]:
         """Read files under ``directory`` into ``into`` at ``starts``, checked, native order."""
-        # Without the GIL.  bounce: a block in cache, then copied past the cache (a large result);
-        # None: in place.  Returns (files done, why the next stopped: 0 or a FILE_* outcome,
-        # that file's error if FILE_INVALID).
+        # Without the GIL.  bounce: a block in cache, checked, then copied past the cache (a large
+        # result; a file of up to one block that fails leaves into as it was); None: in place.
+        # Returns (files done, why the next stopped: 0 or a FILE_* outcome, that file's error if
+        # FILE_INVALID).
         done, outcome, status = _kernels.read_files(
-            directory, names, into, starts, nbytes, bounce, self.units, self._native
+            directory,
+            names,
+            into,
+            starts,
+            nbytes,
+            bounce,
+            self.units,
+            self._native,
+            bounce is not None,
         )
         return done, outcome, status_error(status) if outcome == FILE_INVALID else None
 

@@ -242,6 +242,7 @@ class KeyReader:
         into: npt.NDArray[np.uint8] | None = None,
         starts: npt.NDArray[np.intp] | None = None,
         in_cache: bool = False,
+        keys: Sequence[str] | None = None,
     ) -> list[int | None]:
         """:meth:`read` of each key in turn: what each returned, in a list.
 
@@ -260,10 +261,14 @@ class KeyReader:
         nor ``sink``.  A file that is invalid goes to ``sink`` with its error
         (its place may then be partly written).  ``in_cache``: ``into`` is a
         buffer small enough to stay in cache, read in place (else through a
-        block in cache, written past it).
+        block in cache, checked before it is written past it: a chunk of up to
+        :data:`BLOCK_BYTES` that fails leaves its place as it was).  ``keys``:
+        the store keys, when the caller has them (one per key index).
         """
         scratch = thread_scratch() if scratch is None else scratch
         decoder = self.decoder
+        key_indices = list(key_indices)
+        names = [self.key(k) for k in key_indices] if keys is None else list(keys)
         if decoder is None or not self._raw_files(source) or decoder.nbytes > _READ_BLOCK:
             return [
                 self.read(
@@ -274,15 +279,17 @@ class KeyReader:
                     on_block=on_block,
                     scratch=scratch,
                     target=target,
+                    key=name,
                 )
-                for k in key_indices
+                for k, name in zip(key_indices, names)
             ]
         done: list[int | None] = []
         buffer = as_bytes(scratch.bytes("chunk", decoder.nbytes))
         with ChunkDirectories(source, within) as directories:
             if into is not None and starts is not None:
                 return self._read_into(
-                    list(key_indices),
+                    key_indices,
+                    names,
                     source,
                     directories,
                     into,
@@ -294,9 +301,8 @@ class KeyReader:
                     target,
                     in_cache,
                 )
-            for key_index in key_indices:
+            for key_index, key in zip(key_indices, names):
                 index = tuple(key_index)
-                key = self.key(index)
                 place = None if target is None else target(index)
                 data = buffer if place is None else as_bytes(place)
                 read = directories.read(key, data)
@@ -316,6 +322,7 @@ class KeyReader:
     def _read_into(
         self,
         key_indices: list[Sequence[int]],
+        names: list[str],
         source: str,
         directories: ChunkDirectories,
         into: npt.NDArray[np.uint8],
@@ -331,7 +338,7 @@ class KeyReader:
         assert self.decoder is not None  # raw chunks of a fixed size only
         nbytes, elements = self.decoder.nbytes, self.decoder.elements
         bounce = None if in_cache else self._bounce(scratch)
-        keys = [self.key(k).rpartition("/") for k in key_indices]
+        keys = [name.rpartition("/") for name in names]
         done: list[int | None] = [nbytes] * len(keys)
         first = 0
         while first < len(keys):
@@ -345,11 +352,11 @@ class KeyReader:
                 first = last
                 continue
             at = first
-            names = [os.fsencode(name) for _, _, name in keys[first:last]]
+            files = [os.fsencode(name) for _, _, name in keys[first:last]]
             while at < last:
                 count, outcome, error = (
                     elements.read_files(
-                        directory, names[at - first :], into, starts[at:last], nbytes, bounce
+                        directory, files[at - first :], into, starts[at:last], nbytes, bounce
                     )
                     if directory >= 0
                     else (0, FILE_UNUSUAL, None)
@@ -361,11 +368,10 @@ class KeyReader:
                 if outcome == FILE_MISSING:
                     done[at] = None
                 elif outcome == FILE_INVALID and error is not None:
-                    sink(index, None, _as_error(self.key(index), error))
+                    sink(index, None, _as_error(names[at], error))
                 else:  # the careful way says what is wrong with it
-                    key = self.key(index)
                     done[at] = self._read_chunk(
-                        source, key, index, sink, within, on_block, scratch, target
+                        source, names[at], index, sink, within, on_block, scratch, target
                     )
                 at += 1
             first = last

@@ -51,6 +51,14 @@ class ChunkLayout:
         return self.elements.length_bytes
 
     @functools.cached_property
+    def reader(self) -> KeyReader | None:
+        """The one reader of these chunks, keys given by the caller; None for zarr's codecs."""
+        if self.decoder is None:
+            return None
+        keys = ChunkGrid((1,), (1,))  # the pipeline names each key: the grid only indexes them
+        return KeyReader(keys, keys, self.decoder.chain, self.decoder)
+
+    @functools.cached_property
     def writer(self) -> KeyWriter:
         """The one writer of these chunks (:mod:`fixedutf32._source.writer`)."""
         chain = None if self.decoder is None else self.decoder.chain

@@ -30,7 +30,7 @@ import numpy as np
 from zarr import config
 
 from .._source import BLOCK_BYTES, ElementLayout, Index, thread_scratch
-from ..errors import FixedUTF32Error, InvalidCodePointError
+from ..errors import FixedUTF32Error, InvalidChunkCodePointError, InvalidCodePointError
 from ._compat import MISSING, PRESENT, ChunkStatus, fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value, plain_slices, shares
 from ._plan import NATIVE, ChunkLayout, ChunkPlan, ShardPlan
@@ -64,7 +64,16 @@ class BatchRead:
     drop_axes : tuple of int
     """
 
-    __slots__ = ("drop_axes", "names", "out", "plan", "ranges", "statuses", "wanted")
+    __slots__ = (
+        "drop_axes",
+        "flat_out",
+        "names",
+        "out",
+        "plan",
+        "ranges",
+        "statuses",
+        "wanted",
+    )
 
     def __init__(
         self,
@@ -86,6 +95,10 @@ class BatchRead:
             else ("little" if out.dtype.byteorder == "<" else NATIVE)
         )
         self.statuses: list[ChunkStatus] = [PRESENT] * count
+        # the result's bytes in memory order, when it is one block of memory (for read_many)
+        self.flat_out: np.ndarray[Any, np.dtype[np.uint8]] | None = None
+        if (out.flags.c_contiguous or out.flags.f_contiguous) and out.flags.writeable:
+            self.flat_out = out.reshape(-1, order="A").view(np.uint8)
         # position -> the byte ranges a partial read of a raw chunk needs, once known
         self.ranges: dict[int, _Runs] = {}
 
@@ -122,27 +135,66 @@ class BatchRead:
     # ---- chunks -------------------------------------------------------
 
     def read_local(self, jobs: Sequence[ChunkJob]) -> None:
-        """Read chunks from local files (runs on a thread)."""
-        scratch = thread_scratch()
+        """Read chunks from local files (runs on a thread), through the one reader of keys."""
+        direct: dict[tuple[int, str], list[ChunkJob]] = {}  # by layout and root: one call each
         for job in jobs:
             layout = job.layout
-            decoder = layout.decoder
-            assert decoder is not None and job.path is not None  # local jobs only
+            decoder, reader = layout.decoder, layout.reader
+            assert decoder is not None and reader is not None and job.key is not None
             if job.block is None and decoder.chain.raw:
                 runs = self.ranges.get(job.position) or _runs_if_few(layout, job.chunk_selection)
                 if runs is not None:
                     self.read_local_runs(job, runs)
                     continue
-            chunk = scratch.bytes("chunk", layout.nbytes)
-
-            def check(block: memoryview, offset: int, job: ChunkJob = job) -> None:
-                self.validated(job, block, offset)
-
-            assert job.key is not None
-            if decoder.read_file(job.path, key=job.key, out=chunk, on_block=check) is None:
-                self.fill(job)
+            if self._direct(job):
+                direct.setdefault((id(layout), _root(job)), []).append(job)
                 continue
-            self.place(job, chunk)
+            read = _LocalRead(self, [job])
+            found = reader.read((0,), _root(job), read.sink, on_block=read.check, key=job.key)
+            if found is None:
+                self.fill(job)
+            read.finish()
+        for group in direct.values():
+            self._read_direct(group)
+
+    def _direct(self, job: ChunkJob) -> bool:
+        """Whether a raw chunk goes in C straight into its block of the result."""
+        # Files of up to one block, each checked in cache before it is written: a chunk that
+        # fails leaves its block as it was; into out in native order only.
+        layout = job.layout
+        return (
+            job.block is not None
+            and self.wanted == NATIVE
+            and layout.nbytes <= BLOCK_BYTES
+            and layout.decoder is not None
+            and layout.decoder.chain.raw
+            and self.flat_out is not None
+        )
+
+    def _read_direct(self, jobs: list[ChunkJob]) -> None:
+        """Raw local chunks, each straight into its block of the result (read_many's C path)."""
+        flat = self.flat_out
+        assert flat is not None and jobs[0].layout.reader is not None  # _direct said so
+        base = flat.ctypes.data
+        starts = np.fromiter(
+            (job.block.ctypes.data - base for job in jobs if job.block is not None),
+            np.intp,
+            len(jobs),
+        )
+        read = _LocalRead(self, jobs)
+        found = jobs[0].layout.reader.read_many(
+            [(i,) for i in range(len(jobs))],
+            _root(jobs[0]),
+            read.sink,
+            on_block=read.check,
+            into=flat,
+            starts=starts,
+            keys=[job.key or "" for job in jobs],
+        )
+        for job, size in zip(jobs, found):
+            if size is None:
+                self.fill(job)
+        read.finish()
 
     def read_sync_share(self, jobs: Sequence[ChunkJob]) -> None:
         """Read chunks (or shards) from a store with synchronous IO (runs on a thread)."""
@@ -345,6 +397,41 @@ class BatchRead:
             awaitables.append(settled_map(one, other, limit))
         await settled(*awaitables)
         return tuple(self.statuses)
+
+
+def _root(job: ChunkJob) -> str:
+    """The local store's directory a job's key is under."""
+    assert job.path is not None and job.key is not None  # local jobs only
+    return job.path[: len(job.path) - len(job.key)]
+
+
+class _LocalRead:
+    """What the reader hands on for some local chunks (key index ``(i,)``: ``jobs[i]``)."""
+
+    __slots__ = ("batch", "errors", "jobs")
+
+    def __init__(self, batch: BatchRead, jobs: Sequence[ChunkJob]) -> None:
+        self.batch, self.jobs = batch, jobs
+        self.errors: dict[int, FixedUTF32Error] = {}
+
+    def check(self, index: Index, block: memoryview, offset: int) -> None:
+        self.batch.validated(self.jobs[index[0]], block, offset)  # raises the named error
+
+    def sink(self, index: Index, data: memoryview | None, error: FixedUTF32Error | None) -> None:
+        job = self.jobs[index[0]]
+        if error is not None:
+            if isinstance(error, InvalidCodePointError) and not isinstance(
+                error, InvalidChunkCodePointError
+            ):  # from C: named here
+                error = self.batch.names.named(job, error)
+            self.errors.setdefault(job.position, error)
+        elif data is not None:
+            self.batch.place(job, data)
+
+    def finish(self) -> None:
+        """Raise the error of the first chunk (in the batch's order) that failed, if any."""
+        if self.errors:
+            raise self.errors[min(self.errors)]
 
 
 # Batches of local chunks up to this many bytes are read where they are asked
