@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ChunkDecoder"]
 
+
 @dataclass(frozen=True)
 class ChunkDecoder:
     """How the stored chunks of one array become their bytes.
