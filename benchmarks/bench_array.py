@@ -13,7 +13,9 @@ each layout below, then times, in turn and in the same run:
 The Arrow row times ``read_arrow`` against :func:`fixedutf32.to_utf8` on the
 same data already in memory, cut into as many pieces as threads.  Each figure
 is the best of ``--rounds``; a ratio is the speed of a reader over the floor's
-(higher is faster; 1.0 is the floor).
+(higher is faster; 1.0 is the floor).  The arrays are written, the floor's
+files read and the rounds timed by ``fixedutf32.bench``'s own helpers; each
+call's result is checked once, untimed, before the rounds.
 
     python benchmarks/bench_array.py --size 256 --rounds 5
 """
@@ -24,9 +26,7 @@ import argparse
 import os
 import pathlib
 import tempfile
-import time
 import warnings
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -35,14 +35,14 @@ import fixedutf32
 import fixedutf32.zarr
 from fixedutf32._pool import new_array
 from fixedutf32.array import open_array
+from fixedutf32.bench._zarr import file_slices, read_floor_threads
+from fixedutf32.bench.cases import WIDTH, KiB, MiB, create_array, in_turn
 
-MiB = 1 << 20
-WIDTH = 16  # code points per element: 64 bytes
 # name: (chunk bytes, shard bytes or None, zstd)
 CASES = {
     "1 MiB raw chunks": (MiB, None, False),
-    "64 KiB chunks in 8 MiB shards": (64 << 10, 8 * MiB, False),
-    "16 KiB chunks": (16 << 10, None, False),
+    "64 KiB chunks in 8 MiB shards": (64 * KiB, 8 * MiB, False),
+    "16 KiB chunks": (16 * KiB, None, False),
     "zstd, 1 MiB chunks": (MiB, None, True),
 }
 
@@ -51,64 +51,19 @@ def sample(count: int) -> np.ndarray:
     """``count`` strings of 0..16 code points, mostly ASCII, some of 2-4 UTF-8 bytes."""
     rng = np.random.default_rng(0)
     alphabet = np.array([*map(ord, "abcdefghij klmnopqrstuvwxyz0123456789"), 0xE9, 0x4E2D, 0x1F600])
-    base = 4096
-    units = alphabet[rng.integers(0, alphabet.size, (base, WIDTH))].astype(np.uint32)
-    lengths = rng.integers(0, WIDTH + 1, base)
-    units[np.arange(WIDTH) >= lengths[:, None]] = 0
-    strings = units.view(f"<U{WIDTH}").ravel()
-    return np.resize(strings, count)
+    units = alphabet[rng.integers(0, alphabet.size, (4096, WIDTH))].astype(np.uint32)
+    units[np.arange(WIDTH) >= rng.integers(0, WIDTH + 1, 4096)[:, None]] = 0
+    return np.resize(units.view(f"<U{WIDTH}").ravel(), count)
 
 
-def write(path: pathlib.Path, data: np.ndarray, chunk: int, shard: int | None, zstd: bool) -> None:
-    """The array as zarr-python writes it."""
-    import zarr
-
-    item = data.dtype.itemsize
-    zarr.create_array(
-        str(path),
-        data=data,
-        chunks=(chunk // item,),
-        shards=None if shard is None else (shard // item,),
-        compressors=zarr.codecs.ZstdCodec(level=1) if zstd else None,
-    )
-
-
-def floor(path: pathlib.Path, nbytes: int, threads: int, zstd: bool) -> Callable[[], object]:
-    """The key files read into one buffer allocated once, unchecked: the least a reader costs."""
-    import numcodecs
-
-    files = sorted((path / "c").iterdir(), key=lambda p: int(p.name))
-    per_key = -(-nbytes // len(files))
-    # The memory the reader's results come from (the kernels' pool: huge pages where the system
-    # gives them, which the kernel copies into several times faster), faulted in once.
-    out = new_array(nbytes, np.uint8)
-    out[:] = 0
-    decode = numcodecs.Zstd().decode if zstd else None
-    pool = ThreadPoolExecutor(threads)
-
-    def some(first: int) -> None:
-        for i in range(first, len(files), threads):
-            start, stop = i * per_key, min((i + 1) * per_key, nbytes)
-            with open(files[i], "rb", buffering=0) as file:
-                if decode is None:
-                    file.readinto(memoryview(out)[start:stop])  # a shard's index is left unread
-                elif stop - start == per_key:
-                    decode(file.read(), out=out[start:stop])
-                else:
-                    out[start:stop] = np.frombuffer(decode(file.read()), np.uint8)[: stop - start]
-
-    return lambda: list(pool.map(some, range(threads)))
-
-
-def best(calls: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """The best time of each call over ``rounds``, the calls timed in turn."""
-    times = {name: float("inf") for name in calls}
-    for _ in range(rounds):
-        for name, call in calls.items():
-            start = time.perf_counter()
-            call()
-            times[name] = min(times[name], time.perf_counter() - start)
-    return times
+def best(calls: dict, rounds: int, expected: np.ndarray | None = None) -> dict[str, float]:
+    """The best time of each call over ``rounds``, the calls timed in turn (their results, if
+    ``expected``, checked once first)."""
+    want = None if expected is None else expected.view(np.uint8)
+    same = lambda got: want is None or np.array_equal(np.asarray(got).view(np.uint8), want)  # noqa: E731
+    times, checked = in_turn(calls, rounds, same)
+    assert all(checked.values()), checked
+    return {name: min(seconds) for name, seconds in times.items()}
 
 
 def main() -> None:
@@ -124,9 +79,7 @@ def main() -> None:
     warnings.simplefilter("ignore")
     import zarr
 
-    count = args.size * MiB // (4 * WIDTH)
-    data = sample(count)
-    threads = args.threads
+    data, threads = sample(args.size * MiB // (4 * WIDTH)), args.threads
     print(f"zarr {zarr.__version__}, {args.size} MiB of <U{WIDTH}, {threads} threads, ", end="")
     print(f"best of {args.rounds}")
     print(f"{'case':32} {'floor s':>8} {'reader':>8} {'pipeline':>8} {'stock':>8}  (speed / floor)")
@@ -135,21 +88,28 @@ def main() -> None:
             if args.case not in name:
                 continue
             path = pathlib.Path(where) / name.replace(" ", "_").replace(",", "")
-            write(path, data, chunk, shard, zstd)
+            item = data.dtype.itemsize
+            create_array(
+                path, data, chunk // item, shard and shard // item, zstd=1 if zstd else None
+            )
             reader = open_array(path)
-            assert (reader.read(threads=threads) == data).all()
             stock = zarr.open_array(str(path), mode="r")
             with fixedutf32.zarr.enabled():  # the pipeline is chosen as the array is opened
                 piped = zarr.open_array(str(path), mode="r")
+            # The floor reads into the memory the reader's results come from (the kernels'
+            # pool: huge pages where the system gives them, which the kernel copies into
+            # several times faster), faulted in once.
+            out = new_array(data.nbytes, np.uint8)
+            out[:] = 0
+            files = file_slices(path, shard or chunk, data.nbytes)
             calls = {
-                "floor": floor(path, data.nbytes, threads, zstd),
+                "floor": lambda: read_floor_threads(files, out.dtype, threads, zstd, out=out),
                 "reader": lambda: reader.read(threads=threads),
                 "pipeline": lambda: piped[...],
                 "stock": lambda: stock[...],
             }
-            times = best(calls, args.rounds)
-            ratios = [times["floor"] / times[k] for k in ("reader", "pipeline", "stock")]
-            figures = "".join(f"{r:9.2f}" for r in ratios)
+            times = best(calls, args.rounds, data)
+            figures = "".join(f"{times['floor'] / times[k]:9.2f}" for k in calls if k != "floor")
             print(f"{name:32} {times['floor']:8.3f}{figures}")
         path = pathlib.Path(where) / "1_MiB_raw_chunks"
         if not path.exists():
@@ -157,13 +117,13 @@ def main() -> None:
         reader = open_array(path)
         pieces = np.array_split(data, threads)
         pool = ThreadPoolExecutor(threads)
-
-        def in_memory() -> object:
-            return list(pool.map(fixedutf32.to_utf8, pieces))
-
         assert reader.read_arrow(threads=threads).to_pylist()[:100] == data[:100].tolist()
         times = best(
-            {"to_utf8": in_memory, "arrow": lambda: reader.read_arrow(threads=threads)}, args.rounds
+            {
+                "to_utf8": lambda: list(pool.map(fixedutf32.to_utf8, pieces)),
+                "arrow": lambda: reader.read_arrow(threads=threads),
+            },
+            args.rounds,
         )
         print(
             f"{'Arrow, 1 MiB raw chunks':32} to_utf8 in memory {times['to_utf8']:.3f} s; "

@@ -9,12 +9,9 @@ kernels whose floor is memcpy have no separate floor row.  ``fixedutf32
 bench`` prints the same comparisons as a table.
 """
 
-import numpy as np
 import pytest
 
-from fixedutf32.bench.cases import kernel_cases
-
-MiB = 1 << 20
+from fixedutf32.bench.cases import MiB, kernel_cases, memcpy
 
 SIZES = [1 * MiB, 64 * MiB]
 _CACHE = {}
@@ -27,32 +24,14 @@ def cases(nbytes):
     return _CACHE[nbytes]
 
 
-KERNELS = [
-    "validate",
-    "decode native (no copy)",
-    "decode swap -> new",
-    "decode swap in place",
-    "encode -> swapped",
-    "repad widen U8->U16",
-    "repad narrow U16->U8",
-    "str_lengths",
-]
-
-
-def run(benchmark, function, prepare):
-    if prepare is None:
-        benchmark(function)
-    else:
-        benchmark.pedantic(function, setup=prepare, rounds=20)
-
-
-# The ways of each group: a floor row only where the floor is not memcpy.
-FLOORED = {case.name for case in kernel_cases(64 * 1024) if case.floor is not None}
+# The ways of each kernel (its validate=False variants aside): a floor row only where the
+# floor is not memcpy.
 WAYS = [
-    (kernel, way)
-    for kernel in KERNELS
+    (case.name, way)
+    for case in kernel_cases(64 * 1024)
+    if not case.name.endswith("validate=False")
     for way in ("memcpy", "floor", "numpy", "fixedutf32")
-    if way != "floor" or kernel in FLOORED
+    if way != "floor" or case.floor is not None
 ]
 
 
@@ -63,13 +42,11 @@ def test_kernel(benchmark, kernel, way, nbytes):
     benchmark.group = f"{kernel} @ {nbytes // MiB} MiB"
     benchmark.extra_info["bytes"] = case.nbytes
     benchmark.extra_info["floor"] = case.floor_name
-    if way == "memcpy":
-        source = np.full(case.nbytes, 7, np.uint8)
-        target = np.empty_like(source)
-        run(benchmark, lambda: np.copyto(target, source), None)
-    elif way == "floor":
-        run(benchmark, case.floor, None)
-    elif way == "numpy":
-        run(benchmark, case.numpy_way, case.prepare)
+    if way in ("memcpy", "floor"):
+        benchmark(memcpy(case.nbytes) if way == "memcpy" else case.floor)
     else:
-        run(benchmark, case.kernel, case.prepare)
+        function = case.numpy_way if way == "numpy" else case.kernel
+        if case.prepare is None:
+            benchmark(function)
+        else:
+            benchmark.pedantic(function, setup=case.prepare, rounds=20)

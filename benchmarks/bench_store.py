@@ -2,10 +2,10 @@
 
 The rows of ``fixedutf32 bench --store`` (a 64 MiB store in 2 MiB chunks here,
 to keep the rounds short), grouped so that each group is read as a ratio:
-reading the chunk files and ``check`` (warm and cold page cache), ``check``
-of the zstd store on 1 and 2 threads, zstd-compressing the chunks' bytes and
-``convert`` to V3 zstd.  ``fixedutf32 bench --store`` prints them as a table
-with the targets.
+reading the chunk files and ``check`` (warm and cold page cache), reading the
+shard files and ``check`` of the sharded store, ``check`` of the zstd store on
+1 and 2 threads, zstd-compressing the chunks' bytes and ``convert`` to V3
+zstd.  ``fixedutf32 bench --store`` prints them as a table with the targets.
 """
 
 import pytest
@@ -17,25 +17,25 @@ from fixedutf32.bench import stores
 
 SIZE = 64 << 20
 THREADS = 2
-
-
-@pytest.fixture(scope="module")
-def rows():
-    with stores(SIZE, threads=THREADS) as made:
-        assert made.check()  # both stores clean, once before the timing
-        yield made.rows()
-
-
 ROWS = [
     "read chunk files",
     "check raw",
     "read chunk files, cold cache",
     "check raw, cold cache",
+    "read shard files",
+    "check sharded raw",
     "check zstd, 1 thread",
     f"check zstd, {THREADS} threads",
     "zstd-compress the chunks",
     "convert raw -> V3 zstd",
 ]
+
+
+@pytest.fixture(scope="module")
+def rows():
+    with stores(SIZE, threads=THREADS) as made:
+        assert made.check()  # the stores clean, once before the timing
+        yield made.rows()
 
 
 @pytest.mark.parametrize("row", ROWS)

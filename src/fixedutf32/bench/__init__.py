@@ -20,7 +20,7 @@ from ._store import stores
 from ._zarr import CASES as ZARR_CASES
 from ._zarr import arrays as zarr_arrays
 from ._zarr import configurations as zarr_configurations
-from .cases import NATIVE, WIDTH, KiB, MiB, Progress, parse_size, sample_chunk
+from .cases import NATIVE, WIDTH, KiB, MiB, Progress, parse_size, quiet, sample_chunk
 
 # The pytest-benchmark groups in benchmarks/ use the zarr arrays and cases, and the stores.
 __all__ = [
@@ -49,12 +49,12 @@ def run(
         raise ValueError(
             f"sizes: expected at least {4 * WIDTH} bytes each (one element), got {list(sizes)}"
         )
-    say = progress or (lambda message: None)
+    say = progress or quiet
     rows: list[Row] = []
     left_out: list[str] = []
     for nbytes in sizes:
-        rows += _kernels.measure(nbytes, repeat=repeat, progress=progress)
-        for row in _kernels.measure_transcode(nbytes, repeat, progress=progress):
+        rows += _kernels.measure(nbytes, repeat=repeat, progress=say)
+        for row in _kernels.measure_transcode(nbytes, repeat, progress=say):
             kernel = row["kernel"].split(" (")[0]
             if row["baseline"] is not None:
                 rows.append(row)

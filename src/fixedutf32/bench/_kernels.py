@@ -7,28 +7,23 @@ import importlib.util
 import statistics
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from .. import capi
 from .._arrow import ArrowStrings
 from ..batch import decode_chunks
 from ..chunk import decode_chunk, encode_chunk, validate
-from ..transcode import (
-    decode_vlen_utf8,
-    encode_vlen_utf8,
-    from_utf8,
-    to_arrow_strings,
-    to_string_dtype,
-    to_utf8,
-)
-from ._report import Row, judge
+from ..transcode import to_arrow_strings
+from ._report import Family, Row, judge
 from .cases import (
+    ELEMENT_BYTES,
     FOREIGN,
     NATIVE,
+    OURS,
     WIDTH,
     KiB,
     MiB,
@@ -41,7 +36,11 @@ from .cases import (
     make_text,
     median_time,
     memcpy,
+    quiet,
+    repeated,
     sample_chunk,
+    seconds,
+    transcode_calls,
 )
 
 BATCH_CHUNK = 4 * KiB
@@ -49,90 +48,81 @@ BATCH_SIZE = 64  # chunks per batch: 256 KiB in all, as a reader's batch of smal
 C_API_SIZES = (64, 4 * KiB, 64 * KiB)
 ARROW_STRINGS = 1 << 18  # strings of 16 code points: 16 MiB of UTF-32
 ARROW_CHECK = "ArrowStrings built by hand (offsets checked)"
+TRANSCODE = ("to_utf8", "from_utf8", "encode_vlen_utf8", "decode_vlen_utf8", "to_string_dtype")
+
+
+def _row(
+    family: Family, kernel: str, size: int, nbytes: int, seconds: float, floor: str, *ratios: float
+) -> Row:
+    """A kernel row: GB/s of ``nbytes``, the ratios to memcpy, the floor and NumPy, the verdict."""
+    ratio, ratio_floor, ratio_numpy = ratios
+    return {
+        "kernel": kernel,
+        "size": size,
+        "gbps": gbps(nbytes, seconds),
+        "memcpy_gbps": gbps(nbytes, seconds) / ratio,
+        "ratio_memcpy": ratio,
+        "floor": floor,
+        "ratio_floor": ratio_floor,
+        "ratio_numpy": ratio_numpy,
+        **judge(family, kernel, ratio_floor, size),
+    }
 
 
 def measure(
-    nbytes: int,
-    repeat: int = 9,
-    rounds: int = 5,
-    numpy_repeat: int = 3,
-    progress: Progress | None = None,
+    nbytes: int, repeat: int = 9, rounds: int = 5, numpy_repeat: int = 3, progress: Progress = quiet
 ) -> list[Row]:
     """Every kernel on one chunk size: medians over ``rounds`` of each round's ratio."""
     rows = []
     cases = kernel_cases(nbytes)
-    for index, case in enumerate(cases):
-        if progress:
-            progress(f"{case.name} @ {format_size(nbytes)} ({index + 1}/{len(cases)})")
-        baseline = memcpy(case.nbytes)
-        ratios: list[float] = []
-        floor_ratios: list[float] = []
-        kernel_times: list[float] = []
+    for index, case in enumerate(cases, 1):
+        progress(f"{case.name} @ {format_size(nbytes)} ({index}/{len(cases)})")
+        floors = [memcpy(case.nbytes), *([case.floor] if case.floor else [])]
+        ratios: list[list[float]] = [[] for _ in floors]
+        kernel_times = []
         for _ in range(rounds):
-            for floor, into in ((baseline, ratios), (case.floor, floor_ratios)):
-                if floor is not None:
-                    kernel_time, floor_time = alternate(case.kernel, floor, repeat, case.prepare)
-                    into.append(floor_time / kernel_time)
-                    kernel_times.append(kernel_time)
-        kernel_time = statistics.median(kernel_times)
-        ratio = statistics.median(ratios)
-        ratio_floor = statistics.median(floor_ratios) if floor_ratios else ratio
-        prepare = case.prepare
+            for floor, into in zip(floors, ratios):
+                kernel_time, floor_time = alternate(case.kernel, floor, repeat, case.prepare)
+                into.append(floor_time / kernel_time)
+                kernel_times.append(kernel_time)
+        took, prepare = statistics.median(kernel_times), case.prepare
         numpy_time = median_time(lambda: (prepare and prepare(), case.numpy_way()), numpy_repeat)
         if prepare is not None:
             numpy_time -= median_time(prepare, numpy_repeat)
-        rows.append(
-            {
-                "kernel": case.name,
-                "size": nbytes,
-                "gbps": gbps(case.nbytes, kernel_time),
-                "memcpy_gbps": gbps(case.nbytes, kernel_time) / ratio,
-                "ratio_memcpy": ratio,
-                "floor": case.floor_name,
-                "ratio_floor": ratio_floor,
-                "ratio_numpy": numpy_time / kernel_time,
-                **judge("kernel", case.name, ratio_floor, nbytes),
-            }
-        )
+        ratio, floor_ratio = statistics.median(ratios[0]), statistics.median(ratios[-1])
+        found = (ratio, floor_ratio, numpy_time / took)
+        rows.append(_row("kernel", case.name, nbytes, case.nbytes, took, case.floor_name, *found))
     return rows
 
 
 def measure_overhead(repeat: int = 20000) -> dict[str, float]:
     """Microseconds per call on a one-element chunk, beyond the kernel's own work."""
-    little, foreign = sample_chunk(4 * WIDTH, NATIVE), sample_chunk(4 * WIDTH, FOREIGN)
+    little, foreign = sample_chunk(ELEMENT_BYTES, NATIVE), sample_chunk(ELEMENT_BYTES, FOREIGN)
     array = np.frombuffer(little, f"=U{WIDTH}")
     calls: dict[str, Timed] = {
-        "validate": lambda: validate(little, 4 * WIDTH, endian=NATIVE),
-        "decode_chunk (swap)": lambda: decode_chunk(foreign, 4 * WIDTH, endian=FOREIGN),
+        "validate": lambda: validate(little, ELEMENT_BYTES, endian=NATIVE),
+        "decode_chunk (swap)": lambda: decode_chunk(foreign, ELEMENT_BYTES, endian=FOREIGN),
         "encode_chunk (swap)": lambda: encode_chunk(array, endian=FOREIGN),
     }
     result = {}
     for name, call in calls.items():
         call()
-        start = time.perf_counter()
-        for _ in range(repeat):
-            call()
-        result[name] = (time.perf_counter() - start) / repeat * 1e6
+        result[name] = seconds(repeated(call, repeat)) / repeat * 1e6
     return result
 
 
 def measure_threads(nbytes: int, threads: int, repeat: int = 15) -> tuple[float, float]:
-    """Median throughput of ``threads`` threads over one, of decode_chunk and of numpy.copyto
-    (run alongside: on a shared machine the second core is not always there)."""
+    """Median speed-ups of decode_chunk and numpy.copyto on ``threads`` threads over one."""
+    # numpy.copyto runs alongside: on a shared machine the second core is not always there.
     chunks = [sample_chunk(nbytes, FOREIGN, seed=seed) for seed in range(threads)]
-    copies = [memcpy(nbytes) for _ in range(threads)]
     count = max(1, int(256 * MiB // nbytes))  # runs of a few ms: thread start-up is noise
+    decodes = [
+        repeated(partial(decode_chunk, c, ELEMENT_BYTES, endian=FOREIGN), count) for c in chunks
+    ]
+    copies = [repeated(memcpy(nbytes), count) for _ in range(threads)]
 
-    def decode(i: int) -> None:
-        for _ in range(count):
-            decode_chunk(chunks[i], 4 * WIDTH, endian=FOREIGN)
-
-    def copy(i: int) -> None:
-        for _ in range(count):
-            copies[i]()
-
-    def throughput(work: Callable[[int], None], n: int) -> float:
-        pool = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    def throughput(work: list[Timed], n: int) -> float:
+        pool = [threading.Thread(target=work[i]) for i in range(n)]
         start = time.perf_counter()
         for thread in pool:
             thread.start()
@@ -140,42 +130,12 @@ def measure_threads(nbytes: int, threads: int, repeat: int = 15) -> tuple[float,
             thread.join()
         return n / (time.perf_counter() - start)
 
-    throughput(decode, 1)
+    throughput(decodes, 1)
     decode_scaling, copy_scaling = [], []
     for _ in range(repeat):
-        decode_scaling.append(throughput(decode, threads) / throughput(decode, 1))
-        copy_scaling.append(throughput(copy, threads) / throughput(copy, 1))
+        decode_scaling.append(throughput(decodes, threads) / throughput(decodes, 1))
+        copy_scaling.append(throughput(copies, threads) / throughput(copies, 1))
     return statistics.median(decode_scaling), statistics.median(copy_scaling)
-
-
-TRANSCODE = ("to_utf8", "from_utf8", "encode_vlen_utf8", "decode_vlen_utf8", "to_string_dtype")
-
-
-def _transcode_baselines(u: npt.NDArray[np.str_]) -> dict[str, list[tuple[str, Timed]]]:
-    """The NumPy, pyarrow and numcodecs ways of each conversion that are installed."""
-    ways: dict[str, list[tuple[str, Timed]]] = {name: [] for name in TRANSCODE}
-    try:
-        from numpy.dtypes import StringDType
-    except ImportError:  # NumPy < 2
-        pass
-    else:
-        t = u.astype(StringDType())
-        ways["to_utf8"].append(("astype(StringDType())", lambda: u.astype(StringDType())))
-        ways["to_string_dtype"].append(("astype(StringDType())", lambda: u.astype(StringDType())))
-        ways["from_utf8"].append(("StringDType astype U", lambda: t.astype(u.dtype)))
-    if importlib.util.find_spec("pyarrow") is not None:
-        import pyarrow
-
-        ways["to_utf8"].append(("pyarrow.array", lambda: pyarrow.array(u)))
-    if importlib.util.find_spec("numcodecs") is not None:
-        import numcodecs
-
-        codec = numcodecs.VLenUTF8()
-        encoded = codec.encode(u.astype(object))
-        way = "numcodecs VLenUTF8"
-        ways["encode_vlen_utf8"].append((way, lambda: codec.encode(u.astype(object))))
-        ways["decode_vlen_utf8"].append((way, lambda: codec.decode(encoded).astype(u.dtype)))
-    return ways
 
 
 def missing_baseline_notes(left_out: Sequence[str]) -> list[str]:
@@ -192,47 +152,23 @@ def missing_baseline_notes(left_out: Sequence[str]) -> list[str]:
     return notes
 
 
-def measure_transcode(
-    size_bytes: int, repeat: int = 5, progress: Progress | None = None
-) -> list[Row]:
-    """Each transcoding kernel on ``size_bytes`` of ascii and of mixed text, in kernel rows
-    (floor: memcpy of the UTF-32 bytes) naming the fastest installed NumPy-side ``baseline``."""
-    rows = []
+def measure_transcode(size_bytes: int, repeat: int = 5, progress: Progress = quiet) -> list[Row]:
+    """Each transcoding kernel on ascii and mixed text, beside memcpy and the fastest other way."""
+    rows: list[Row] = []
+    tries = max(1, min(repeat, 3))
     for kind in ("ascii", "mixed"):
         u = make_text(kind, size_bytes)
-        nbytes, length_bytes = u.nbytes, u.dtype.itemsize
-        baseline = memcpy(nbytes, u.view(np.uint8).reshape(-1))
-        offsets, values = to_utf8(u)
-        vlen = encode_vlen_utf8(u)
-        ways = _transcode_baselines(u)
-        kernels: dict[str, Timed] = {
-            "to_utf8": lambda: to_utf8(u),
-            "from_utf8": lambda: from_utf8(offsets, values, length_bytes),
-            "encode_vlen_utf8": lambda: encode_vlen_utf8(u),
-            "decode_vlen_utf8": lambda: decode_vlen_utf8(vlen, length_bytes),
-            "to_string_dtype": lambda: to_string_dtype(u),
-        }
-        for name, func in kernels.items():
-            if progress:
-                progress(f"{name} ({kind}) @ {format_size(size_bytes)}")
-            seconds, memcpy_seconds = alternate(func, baseline, repeat)
-            timed = [(median_time(way, max(1, min(repeat, 3))), label) for label, way in ways[name]]
+        baseline = memcpy(u.nbytes, u.view(np.uint8).reshape(-1))
+        calls = transcode_calls(u)
+        for name in TRANSCODE:
+            progress(f"{name} ({kind}) @ {format_size(size_bytes)}")
+            ways = calls[name].copy()
+            took, memcpy_seconds = alternate(ways.pop(OURS), baseline, repeat)
+            timed = [(median_time(way, tries), label) for label, way in ways.items()]
             fastest, fastest_way = min(timed) if timed else (float("nan"), None)
-            row, ratio = f"{name} ({kind})", memcpy_seconds / seconds
-            rows.append(
-                {
-                    "kernel": row,
-                    "size": nbytes,
-                    "gbps": gbps(nbytes, seconds),
-                    "memcpy_gbps": gbps(nbytes, memcpy_seconds),
-                    "ratio_memcpy": ratio,
-                    "floor": "memcpy",
-                    "ratio_floor": ratio,
-                    "ratio_numpy": fastest / seconds,
-                    **judge("transcode", row, ratio, nbytes),
-                    "baseline": fastest_way,
-                }
-            )
+            ratios = (memcpy_seconds / took,) * 2 + (fastest / took,)
+            row = _row("transcode", f"{name} ({kind})", u.nbytes, u.nbytes, took, "memcpy", *ratios)
+            rows.append({**row, "baseline": fastest_way})
     return rows
 
 
@@ -244,15 +180,9 @@ def _per_chunk(first: Timed, second: Timed, count: int, repeat: int, rounds: int
 
 def _call_row(call: str, baseline: str, size: int, us: float, baseline_us: float) -> Row:
     """A call row judged on ``us / baseline_us``, its target "at most"."""
-    return {
-        "call": call,
-        "baseline": baseline,
-        "size": size,
-        "us": us,
-        "baseline_us": baseline_us,
-        "ratio": us / baseline_us,
-        **judge("calls", call, us / baseline_us, bound=True),
-    }
+    ratio = us / baseline_us
+    found = {"call": call, "baseline": baseline, "size": size, "us": us, "baseline_us": baseline_us}
+    return {**found, "ratio": ratio, **judge("calls", call, ratio, bound=True)}
 
 
 def measure_batches(repeat: int = 21, rounds: int = 5) -> list[Row]:
@@ -265,13 +195,10 @@ def measure_batches(repeat: int = 21, rounds: int = 5) -> list[Row]:
 
             def singles() -> None:
                 for i, chunk in enumerate(chunks):
-                    decode_chunk(
-                        chunk, 4 * WIDTH, endian=endian, out=None if outs is None else outs[i]
-                    )
+                    out = None if outs is None else outs[i]
+                    decode_chunk(chunk, ELEMENT_BYTES, endian=endian, out=out)
 
-            def batch() -> object:
-                return decode_chunks(chunks, 4 * WIDTH, endian=endian, outs=outs)
-
+            batch = partial(decode_chunks, chunks, ELEMENT_BYTES, endian=endian, outs=outs)
             us = _per_chunk(batch, singles, BATCH_SIZE, repeat, rounds)
             name = f"decode_chunks, {label}, {what}"
             rows.append(_call_row(name, "decode_chunk per chunk", BATCH_CHUNK, *us))
@@ -312,23 +239,18 @@ def c_api_table() -> Any:
 
 
 def measure_c_api(repeat: int = 21, rounds: int = 5) -> list[Row]:
-    """Per-call cost of validate through the C API (ctypes' cost on an empty chunk taken off)
-    and from Python."""
+    """Per-call cost of validate through the C API (less ctypes' own) and from Python."""
     c_validate = c_api_table().validate
     empty = ctypes.create_string_buffer(4)
+    ctypes_alone = repeated(lambda: c_validate(empty, 0, WIDTH, 0), 100)
     rows = []
     for nbytes in C_API_SIZES:
         chunk = sample_chunk(nbytes, NATIVE)
         buffer = ctypes.create_string_buffer(chunk, len(chunk))
         units = len(chunk) // 4
         assert c_validate(buffer, units, WIDTH, 0).kind == 0
-
-        def hundred(call: Timed) -> Timed:
-            return lambda: [call() for _ in range(100)]
-
-        through_ctypes = hundred(lambda: c_validate(buffer, units, WIDTH, 0))
-        ctypes_alone = hundred(lambda: c_validate(empty, 0, WIDTH, 0))
-        from_python = hundred(lambda: validate(chunk, 4 * WIDTH, endian=NATIVE))
+        through_ctypes = repeated(lambda: c_validate(buffer, units, WIDTH, 0), 100)
+        from_python = repeated(lambda: validate(chunk, ELEMENT_BYTES, endian=NATIVE), 100)
         full, overhead = _per_chunk(through_ctypes, ctypes_alone, 100, repeat, rounds)
         python, _ = _per_chunk(from_python, ctypes_alone, 100, repeat, rounds)
         c_us = max(full - overhead, 1e-3)
@@ -339,10 +261,9 @@ def measure_c_api(repeat: int = 21, rounds: int = 5) -> list[Row]:
 
 
 def measure_arrow_check(repeat: int = 7, rounds: int = 3, strings: int = ARROW_STRINGS) -> Row:
-    """``ArrowStrings(offsets, values, large)`` (offsets checked) over ``to_arrow_strings``
-    making the same strings from ``<U16``."""
+    """Hand-built ``ArrowStrings`` (offsets checked) over ``to_arrow_strings`` making them."""
     text = make_text("mixed", strings * 64)
     made = to_arrow_strings(text)
-    checked = lambda: [ArrowStrings(made.offsets, made.values, made.large) for _ in range(10)]  # noqa: E731
-    check_us, make_us = _per_chunk(checked, lambda: to_arrow_strings(text), 1, repeat, rounds)
+    checked = repeated(partial(ArrowStrings, made.offsets, made.values, made.large), 10)
+    check_us, make_us = _per_chunk(checked, partial(to_arrow_strings, text), 1, repeat, rounds)
     return _call_row(ARROW_CHECK, "to_arrow_strings", text.nbytes, check_us / 10, make_us)

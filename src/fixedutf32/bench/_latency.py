@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import pathlib
 import tempfile
 import threading
@@ -13,19 +14,28 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import numpy as np
-import numpy.typing as npt
 from zarr.abc.store import Store
 from zarr.storage import LocalStore, WrapperStore
 
 from ._report import NOISE, Row, Target, requests_total
-from .cases import WIDTH, KiB, Progress, Timed, in_turn, sample_array
+from .cases import (
+    ELEMENT_BYTES,
+    KiB,
+    Progress,
+    access_call,
+    create_array,
+    fastest_zarr,
+    holds,
+    in_turn,
+    open_with,
+    quiet,
+    sample_array,
+    with_config,
+)
 
 if TYPE_CHECKING:
     from zarr.abc.store import ByteRequest
     from zarr.core.buffer import Buffer, BufferPrototype
-
-__all__ = ["AsyncLatencyStore", "Counter", "SyncLatencyStore", "measure", "ratios"]
 
 Kind = Literal["get", "range_get", "set", "delete", "other"]
 KINDS = ("get", "range_get", "set", "delete", "other")  # what a request is counted as
@@ -34,8 +44,9 @@ CHUNKS = 100
 CHUNK_BYTES = 64 * KiB
 SHARD_CHUNKS = 10  # inner chunks per shard of the sharded array
 PIPELINES = ("stock", "fused", "pipeline")
+# what a row does, from its name: read or write; a slice, or all; sharded, or chunks alone
+CASES = ("read all", "read a slice", "read a slice, sharded", "write all")
 _T = TypeVar("_T")
-Config = Callable[[str], contextlib.AbstractContextManager[object]]
 
 
 class Counter:
@@ -47,15 +58,18 @@ class Counter:
         self.reset()
 
     def reset(self) -> None:
+        """Count from nothing again."""
         with self._lock:
             self.counts = dict.fromkeys((*KINDS, "in_flight"), 0)
 
     def snapshot(self) -> dict[str, int]:
+        """The counts now."""
         with self._lock:
             return dict(self.counts)
 
     @contextlib.contextmanager
     def request(self, kind: Kind) -> Iterator[None]:
+        """Count a request of ``kind`` for as long as it is in flight."""
         with self._lock:
             self.counts[kind] += 1
             self._now += 1
@@ -68,12 +82,12 @@ class Counter:
 
 
 def _kind(byte_range: ByteRequest | None) -> Kind:
+    """How a read is counted: whole, or a byte range."""
     return "get" if byte_range is None else "range_get"
 
 
 class _LatencyStore(WrapperStore[Store]):
-    """A store around ``store`` whose requests each wait ``latency`` seconds, counted; zarr's
-    batching helpers run as ``Store`` writes them, over the waiting ``get`` and ``set``."""
+    """A store around ``store`` whose requests each wait ``latency`` seconds, counted."""
 
     def __init__(
         self, store: Store, latency: float = LATENCY, counter: Counter | None = None
@@ -85,7 +99,8 @@ class _LatencyStore(WrapperStore[Store]):
     def _with_store(self, store: Store) -> Any:
         return type(self)(store, self.latency, self.counter)
 
-    # zarr >= 3.4: the coalescing byte-range readers, as Store has them (over get/get_sync)
+    # zarr's batching helpers run as Store writes them, over the waiting get and set; zarr >= 3.4
+    # has coalescing byte-range readers too (over get/get_sync)
     if hasattr(Store, "get_ranges"):
         get_ranges = Store.get_ranges
     if hasattr(Store, "get_ranges_sync"):
@@ -134,10 +149,9 @@ class AsyncLatencyStore(_LatencyStore):
 
 
 class SyncLatencyStore(_LatencyStore):
-    """As a ``LocalStore`` on NFS: each request blocks its thread ``latency`` seconds; the
-    asynchronous methods run the synchronous ones on a thread (``store`` does sync IO)."""
+    """As a ``LocalStore`` on NFS: each request blocks its thread ``latency`` seconds."""
 
-    _supports_sync_io = True
+    _supports_sync_io = True  # and the asynchronous methods run the synchronous ones on a thread
 
     def _block(self, kind: Kind, call: Callable[[], _T]) -> _T:
         with self.counter.request(kind):
@@ -185,131 +199,77 @@ class SyncLatencyStore(_LatencyStore):
 STORES: dict[str, type[_LatencyStore]] = {"async": AsyncLatencyStore, "sync": SyncLatencyStore}
 
 
-# what a row does, from its name: read or write; a slice, or all; sharded, or chunks alone
-CASES = ("read all", "read a slice", "read a slice, sharded", "write all")
-
-
-def _create(path: pathlib.Path, data: npt.NDArray[np.str_], chunk: int, shard: int | None) -> None:
-    import zarr
-
-    zarr.create_array(
-        str(path),
-        shape=data.shape,
-        chunks=(chunk,),
-        shards=None if shard is None else (shard,),
-        dtype=data.dtype,
-        compressors=None,
-        fill_value="",
-        overwrite=True,
-    )[...] = data
-
-
 def measure(
-    config: Config,
     names: Sequence[str],
     repeat: int = 3,
     latency: float = LATENCY,
-    chunks: int = CHUNKS,
-    chunk_bytes: int = CHUNK_BYTES,
-    progress: Progress | None = None,
+    progress: Progress = quiet,
     directory: str | None = None,
 ) -> tuple[list[Row], dict[str, dict[str, list[float]]]]:
-    """Every latency row with each configuration of ``names`` (``config(name)`` sets it): a
-    first untimed call counted and checked, then ``repeat`` rounds (a selection's: 3 times
-    as many) in turn.  The rows, and ``"<profile> latency, <case>"`` -> name -> seconds."""
-    import zarr
-
-    say = progress or (lambda message: None)
-    per_chunk = max(1, chunk_bytes // (4 * WIDTH))
+    """The latency rows of configurations ``names``, and row -> configuration -> seconds."""
+    # a first untimed call counted and checked, then repeat rounds (a selection's: 3 times as
+    # many, it takes a wave or two of requests) in turn
+    chunks, per_chunk = CHUNKS, CHUNK_BYTES // ELEMENT_BYTES
     count = per_chunk * chunks
     data = sample_array(count, seed=25)
+    # a tenth of the array from a third of the way in, off a chunk boundary
+    start = count // 3 + 7
+    part = slice(start, min(count, start + max(1, count // 10)))
     rows: list[Row] = []
     times_by_row: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="fixedutf32-bench-latency-", dir=directory) as root:
         base = pathlib.Path(root)
-        with config("stock"):
-            _create(base / "chunked", data, per_chunk, None)
-            _create(base / "sharded", data, per_chunk, per_chunk * SHARD_CHUNKS)
-        for profile, store_type in STORES.items():
-            for case in CASES:
-                name = f"{profile} latency, {case}"
-                say(f"{name} ({chunks} chunks, {latency * 1000:g} ms a request)")
-                write, sharded = case.startswith("write"), case.endswith("sharded")
-                path = base / ("sharded" if sharded else "chunked")
-                if write:
-                    path = base / f"write-{profile}"
-                    with config("stock"):
-                        _create(path, data, per_chunk, None)
-                # a tenth of the array from a third of the way in, off a chunk boundary
-                start = count // 3 + 7
-                selection = slice(start, min(count, start + max(1, count // 10)))
-                selection = selection if "slice" in case else slice(None)
-                counters: dict[str, Counter] = {}
-                calls: dict[str, Timed] = {}
-                for config_name in names:
-                    store = store_type(LocalStore(path), latency)
-                    with config(config_name):
-                        array = zarr.open_array(store, mode="r+" if write else "r")
-                    counters[config_name] = store.counter
-                    calls[config_name] = _call(config, config_name, array, selection, data, write)
-                requests, same = {}, {}
-                for config_name, call in calls.items():
-                    counters[config_name].reset()
-                    result = call()
-                    requests[config_name] = counters[config_name].snapshot()
-                    if result is True:  # a write: what the array holds now
-                        with config("stock"):
-                            result = zarr.open_array(str(path), mode="r")[...]
-                    expected, got = data[selection], np.asarray(result)
-                    same[config_name] = got.shape == expected.shape and np.array_equal(
-                        got, expected
-                    )
-                # a selection takes a wave or two of requests: more rounds cost little
-                rounds = repeat * (3 if "slice" in case else 1)
-                times, checked = in_turn(calls, rounds, lambda result: result is not None)
-                rows.append(
-                    {
-                        "profile": profile,
-                        "case": case,
-                        "latency_ms": latency * 1000,
-                        "chunks": chunks,
-                        "chunk_size": per_chunk * 4 * WIDTH,
-                        "shard_chunks": SHARD_CHUNKS if sharded else None,
-                        "seconds": {n: min(times[n]) if n in times else None for n in PIPELINES},
-                        "requests": {n: requests.get(n) for n in PIPELINES},
-                        "same_data": {
-                            n: (same[n] and checked[n]) if n in same else None for n in PIPELINES
-                        },
-                    }
-                )
-                times_by_row[name] = times
+        create_array(base / "chunked", data, per_chunk)
+        create_array(base / "sharded", data, per_chunk, per_chunk * SHARD_CHUNKS)
+        for (profile, store_type), case in itertools.product(STORES.items(), CASES):
+            name, write = f"{profile} latency, {case}", case.startswith("write")
+            progress(f"{name} ({chunks} chunks, {latency * 1000:g} ms a request)")
+            sharded, selection = case.endswith("sharded"), part if "slice" in case else slice(None)
+            path = base / ("sharded" if sharded else "chunked")
+            if write:
+                path = base / f"write-{profile}"
+                create_array(path, data, per_chunk)
+            stores = {n: store_type(LocalStore(path), latency) for n in names}
+            arrays = {n: open_with(n, stores[n], {}, mode="r+" if write else "r") for n in names}
+            new = data if write else None
+            calls = {
+                n: with_config(n, None, access_call(arrays[n], selection, new, path)) for n in names
+            }
+            requests, same = {}, {}
+            for config_name, call in calls.items():
+                stores[config_name].counter.reset()
+                result = call()
+                requests[config_name] = stores[config_name].counter.snapshot()
+                same[config_name] = holds(result, data[selection])
+            rounds = repeat * (3 if "slice" in case else 1)
+            times, checked = in_turn(calls, rounds, lambda result: result is not None)
+            rows.append(
+                {
+                    "profile": profile,
+                    "case": case,
+                    "latency_ms": latency * 1000,
+                    "chunks": chunks,
+                    "chunk_size": per_chunk * ELEMENT_BYTES,
+                    "shard_chunks": SHARD_CHUNKS if sharded else None,
+                    "seconds": {n: min(times[n]) if n in times else None for n in PIPELINES},
+                    "requests": {n: requests.get(n) for n in PIPELINES},
+                    "same_data": {
+                        n: (same[n] and checked[n]) if n in same else None for n in PIPELINES
+                    },
+                }
+            )
+            times_by_row[name] = times
     return rows, times_by_row
 
 
-def _call(
-    config: Config, name: str, array: Any, selection: slice, data: npt.NDArray[np.str_], write: bool
-) -> Timed:
-    """A read of ``selection``, or a write of ``data`` (returning True), with config ``name``."""
-
-    def call() -> object:
-        with config(name):
-            if not write:
-                return array[selection]
-            array[...] = data
-            return True
-
-    return call
-
-
 def ratios(rows: Sequence[Row], times: Mapping[str, Mapping[str, list[float]]]) -> list[Row]:
-    """Per row, the pipeline's best time over the fastest of zarr's (at least ``NOISE``: the
-    rows wait on the same latency); per selection, its requests over the fewest (at most 1)."""
+    """Per row, the pipeline's speed over the fastest zarr's; per selection, its requests."""
+    # the speeds at least NOISE (the rows wait on the same latency), the requests at most 1x
     speed, at_most = Target(">=", NOISE), Target("<=", 1.0)
     result: list[Row] = []
     for row in rows:
         name = f"{row['profile']} latency, {row['case']}"
-        own = [min(times[name][n]) for n in ("stock", "fused") if times[name].get(n)]
-        mine = times[name].get("pipeline")
+        own, mine = fastest_zarr(times[name]), times[name].get("pipeline")
         value = min(own) / min(mine) if own and mine else None
         ratio = f"pipeline / fastest zarr, {name}"
         result.append({"ratio": ratio, "value": value, "target": NOISE, "met": speed.met(value)})
@@ -320,13 +280,9 @@ def ratios(rows: Sequence[Row], times: Mapping[str, Mapping[str, list[float]]]) 
             share = None
             if zarrs and pipeline is not None and min(zarrs):
                 share = requests_total(pipeline) / min(zarrs)
+            ratio = f"requests pipeline / fewest zarr, {name}"
+            met = at_most.met(share)
             result.append(
-                {
-                    "ratio": f"requests pipeline / fewest zarr, {name}",
-                    "value": share,
-                    "target": 1.0,
-                    "met": at_most.met(share),
-                    "bound": "<=",
-                }
+                {"ratio": ratio, "value": share, "target": 1.0, "met": met, "bound": "<="}
             )
     return result

@@ -10,9 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, TextIO
 
-import numpy as np
-
-from .cases import WIDTH, MiB, best_time, format_size
+from .cases import WIDTH, MiB, best_time, format_size, gbps, memcpy
 
 Row = dict[str, Any]  # a row or ratio of a report, as --json prints it
 Family = Literal["kernel", "transcode", "zarr", "store", "calls"]
@@ -142,11 +140,21 @@ def requests_total(counts: Mapping[str, int]) -> int:
 
 
 def _scaling(value: float | None) -> str:
+    """A speed-up, or why it is not shown."""
     return "n/a (withheld, see the warning)" if value is None else f"{value:.2f}x"
 
 
 def _number(value: float | None, width: int, digits: int = 2) -> str:
+    """``value`` in ``width`` columns, or n/a."""
     return f"{'n/a':>{width}}" if value is None else f"{value:{width}.{digits}f}"
+
+
+def _ratio_lines(ratios: list[Row]) -> list[str]:
+    """The ratios with their verdicts, under a heading."""
+    width = max([46, *(len(ratio["ratio"]) for ratio in ratios)])
+    lines = [f"{'ratio':{width}} {'value':>6}  target", "-" * (width + 24)]
+    lines += [f"{r['ratio']:{width}} {_number(r['value'], 6)}  {verdict(r)}" for r in ratios]
+    return [line.rstrip() for line in lines]
 
 
 def format_table(report: Row) -> str:
@@ -185,29 +193,19 @@ def format_table(report: Row) -> str:
             for call in report["calls"]
         ]
         lines.append("C API rows: ctypes' own cost (a call on an empty chunk) taken off")
-    if report["threads"]:
-        t = report["threads"]
+    if t := report["threads"]:
         lines.append(
             f"{t['threads']} threads on {format_size(t['size'])} chunks: decode_chunk "
             f"{_scaling(t['scaling'])} the throughput of one (GIL released); numpy.copyto "
             f"{t['memcpy_scaling']:.2f}x, measured alongside"
         )
-    lines.extend(f"note: {note}" for note in report.get("notes", []))
-    return "\n".join(lines)
-
-
-def _ratio_lines(ratios: list[Row]) -> list[str]:
-    width = max([46, *(len(ratio["ratio"]) for ratio in ratios)])
-    lines = [f"{'ratio':{width}} {'value':>6}  target", "-" * (width + 24)]
-    for ratio in ratios:
-        lines.append(f"{ratio['ratio']:{width}} {_number(ratio['value'], 6)}  {verdict(ratio)}")
-    return [line.rstrip() for line in lines]
+    return "\n".join(lines + [f"note: {note}" for note in report.get("notes", [])])
 
 
 def mismatches(zarr_report: Row) -> list[tuple[str, str]]:
     """(case, configuration) pairs of a ``--zarr`` report that read back other data."""
-    latency = zarr_report.get("latency", [])
     rows = [(row["case"], row["same_data"]) for row in zarr_report["rows"]]
+    latency = zarr_report.get("latency", [])
     rows += [(f"{r['profile']} latency, {r['case']}", r["same_data"]) for r in latency]
     return [(case, name) for case, same in rows for name, s in same.items() if s is False]
 
@@ -233,10 +231,10 @@ def _latency_lines(rows: list[Row]) -> list[str]:
     for row in rows:
         cells = []
         for name in names:
-            counts = row["requests"][name]
-            counted = "n/a"
-            if counts is not None:
-                counted = f"{requests_total(counts)}/{counts['range_get']}/{counts['in_flight']}"
+            c = row["requests"][name]
+            counted = (
+                "n/a" if c is None else f"{requests_total(c)}/{c['range_get']}/{c['in_flight']}"
+            )
             cells += [_number(row["seconds"][name], 10, 3), f"{counted:>18}"]
         lines.append(f"{row['profile'] + ', ' + row['case']:28} " + " ".join(cells))
     return lines
@@ -270,21 +268,17 @@ def format_zarr_table(report: Row) -> str:
             layout = f"{format_size(row['shard_size'])}/{format_size(row['chunk_size'])}"
         cells = " ".join(_number(row["gbps"][name], 8) for name in configs)
         lines.append(f"{row['case']:26} {layout:14} {cells}   {threads.get(row['threads'])}")
-    lines += _latency_lines(report.get("latency", []))
-    lines += ["", *_ratio_lines(report["ratios"]), ""]
-    lines.extend(f"note: {note}" for note in report.get("notes", []))
+    lines += [*_latency_lines(report.get("latency", [])), "", *_ratio_lines(report["ratios"]), ""]
+    lines += [f"note: {note}" for note in report.get("notes", [])]
     t = report["threads_reference"]
     lines.append(
         f"{t['threads']} threads on {format_size(t['size'])} chunks, measured after the rows: "
         f"decode_chunk {_scaling(t['decode_chunk_scaling'])} one thread, numpy.copyto "
         f"{t['memcpy_scaling']:.2f}x (the machine's own limit on scaling)"
     )
-    mismatched = mismatches(report)
-    if mismatched:
-        found = ", ".join(f"{case}: {name}" for case, name in mismatched)
-        lines.append(f"DIFFERENT DATA read back by: {found}")
-    else:
-        lines.append("every configuration read back (or wrote) the same data, checked once each")
+    found = ", ".join(f"{case}: {name}" for case, name in mismatches(report))
+    same = "every configuration read back (or wrote) the same data, checked once each"
+    lines.append(f"DIFFERENT DATA read back by: {found}" if found else same)
     return "\n".join(lines)
 
 
@@ -300,8 +294,9 @@ def format_store_table(report: Row) -> str:
         f"|{'-' * 34}|{'-' * 9}:|{'-' * 9}:|",
     ]
     for row in report["rows"]:
-        mibs = size / MiB / row["seconds"]
-        lines.append(f"| {row['row']:<32} | {row['seconds']:8.3f} | {mibs:8.0f} |")
+        lines.append(
+            f"| {row['row']:<32} | {row['seconds']:8.3f} | {size / MiB / row['seconds']:8.0f} |"
+        )
     lines += ["", *_ratio_lines(report["ratios"]), ""]
     if report["check_ok"]:
         lines.append("check found both stores clean, checked once each outside the timing")
@@ -318,9 +313,7 @@ _SECONDS = {"kernels": (5.5, 0.21, 9), "zarr": (20.0, 1.2, 9), "store": (5.0, 0.
 
 def copy_gbps() -> float:
     """This machine's ``numpy.copyto`` speed over 64 MiB, in GB/s (best of 3, about 20 ms)."""
-    source = np.ones(64 * MiB, dtype=np.uint8)
-    target = np.empty_like(source)
-    return source.nbytes / best_time(lambda: np.copyto(target, source), 3) / 1e9
+    return gbps(64 * MiB, best_time(memcpy(64 * MiB), 3))
 
 
 def estimate_seconds(family: str, sizes: Iterable[int], repeat: int, gbps: float) -> float:
@@ -340,8 +333,7 @@ def format_duration(seconds: float) -> str:
 
 @dataclass
 class Steps:
-    """One progress display for a run, called with each step's name: a tqdm bar (tqdm, and
-    stderr a terminal) or a line per step with the time elapsed and left; ``close`` ends it."""
+    """One progress display for a run: a tqdm bar on a terminal, else a line per step."""
 
     estimate: float
     stream: TextIO = field(default_factory=lambda: sys.stderr)
