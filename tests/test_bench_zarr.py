@@ -98,14 +98,14 @@ def test_each_configuration_reads_back_the_data_written(report):
     zarr_and_floor = {"stock", "codec", "pipeline", "floor"} | FUSED
     through = {"stock", "codec", "pipeline"} | FUSED
     applies = {  # which configurations each case runs
-        "read raw little": zarr_and_floor | {"reader"},
-        "read raw big": zarr_and_floor | {"reader"},
-        "read zstd, 1 thread": zarr_and_floor | {"reader"},
-        "read zstd, 2 threads": zarr_and_floor | {"reader"},
-        "read raw, 64 KiB chunks": zarr_and_floor | {"reader"},
-        "read raw, 16 KiB chunks": zarr_and_floor | {"reader"},
-        "read sharded raw": zarr_and_floor | {"reader"},
-        "read sharded zstd": zarr_and_floor | {"reader"},
+        "read raw little": zarr_and_floor | {"reader", "pooled"},
+        "read raw big": zarr_and_floor | {"reader", "pooled"},
+        "read zstd, 1 thread": zarr_and_floor | {"reader", "pooled"},
+        "read zstd, 2 threads": zarr_and_floor | {"reader", "pooled"},
+        "read raw, 64 KiB chunks": zarr_and_floor | {"reader", "pooled"},
+        "read raw, 16 KiB chunks": zarr_and_floor | {"reader", "pooled"},
+        "read sharded raw": zarr_and_floor | {"reader", "pooled"},
+        "read sharded zstd": zarr_and_floor | {"reader", "pooled"},
         "read 1000 random elements": zarr_and_floor,
         "read a 1000-element slice": zarr_and_floor,
         "write raw little": zarr_and_floor,
@@ -374,6 +374,7 @@ def test_the_configurations_of_a_case_and_the_smallest_arrays():
         "stock",
         "codec",
         "pipeline",
+        "pooled",
         "reader",
         "floor",
     )

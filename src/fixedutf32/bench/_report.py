@@ -50,6 +50,7 @@ zarr - >= 0.8 | pipeline / floor | read sharded zstd
 zarr - >= 0.8 | reader / floor | read raw little; read zstd, 1 thread; read zstd, 2 threads
 zarr - >= 0.7 | reader / floor | read sharded raw
 zarr - >= 0.6 | reader / floor | read raw, 16 KiB chunks
+zarr - >= 0.8 | pooled / floor | read raw little; read sharded raw; read raw, 64 KiB chunks
 zarr - >= 0.6 | pipeline / floor | read raw, 16 KiB chunks
 zarr - >= 0.5 | pipeline / floor | read 1000 random elements; read a 1000-element slice
 zarr - >= 1.8 | pipeline / stock | read raw little; read raw big
@@ -254,8 +255,8 @@ def format_zarr_table(report: Row) -> str:
             "",
             f"GB/s of array data, median of {report['repeat']} rounds, configurations in turn "
             "(docs/performance.md): stock, fused =",
-            "zarr's pipelines; codec, pipeline = with fixedutf32.zarr; reader = fixedutf32's "
-            "reader; floor = the files read plainly",
+            "zarr's pipelines; codec, pipeline = with fixedutf32.zarr; pooled = the pipeline "
+            "with its PooledNDBuffer; reader = fixedutf32's reader; floor = the files read plainly",
             "",
             f"{'case':26} {'layout':14} " + " ".join(f"{n:>8}" for n in configs) + "   threads",
             "-" * (44 + 9 * len(configs) + 18),

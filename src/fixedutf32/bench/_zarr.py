@@ -58,7 +58,7 @@ from .cases import (
 )
 
 DEFAULT_SIZE = 256 * MiB
-CONFIGS = ("stock", "fused", "codec", "pipeline", "reader", "floor")
+CONFIGS = ("stock", "fused", "codec", "pipeline", "pooled", "reader", "floor")
 BUFFERED_FLOOR = "floor, through a buffer"  # beside "floor" on raw reads: a round takes the faster
 SELECTED = 1000  # elements a selection row reads: at random, or in one run
 USER_CASE = "read your array"
@@ -131,6 +131,7 @@ READER_CASES = (  # the reader's rows with a target (issue 28), against the floo
     "read zstd, 2 threads",
 )
 RATIOS += [_ratio(case, "reader", "floor") for case in READER_CASES]
+RATIOS += [_ratio(case, "pooled", "floor") for case in READER_CASES]
 
 
 def configurations(case: str, *, fused: bool | None = None) -> tuple[str, ...]:
@@ -143,7 +144,7 @@ def configurations(case: str, *, fused: bool | None = None) -> tuple[str, ...]:
         name
         for name in CONFIGS
         if (fused or name != "fused")
-        and (plain or name != "reader")
+        and (plain or name not in ("reader", "pooled"))
         and (spec.via == "zarr" or name != "codec")
     )
 
@@ -403,7 +404,7 @@ class _Bench:
     def available(self) -> list[str]:
         """The configurations this zarr and this install can run."""
         names = [n for n in CONFIGS if self.fused or n != "fused"]
-        return [n for n in names if self.integration or n not in ("codec", "pipeline")]
+        return [n for n in names if self.integration or n not in ("codec", "pipeline", "pooled")]
 
     def case_data(self, case: ZarrCase) -> npt.NDArray[np.str_]:
         """The array a case writes or reads: the data, or its start for a smaller case."""
@@ -461,7 +462,7 @@ class _Bench:
         inner = self.elements(case.chunk_bytes, case) * ELEMENT_BYTES
         calls: dict[str, Timed | None] = {}
         for name in configurations(case_name, fused=self.fused):
-            if name in ("codec", "pipeline") and self.integration is None:
+            if name in ("codec", "pipeline", "pooled") and self.integration is None:
                 calls[name] = None
             elif name == "reader":
                 calls[name] = _reader_call(str(path), case.threads)

@@ -54,6 +54,12 @@ INTEGRATION: dict[str, dict[str, str]] = {  # the zarr configuration of each con
         "codec_pipeline.path": "fixedutf32.zarr.CodecPipeline",
         "codecs.bytes": "fixedutf32.zarr.BytesCodec",
     },
+    # the pipeline, its results from the pool of freed buffers (docs/zarr.md)
+    "pooled": {
+        "codec_pipeline.path": "fixedutf32.zarr.CodecPipeline",
+        "codecs.bytes": "fixedutf32.zarr.BytesCodec",
+        "ndbuffer": "fixedutf32.zarr.PooledNDBuffer",
+    },
 }
 Selection = npt.NDArray[np.intp] | slice | None  # elements read: None, all
 
@@ -450,6 +456,7 @@ def open_with(name: str, store: Any, selected: dict[str, Any], **kwargs: Any) ->
         "pipeline": f"{pipeline.__module__}.{pipeline.__qualname__}",
     }
     wanted = {"codec": "fixedutf32.", "pipeline": "fixedutf32.", "fused": FUSED_PATH}
+    wanted["pooled"] = wanted["pipeline"]
     got = chosen["bytes codec" if name == "codec" else "pipeline"]
     if name in wanted and not got.startswith(wanted[name]):
         raise RuntimeError(f"zarr configuration {INTEGRATION[name]} selected {chosen}")
