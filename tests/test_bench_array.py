@@ -57,7 +57,7 @@ def test_the_ratios_of_your_array_and_the_store_left_as_it_was(tmp_path, layout)
     (row,) = report["rows"]
     assert row["case"] == "read your array"
     ran = {name for name, gbps in row["gbps"].items() if gbps is not None}
-    expected = {"stock", "pipeline", "reader", "floor"} | ({"fused"} if FUSED else set())
+    expected = {"stock", "pipeline", "pooled", "reader", "floor"} | ({"fused"} if FUSED else set())
     assert ran == expected | ({"codec"} if layout != "v2" else set())
     assert all(row["same_data"][name] is True for name in ran), row["same_data"]
     assert row["codec"] == {"raw": "raw", "zstd": "zstd", "sharded": "sharded zstd"}.get(
