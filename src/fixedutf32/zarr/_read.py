@@ -176,11 +176,9 @@ class BatchRead:
         flat = self.flat_out
         assert flat is not None and jobs[0].layout.reader is not None  # _direct said so
         base = flat.ctypes.data
-        starts = np.fromiter(
-            (job.block.ctypes.data - base for job in jobs if job.block is not None),
-            np.intp,
-            len(jobs),
-        )
+        blocks = [job.block for job in jobs]
+        assert all(block is not None for block in blocks)  # _direct said so
+        starts = np.array([block.ctypes.data for block in blocks], np.intp) - base  # type: ignore[union-attr]
         read = _LocalRead(self, jobs)
         found = jobs[0].layout.reader.read_many(
             [(i,) for i in range(len(jobs))],
@@ -282,8 +280,7 @@ class BatchRead:
     def read_local_shards(self, jobs: Sequence[ChunkJob]) -> None:
         """Read shards from local files (runs on a thread), through the one reader of keys."""
         for job in jobs:
-            assert job.path is not None and job.key is not None  # local jobs only
-            self.read_shard(job, job.path[: len(job.path) - len(job.key)])
+            self.read_shard(job, _root(job))
 
     async def read_stored_shard(self, job: ChunkJob) -> None:
         """Fetch one shard through zarr's store and decode its chunks."""
@@ -602,10 +599,7 @@ class _ShardSink:
         if data is None or self.errors or self.spanned is not None:
             return  # a spanned shard is placed whole, once all of it is checked
         inner = self.inner
-        region = tuple(
-            slice(min(g * c, e), min(g * c + c, e))
-            for g, c, e in zip(chunk, inner.shape, self.target.shape)
-        )
+        region = self.region(chunk)
         if self.flat is not None and region[0].stop - region[0].start == inner.count:
             size = inner.length_bytes
             place = self.flat[region[0].start * size : region[0].stop * size]
@@ -614,6 +608,11 @@ class _ShardSink:
         values = np.frombuffer(data, _stored_dtype(inner), count=inner.count)
         values = values.reshape(inner.shape, order=inner.order)
         self.target[region] = values[tuple(slice(0, r.stop - r.start) for r in region)]
+
+    def region(self, chunk: Index) -> tuple[slice, ...]:
+        """Where inner chunk ``chunk`` lies in :attr:`target` (cut at its edge)."""
+        extents = zip(chunk, self.inner.shape, self.target.shape)
+        return tuple(slice(min(g * c, e), min(g * c + c, e)) for g, c, e in extents)
 
     def finish(self, needed: Iterable[int], count: int) -> None:
         """Raise the first failing chunk's error (grid order); else fill and place what is left."""
@@ -642,11 +641,7 @@ class _ShardSink:
             for local in needed:
                 chunk = _unravel(local, per)
                 if chunk not in self.seen:
-                    region = tuple(
-                        slice(min(g * c, e), min(g * c + c, e))
-                        for g, c, e in zip(chunk, inner.shape, self.target.shape)
-                    )
-                    self.target[region] = fill
+                    self.target[self.region(chunk)] = fill
         if self.direct:
             return
         part = self.target[job.chunk_selection]
