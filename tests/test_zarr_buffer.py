@@ -98,3 +98,19 @@ def test_the_setting_works_from_the_environment_through_the_entry_point(tmp_path
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["PooledNDBuffer", "0", "True"]
+
+
+@pytest.mark.parametrize("shape", [(-1,), (2, -3), (10**12, 10**12), (2**62,)])
+def test_a_shape_numpy_refuses_is_refused_as_numpy_refuses_it(shape):
+    with pytest.raises(ValueError) as numpy_error:
+        np.empty(shape, "<U4")
+    with pytest.raises(ValueError) as ours:
+        fz.PooledNDBuffer.empty(shape, np.dtype("<U4"))
+    assert str(ours.value) == str(numpy_error.value)  # never an array of another shape
+
+
+def test_a_bad_data_type_or_shape_type_is_refused():
+    with pytest.raises(TypeError, match="not understood"):
+        fz.PooledNDBuffer.empty((4,), "not a dtype")
+    with pytest.raises(TypeError):
+        fz.PooledNDBuffer.empty((4.5,), np.dtype("<U4"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -18,6 +19,7 @@ POOLED_NDBUFFER_PATH = "fixedutf32.zarr.PooledNDBuffer"
 
 # Plain data only: the pool hands out raw bytes, which must not hold object references.
 _PLAIN_KINDS = frozenset("biufcSU")
+_MAX_NBYTES = np.iinfo(np.intp).max
 
 
 class PooledNDBuffer(cpu.NDBuffer):
@@ -59,10 +61,15 @@ class PooledNDBuffer(cpu.NDBuffer):
         cls, shape: Iterable[int], dtype: npt.DTypeLike, order: Literal["C", "F"] = "C"
     ) -> PooledNDBuffer:
         """A new buffer of ``shape``, its contents undefined (zarr's ``NDBuffer.empty``)."""
-        shape = tuple(shape)
+        shape = tuple(operator.index(n) for n in shape)
         kind = np.dtype(dtype)
         array: Any
-        if kind.kind not in _PLAIN_KINDS or kind.hasobject:
+        if (
+            kind.kind not in _PLAIN_KINDS
+            or kind.hasobject
+            or any(n < 0 for n in shape)
+            or math.prod(shape) * kind.itemsize > _MAX_NBYTES
+        ):  # NumPy's memory, or NumPy's own error for a shape it refuses
             array = np.empty(shape, kind, order=order)
         else:
             array = new_array(math.prod(shape), kind).reshape(shape, order=order)  # pooled if large
