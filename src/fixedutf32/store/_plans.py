@@ -110,46 +110,30 @@ class Problem:
 
 def chunk_problem(plan: ArrayPlan, key: str, index: Index, exc: Exception) -> Problem:
     """The report's Problem for an error met reading or decoding one chunk."""
+    if not isinstance(exc, (InvalidCodePointError, InvalidUTF8Error, StringTooLongError)):
+        return Problem("chunk", plan.path, str(exc), key, index)
     # The one place the kernels' element indices (from the chunk's start) become array coordinates.
+    coordinates = plan.coordinates(index, exc.index)
+    at = f"element {list(coordinates)}"
+    problem, position, value = "code_point", None, None
     if isinstance(exc, InvalidCodePointError):
-        coordinates = plan.coordinates(index, exc.index)
-        value = exc.code_point
+        position, value = exc.position, exc.code_point
         kind = "surrogate" if 0xD800 <= value <= 0xDFFF else "above U+10FFFF"
         outside = any(c >= s for c, s in zip(coordinates, plan.meta.shape))
         padding = " (edge chunk padding, outside the array)" if outside else ""
-        return Problem(
-            "code_point",
-            plan.path,
-            f"invalid code point U+{value:04X} ({kind}) at element {list(coordinates)}, "
-            f"position {exc.position}{padding}; expected a Unicode scalar value",
-            key,
-            index,
-            coordinates,
-            exc.position,
-            value,
+        message = (
+            f"invalid code point U+{value:04X} ({kind}) at {at}, "
+            f"position {position}{padding}; expected a Unicode scalar value"
         )
-    if isinstance(exc, InvalidUTF8Error):
-        coordinates = plan.coordinates(index, exc.index)
-        return Problem(
-            "code_point",
-            plan.path,
-            f"invalid UTF-8 at element {list(coordinates)}, byte {exc.byte_offset}: {exc.reason}",
-            key,
-            index,
-            coordinates,
+    elif isinstance(exc, InvalidUTF8Error):
+        message = f"invalid UTF-8 at {at}, byte {exc.byte_offset}: {exc.reason}"
+    else:
+        problem = "chunk"
+        message = (
+            f"string at {at} has {exc.length} code points; "
+            f"expected at most {exc.capacity} (length_bytes {4 * exc.capacity})"
         )
-    if isinstance(exc, StringTooLongError):
-        coordinates = plan.coordinates(index, exc.index)
-        return Problem(
-            "chunk",
-            plan.path,
-            f"string at element {list(coordinates)} has {exc.length} code points; "
-            f"expected at most {exc.capacity} (length_bytes {4 * exc.capacity})",
-            key,
-            index,
-            coordinates,
-        )
-    return Problem("chunk", plan.path, str(exc), key, index)
+    return Problem(problem, plan.path, message, key, index, coordinates, position, value)
 
 
 def check_store_arg(spec: object, role: str) -> None:
