@@ -1139,14 +1139,14 @@ def ranged_reads(monkeypatch):
     import fixedutf32.zarr._read as read_module
 
     calls = []
-    decide = read_module._runs_if_few
+    decide = read_module._runs
 
     def observed(*args):
         runs = decide(*args)
         calls.append(runs is not None)
         return runs
 
-    monkeypatch.setattr(read_module, "_runs_if_few", observed)
+    monkeypatch.setattr(read_module, "_runs", observed)
     return calls
 
 

@@ -33,7 +33,7 @@ import numpy.typing as npt
 from .._arguments import as_bytes
 from ..errors import CorruptChunkError, FixedUTF32Error, InvalidCodePointError, MetadataError
 from .chunks import ChunkDecoder
-from .codecs import CodecChain
+from .codecs import CodecChain, CodecSpec
 from .elements import (
     FILE_INVALID,
     FILE_MISSING,
@@ -42,6 +42,7 @@ from .elements import (
 )
 from .files import BLOCK_BYTES, ChunkDirectories, ChunkFile, open_chunk_file
 from .grid import ChunkGrid, Index
+from .runs import ElementRuns
 from .scratch import Scratch, thread_scratch
 from .shard import ShardIndex, ShardLayout
 
@@ -137,8 +138,21 @@ class KeyReader:
             shard.index_checksum,
             shard.index_location,
         )
+        return cls.sharded(decoder, layout, grid, key_grid, specs, path)
+
+    @classmethod
+    def sharded(
+        cls,
+        decoder: ChunkDecoder,
+        layout: ShardLayout,
+        grid: ChunkGrid,
+        key_grid: ChunkGrid,
+        specs: Sequence[CodecSpec] = (),
+        path: str = "",
+    ) -> KeyReader:
+        """The reader of shards laid out as ``layout``, ``specs`` the codecs on whole shards."""
         bound = layout.count * decoder.max_stored_nbytes + layout.index_nbytes
-        outer = CodecChain(specs, bound, exact=False)
+        outer = CodecChain(tuple(specs), bound, exact=False)
         return cls(grid, key_grid, decoder.chain, decoder, layout, outer, path)
 
     def key(self, key_index: Sequence[int]) -> str:
@@ -318,6 +332,46 @@ class KeyReader:
                         )
                     )
         return done
+
+    def read_runs(
+        self,
+        source: str,
+        key: str,
+        runs: ElementRuns,
+        *,
+        within: str | None = None,
+        scratch: Scratch | None = None,
+    ) -> npt.NDArray[np.str_] | None:
+        """The elements ``runs`` selects of a raw local chunk, read by byte range and checked.
+
+        Returns a new array in the stored byte order, shaped as the selection, or
+        None when the key is missing.  Raises what opening the file does (a file
+        of the wrong size, not regular, outside ``within``) and InvalidCodePointError
+        for a selected element, its index the element's in the chunk (stored order).
+        """
+        decoder = self.decoder
+        assert decoder is not None and self.chain.raw  # byte ranges of raw chunks only
+        file = decoder.open_file(os.path.join(source, key), key=key, within=within)
+        if file is None:
+            return None
+        elements = decoder.elements
+        size = elements.length_bytes
+        scratch = thread_scratch() if scratch is None else scratch
+        stored = scratch.bytes("runs", int(runs.lengths.sum()) * size)
+        with file:
+            for start, length, base in zip(
+                runs.starts.tolist(), runs.lengths.tolist(), runs.bases.tolist()
+            ):
+                file.read_at(start * size, stored[base * size : (base + length) * size])
+        dtype = np.dtype(f"{'<' if elements.endian == 'little' else '>'}U{size // 4}")
+        # take(), not [...]: a 0-d selection would give a NumPy scalar, in native order
+        values = np.frombuffer(stored, dtype).take(runs.positions.reshape(-1))
+        try:
+            elements.validate(values)
+        except InvalidCodePointError as exc:
+            element = int(runs.selected.reshape(-1)[exc.index])
+            raise InvalidCodePointError(element, exc.position, exc.code_point) from None
+        return values.reshape(runs.positions.shape)
 
     def _read_into(
         self,

@@ -172,16 +172,12 @@ class ShardPlan:
         if found is None:
             decoder = inner.decoder
             assert decoder is not None  # a ShardPlan's inner codecs run here
-            layout = self.shard_layout(shape)
-            bound = layout.count * decoder.max_stored_nbytes + layout.index_nbytes
-            found = self._readers[key] = KeyReader(
+            found = self._readers[key] = KeyReader.sharded(
+                decoder,
+                self.shard_layout(shape),
                 ChunkGrid(shape, self.chunk_shape),
                 ChunkGrid(shape, shape),
-                decoder.chain,
-                decoder,
-                layout,
-                CodecChain((), bound, exact=False),  # no codecs around the sharding codec
-            )
+            )  # no codecs around the sharding codec
         return found
 
 

@@ -23,13 +23,13 @@ import asyncio
 import functools
 import math
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from zarr import config
 
 from .._source import BLOCK_BYTES, ElementLayout, Index, thread_scratch
+from .._source.runs import ElementRuns, element_runs
 from ..errors import FixedUTF32Error, InvalidChunkCodePointError, InvalidCodePointError
 from ._compat import MISSING, PRESENT, ChunkStatus, fan_out, sync_store_path, waits_per_request
 from ._jobs import ChunkJob, fill_value, plain_slices, shares
@@ -100,7 +100,7 @@ class BatchRead:
         if (out.flags.c_contiguous or out.flags.f_contiguous) and out.flags.writeable:
             self.flat_out = out.reshape(-1, order="A").view(np.uint8)
         # position -> the byte ranges a partial read of a raw chunk needs, once known
-        self.ranges: dict[int, _Runs] = {}
+        self.ranges: dict[int, ElementRuns] = {}
 
     # ---- what every chunk ends with ------------------------------------
 
@@ -142,14 +142,14 @@ class BatchRead:
             decoder, reader = layout.decoder, layout.reader
             assert decoder is not None and reader is not None and job.key is not None
             if job.block is None and decoder.chain.raw:
-                runs = self.ranges.get(job.position) or _runs_if_few(layout, job.chunk_selection)
+                runs = self.ranges.get(job.position) or _runs(layout, job.chunk_selection)
                 if runs is not None:
                     self.read_local_runs(job, runs)
                     continue
             if self._direct(job):
                 direct.setdefault((id(layout), _root(job)), []).append(job)
                 continue
-            read = _LocalRead(self, [job])
+            read = _ChunkSink(self, [job])
             found = reader.read((0,), _root(job), read.sink, on_block=read.check, key=job.key)
             if found is None:
                 self.fill(job)
@@ -179,7 +179,7 @@ class BatchRead:
         blocks = [job.block for job in jobs]
         assert all(block is not None for block in blocks)  # _direct said so
         starts = np.array([block.ctypes.data for block in blocks], np.intp) - base  # type: ignore[union-attr]
-        read = _LocalRead(self, jobs)
+        read = _ChunkSink(self, jobs)
         found = jobs[0].layout.reader.read_many(
             [(i,) for i in range(len(jobs))],
             _root(jobs[0]),
@@ -204,32 +204,17 @@ class BatchRead:
             else:
                 unpack(job, buffer.as_numpy_array())
 
-    def read_local_runs(self, job: ChunkJob, runs: _Runs) -> None:
+    def read_local_runs(self, job: ChunkJob, runs: ElementRuns) -> None:
         """Read only the elements a selection needs from a raw local chunk, by byte range."""
-        layout = job.layout
-        decoder = layout.decoder
-        assert decoder is not None and job.path is not None and job.key is not None
-        file = decoder.open_file(job.path, key=job.key)  # regular, and the chunk's size
-        if file is None:
+        reader = job.layout.reader
+        assert reader is not None and job.key is not None
+        try:
+            values = reader.read_runs(_root(job), job.key, runs)
+        except InvalidCodePointError as exc:
+            raise self.names.named(job, exc) from None
+        if values is None:
             self.fill(job)
             return
-        size = layout.length_bytes
-        stored = thread_scratch().bytes("runs", int(runs.lengths.sum()) * size)
-        with file:
-            for start, length, base in zip(
-                runs.starts.tolist(), runs.lengths.tolist(), runs.bases.tolist()
-            ):
-                file.read_at(start * size, stored[base * size : (base + length) * size])
-        # take(), not [...]: a 0-d selection would give a NumPy scalar, in native order
-        values = np.frombuffer(stored, _stored_dtype(layout)).take(runs.positions.reshape(-1))
-        try:
-            layout.elements.validate(values)
-        except InvalidCodePointError as exc:
-            element = int(runs.selected.reshape(-1)[exc.index])  # in the chunk, stored order
-            raise self.names.named(
-                job, InvalidCodePointError(element, exc.position, exc.code_point)
-            ) from None
-        values = values.reshape(runs.positions.shape)
         if self.drop_axes:
             values = values.squeeze(axis=self.drop_axes)
         self.out[job.out_selection] = values
@@ -237,24 +222,22 @@ class BatchRead:
     def decode_stored(self, job: ChunkJob, stored: Any) -> None:
         """Decode, check and place the stored bytes of one chunk (any store)."""
         layout = job.layout
-        decoder = layout.decoder
+        reader = layout.reader
         key = job.key or "(inside a shard)"
-        if decoder is None:  # decompressed by zarr's codec objects already
-            data = stored
-            if memoryview(data).nbytes != layout.nbytes:
-                from .._source import chunk_size_error
+        if reader is not None:
+            read = _ChunkSink(self, [job])
+            reader.read((0,), lambda _: stored, read.sink, on_block=read.check, key=key)
+            read.finish()
+            return
+        # decompressed by zarr's codec objects already
+        if memoryview(stored).nbytes != layout.nbytes:
+            from .._source import chunk_size_error
 
-                raise chunk_size_error(
-                    key, memoryview(data).nbytes, layout.count, layout.length_bytes
-                )
-        elif decoder.chain.raw:
-            data = decoder.decode(stored, key=key)
-        else:
-            data = decoder.decode(
-                stored, key=key, out=thread_scratch().bytes("chunk", layout.nbytes)
+            raise chunk_size_error(
+                key, memoryview(stored).nbytes, layout.count, layout.length_bytes
             )
-        self.validated(job, data)
-        self.place(job, data)
+        self.validated(job, stored)
+        self.place(job, stored)
 
     async def read_stored(self, job: ChunkJob) -> None:
         """Fetch one chunk through zarr's store and decode it."""
@@ -345,7 +328,7 @@ class BatchRead:
         for job in jobs:
             runs = None
             if ranged and job.block is None:
-                runs = _runs_if_few(job.layout, job.chunk_selection)
+                runs = _runs(job.layout, job.chunk_selection)
             if runs is None:
                 total += job.layout.nbytes
             else:
@@ -396,14 +379,19 @@ class BatchRead:
         return tuple(self.statuses)
 
 
+def _runs(layout: ChunkLayout, selection: Any) -> ElementRuns | None:
+    """The byte ranges of a chunk a selection needs, if few enough to read alone."""
+    return element_runs(layout.shape, layout.order, layout.length_bytes, selection)
+
+
 def _root(job: ChunkJob) -> str:
     """The local store's directory a job's key is under."""
     assert job.path is not None and job.key is not None  # local jobs only
     return job.path[: len(job.path) - len(job.key)]
 
 
-class _LocalRead:
-    """What the reader hands on for some local chunks (key index ``(i,)``: ``jobs[i]``)."""
+class _ChunkSink:
+    """Where the reader hands some chunks (key index ``(i,)``: ``jobs[i]``): checked, placed."""
 
     __slots__ = ("batch", "errors", "jobs")
 
@@ -434,96 +422,6 @@ class _LocalRead:
 # Batches of local chunks up to this many bytes are read where they are asked
 # for, on the event loop's thread: a thread hop costs more.
 _SMALL_BATCH_BYTES = 256 * 1024
-
-
-# A selection is read by byte range when the runs it needs (gaps of up to this
-# many bytes read along) add up to at most this fraction of the chunk: above
-# it, one read of the whole chunk costs less than the separate reads.
-_RANGE_GAP_BYTES = 4096
-_RANGE_FRACTION = 0.25
-
-
-@dataclass(frozen=True)
-class _Runs:
-    """The element runs of a chunk a selection needs, and where each selected element is.
-
-    ``selected``: the flat (stored order) index in the chunk of each selected
-    element, shaped as the selection's result; ``starts``, ``lengths``: the
-    runs to read, in elements; ``bases``: where each run goes in the buffer
-    read into; ``positions``: where each selected element is in that buffer.
-    """
-
-    selected: np.ndarray[Any, np.dtype[np.intp]]
-    starts: np.ndarray[Any, np.dtype[np.intp]]
-    lengths: np.ndarray[Any, np.dtype[np.intp]]
-    bases: np.ndarray[Any, np.dtype[np.intp]]
-    positions: np.ndarray[Any, np.dtype[np.intp]]
-
-
-def _slice_runs(layout: ChunkLayout, selection: tuple[slice, ...]) -> _Runs | None:
-    """:func:`_runs_if_few` for a block of plain slices, worked out without a per-element table.
-
-    The block is read run by run, each run a stretch of the chunk's fastest
-    axes, so the bytes read are the block itself, in the chunk's order.
-    """
-    shape = layout.shape
-    bounds = [s.indices(n)[:2] for s, n in zip(selection, shape)]
-    extents = [max(0, stop - start) for start, stop in bounds]
-    total = math.prod(extents)
-    if not total or total * layout.length_bytes > _RANGE_FRACTION * layout.nbytes:
-        return None
-    axes = list(range(len(shape)))  # slowest to fastest in the chunk's order
-    if layout.order == "F":
-        axes.reverse()
-    # A run covers one axis part-way (`split`) and every faster axis whole.
-    k = len(axes) - 1
-    while k > 0 and extents[axes[k]] == shape[axes[k]]:
-        k -= 1
-    split, faster, slower = axes[k], axes[k + 1 :], axes[:k]
-    strides = {}
-    step = 1
-    for axis in reversed(axes):
-        strides[axis] = step
-        step *= shape[axis]
-    length = extents[split] * math.prod(shape[a] for a in faster)
-    starts = np.array([sum(bounds[a][0] * strides[a] for a in axes)], dtype=np.intp)
-    for axis in slower:  # every combination of the slower axes' positions, in order
-        offsets = np.arange(extents[axis], dtype=np.intp) * strides[axis]
-        starts = (starts[:, None] + offsets[None, :]).reshape(-1)
-    lengths = np.full(starts.size, length, dtype=np.intp)
-    bases = np.arange(starts.size, dtype=np.intp) * length
-    # the runs, one after the other, are the block in the chunk's order
-    positions = np.arange(total, dtype=np.intp).reshape(tuple(extents), order=layout.order)
-    in_chunk = (starts[:, None] + np.arange(length, dtype=np.intp)[None, :]).reshape(-1)
-    return _Runs(in_chunk[positions], starts, lengths, bases, positions)
-
-
-def _runs_if_few(layout: ChunkLayout, selection: Any) -> _Runs | None:
-    """The runs to read for ``selection`` of a chunk, if they are few enough bytes."""
-    if layout.count <= 1:
-        return None
-    if (
-        type(selection) is tuple
-        and len(selection) == len(layout.shape)
-        and all(type(s) is slice and s.step in (None, 1) for s in selection)
-    ):
-        return _slice_runs(layout, selection)
-    flat = np.arange(layout.count, dtype=np.intp).reshape(layout.shape, order=layout.order)
-    selected = flat[selection]
-    wanted = np.unique(selected)
-    if wanted.size * layout.length_bytes > _RANGE_FRACTION * layout.nbytes:
-        return None
-    gap = max(1, _RANGE_GAP_BYTES // layout.length_bytes)
-    breaks = np.flatnonzero(np.diff(wanted) > gap) + 1
-    starts = wanted[np.concatenate(([0], breaks))]
-    stops = wanted[np.concatenate((breaks - 1, [wanted.size - 1]))] + 1
-    lengths = stops - starts
-    if lengths.sum() * layout.length_bytes > _RANGE_FRACTION * layout.nbytes:
-        return None
-    bases = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.intp)
-    run = np.searchsorted(starts, selected, side="right") - 1
-    positions = bases[run] + (selected - starts[run])
-    return _Runs(selected, starts, lengths, bases, positions)
 
 
 def _touched_chunks(
