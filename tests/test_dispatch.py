@@ -320,3 +320,51 @@ def test_boundary_values_every_level(simd_level, endian):
                 assert (info.value.index, info.value.code_point) == (position, value)
                 with pytest.raises(InvalidCodePointError):
                     fixedutf32.decode_chunk(data, 4, endian=endian)
+
+
+# The longest string (what `check` keeps of a chunk) is found in one pass that ORs the elements
+# together over periods of lcm(width, 8) units: widths whose period is 8, 16, 32, other, or too
+# long for that pass (over 256 units), counts that leave a part of a period, and bad units.
+LONGEST_WIDTHS = [1, 3, 5, 8, 13, 16, 24, 33, 40, 100]
+
+
+def longest_of(data, width, endian):
+    from fixedutf32._source import ElementLayout
+
+    return ElementLayout(4 * width, endian).longest_string(data)
+
+
+@parity
+@pytest.mark.parametrize("width", LONGEST_WIDTHS)
+@pytest.mark.parametrize("n_elements", [0, 1, 7, 333, 2 * BLOCK_UNITS // 3 + 5])
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_longest_string_is_the_longest_length_everywhere(width, n_elements, endian):
+    rng = np.random.default_rng(width * 7 + n_elements)
+    units = random_text_units(rng, n_elements, width)
+    if n_elements > 3:  # an interior U+0000 counts: the length ends at the last non-zero unit
+        units[n_elements // 2, :] = 0
+        units[n_elements // 2, width - 1] = 0x41
+    data = to_bytes(units, endian, offset=1)
+    lengths = fixedutf32.str_lengths(data, 4 * width, endian=endian)
+    expected = int(lengths.max()) if n_elements else 0
+    for level in SIMD_LEVELS:
+        with at_simd_level(level):
+            assert longest_of(data, width, endian) == expected, level
+
+
+@parity
+@pytest.mark.parametrize("width", LONGEST_WIDTHS)
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_longest_string_names_the_first_bad_unit_everywhere(width, endian):
+    n_elements = 2 * BLOCK_UNITS // width + 3
+    rng = np.random.default_rng(width)
+    base = random_text_units(rng, n_elements, width, fill=1.0)
+    for position in bad_positions(base.size):
+        units = base.copy()
+        units.flat[position] = 0xD800
+        data = to_bytes(units, endian)
+        expected = assert_same_everywhere(
+            lambda: fixedutf32.validate(data, 4 * width, endian=endian)
+        )
+        assert expected[0] == "InvalidCodePointError"
+        assert assert_same_everywhere(lambda: longest_of(data, width, endian)) == expected

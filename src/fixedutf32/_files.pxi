@@ -205,8 +205,8 @@ def read_longest(int fd, Py_ssize_t offset, Py_ssize_t nbytes, bounce, Py_ssize_
                                    <uint64_t>offset + <uint64_t>at) != <size_t>size:
                     outcome = _FILE_SHORT
                     break
-                status = longest_of(<const uint8_t *>spare.buf, size // (4 * width), width, flags,
-                                    k, &best)
+                status = k.longest(<const uint8_t *>spare.buf, size // (4 * width), width, &best,
+                                   flags)
                 if status.kind != FU32_OK:
                     status.element += at // (4 * width)
                     outcome = _FILE_INVALID

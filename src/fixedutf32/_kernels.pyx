@@ -82,6 +82,8 @@ cdef extern from "csrc/kernels.h" nogil:
                                      Py_ssize_t stride, Py_ssize_t n, const uint8_t *values,
                                      Py_ssize_t values_len, Py_ssize_t width, int flags,
                                      uint8_t *dst) noexcept nogil
+        fu32_status (*longest)(const uint8_t *src, Py_ssize_t n_elems, Py_ssize_t width,
+                               Py_ssize_t *longest, int flags) noexcept nogil
     const int FU32_LEVEL_COUNT
     const fu32_kernels *fu32_level(int index)
     int fu32_level_runs(int index, unsigned features)
@@ -422,37 +424,11 @@ def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
     return status_tuple(status)
 
 
-# Elements per call of str_lengths in longest(): their lengths fit on the stack.
-cdef enum:
-    _LENGTHS_BLOCK = 256
-
-
-cdef fu32_status longest_of(const uint8_t *data, Py_ssize_t n_elems, Py_ssize_t width,
-                            int flags, const fu32_kernels *k, Py_ssize_t *best) noexcept nogil:
-    """str_lengths block by block into a buffer on the stack, ``best`` raised to the longest;
-    on error ``best`` is that of the elements before the failing block."""
-    cdef fu32_status status
-    cdef Py_ssize_t start = 0, count, i
-    cdef Py_ssize_t block[_LENGTHS_BLOCK]
-    status.kind = FU32_OK
-    while start < n_elems:
-        count = min(<Py_ssize_t>_LENGTHS_BLOCK, n_elems - start)
-        status = k.str_lengths(data + start * 4 * width, count, width, block, flags)
-        if status.kind != FU32_OK:
-            status.element += start
-            break
-        for i in range(count):
-            if block[i] > best[0]:
-                best[0] = block[i]
-        start += count
-    return status
-
-
 def longest(source, Py_ssize_t width, int flags):
     """The longest string of whole elements in code points, and a status: ``(status, longest)``.
 
-    No array of lengths is written (what ``check`` needs of a chunk).  On
-    error ``longest`` is that of the elements before the failing block.
+    One pass, no array of lengths written (what ``check`` needs of a chunk).
+    On error ``longest`` covers only some of the elements before the failing one.
     """
     check_units(width, "width")
     cdef Py_buffer src
@@ -462,8 +438,8 @@ def longest(source, Py_ssize_t width, int flags):
     acquire(source, &src, False)
     try:
         with nogil:
-            status = longest_of(<const uint8_t *>src.buf, src.len // (4 * width), width, flags,
-                                k, &best)
+            status = k.longest(<const uint8_t *>src.buf, src.len // (4 * width), width, &best,
+                               flags)
     finally:
         PyBuffer_Release(&src)
     return status_tuple(status), best

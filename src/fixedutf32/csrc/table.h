@@ -59,6 +59,13 @@ typedef struct fu32_kernels {
     fu32_status (*utf8_to_utf32)(const int64_t *starts, const int64_t *ends, ptrdiff_t stride, ptrdiff_t n,
                                  const uint8_t *values, ptrdiff_t values_len, ptrdiff_t width, int flags,
                                  uint8_t *dst);
+
+    /* Raise *longest to the code points of the longest element without
+     * trailing U+0000 (no lengths written: what `check` needs); on error it
+     * covers some of the elements before the one named.  Flags: FU32_VALIDATE,
+     * FU32_SRC_SWAPPED. */
+    fu32_status (*longest)(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width, ptrdiff_t *longest,
+                           int flags);
 } fu32_kernels;
 
 #endif /* FIXEDUTF32_TABLE_H */

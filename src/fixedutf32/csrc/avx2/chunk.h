@@ -427,6 +427,69 @@ FU32_AVX2_FN ptrdiff_t fu32_avx2_str_lengths_blocks(const uint8_t *src, ptrdiff_
     return fu32_avx2_str_lengths_impl(src, n_elems, width, lengths, 1, 0);
 }
 
+/* The longest element in one pass, no length written: OR the elements
+ * together unit by unit (a unit of the result is non-zero where any
+ * element's is), so that the longest string ends at the result's last
+ * non-zero unit.  The units are taken a period of lcm(width, 8) at a time,
+ * one vector per 8 units, each folded into the validity test as it is ORed
+ * in.  Returns -1 when done, else the first element of a group that failed
+ * validation (*longest then covers the groups before it). */
+#define FU32_AVX2_LONGEST_VECTORS 32
+
+FU32_AVX2_INLINE ptrdiff_t fu32_avx2_longest_impl(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+                                                  ptrdiff_t period, const ptrdiff_t vectors,
+                                                  ptrdiff_t *longest, const int validate, const int swapped) {
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i all[FU32_AVX2_LONGEST_VECTORS];
+    uint32_t units[8 * FU32_AVX2_LONGEST_VECTORS];
+    ptrdiff_t periods = n_elems * width / period, per_group = FU32_BLOCK_UNITS / period, best = *longest;
+    if (per_group < 1) per_group = 1;
+    for (ptrdiff_t j = 0; j < vectors; j++) all[j] = zero;
+    for (ptrdiff_t p = 0; p < periods; p += per_group) {
+        ptrdiff_t end = periods - p < per_group ? periods : p + per_group;
+        __m256i acc[FU32_AVX2_LONGEST_VECTORS], hi = zero, lo = _mm256_set1_epi32(-1);
+        const uint8_t *s = src + 4 * p * period;
+        for (ptrdiff_t j = 0; j < vectors; j++) acc[j] = zero;
+        for (ptrdiff_t q = p; q < end; q++, s += 4 * period) {
+            for (ptrdiff_t j = 0; j < vectors; j++) {
+                __m256i v = _mm256_loadu_si256((const __m256i *)(s + 32 * j));
+                if (validate) fu32_avx2_fold(&hi, &lo, swapped ? fu32_avx2_bswap(v) : v);
+                acc[j] = _mm256_or_si256(acc[j], v);
+            }
+        }
+        if (validate && !fu32_avx2_all_valid(hi, lo)) return p * (period / width);
+        for (ptrdiff_t j = 0; j < vectors; j++) all[j] = _mm256_or_si256(all[j], acc[j]);
+    }
+    for (ptrdiff_t j = 0; j < vectors; j++) _mm256_storeu_si256((__m256i *)(units + 8 * j), all[j]);
+    for (ptrdiff_t j = 0; j < period; j++)
+        if (units[j] != 0 && j % width + 1 > best) best = j % width + 1;
+    /* the last elements, fewer than a period's */
+    ptrdiff_t e = periods * (period / width);
+    const uint8_t *s = src + 4 * e * width;
+    if (validate && e < n_elems && !fu32_avx2_range_valid(s, (n_elems - e) * width, swapped)) {
+        *longest = best;
+        return e;
+    }
+    for (; e < n_elems; e++, s += 4 * width) {
+        ptrdiff_t length = fu32_avx2_element_length(s, width);
+        if (length > best) best = length;
+    }
+    *longest = best;
+    return -1;
+}
+
+FU32_AVX2_FN ptrdiff_t fu32_avx2_longest_blocks(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+                                                ptrdiff_t *longest, int flags) {
+    const int validate = (flags & FU32_VALIDATE) != 0, swapped = validate && (flags & FU32_SRC_SWAPPED);
+    ptrdiff_t period = width;
+    while (period % 8) period += width;
+    /* constant vector counts for the common widths, so that the accumulators stay in registers */
+    if (period == 8) return fu32_avx2_longest_impl(src, n_elems, width, 8, 1, longest, validate, swapped);
+    if (period == 16) return fu32_avx2_longest_impl(src, n_elems, width, 16, 2, longest, validate, swapped);
+    if (period == 32) return fu32_avx2_longest_impl(src, n_elems, width, 32, 4, longest, validate, swapped);
+    return fu32_avx2_longest_impl(src, n_elems, width, period, period / 8, longest, validate, swapped);
+}
+
 /* ------------------------------------------------------------------------
  * The AVX2 level's kernels (table.h): fast path, then reference loop.
  * ------------------------------------------------------------------------ */
@@ -454,6 +517,22 @@ static fu32_status fu32_avx2_str_lengths(const uint8_t *src, ptrdiff_t n_elems, 
 {
     return fu32_finish_str_lengths(src, n_elems, width, lengths, flags,
                                    fu32_avx2_str_lengths_blocks(src, n_elems, width, lengths, flags));
+}
+
+static fu32_status fu32_avx2_longest(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width, ptrdiff_t *longest,
+                                     int flags)
+{
+    ptrdiff_t period = width, resume;
+    while (period % 8) period += width;
+    if (period > 8 * FU32_AVX2_LONGEST_VECTORS)
+        return fu32_longest_by_lengths(fu32_avx2_str_lengths, src, n_elems, width, longest, flags);
+    resume = fu32_avx2_longest_blocks(src, n_elems, width, longest, flags);
+    if (resume < 0) return fu32_ok();
+    /* the exact error (or, were there none, the rest measured the slow way) */
+    fu32_status status = fu32_longest_by_lengths(fu32_avx2_str_lengths, src + 4 * resume * width,
+                                                 n_elems - resume, width, longest, flags);
+    if (status.kind != FU32_OK) status.element += resume;
+    return status;
 }
 
 #endif /* FU32_HAVE_AVX2 */

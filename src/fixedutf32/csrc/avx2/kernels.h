@@ -20,6 +20,7 @@ static const fu32_kernels fu32_avx2_kernels = {
     fu32_avx2_str_lengths,
     fu32_avx2_utf32_to_utf8,
     fu32_avx2_utf8_to_utf32,
+    fu32_avx2_longest,
 };
 #endif
 

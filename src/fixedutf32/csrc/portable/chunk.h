@@ -245,4 +245,10 @@ static fu32_status fu32_portable_str_lengths(const uint8_t *src, ptrdiff_t n_ele
                                    fu32_portable_str_lengths_blocks(src, n_elems, width, lengths, flags));
 }
 
+static fu32_status fu32_portable_longest(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+                                         ptrdiff_t *longest, int flags)
+{
+    return fu32_longest_by_lengths(fu32_portable_str_lengths, src, n_elems, width, longest, flags);
+}
+
 #endif /* FIXEDUTF32_PORTABLE_CHUNK_H */

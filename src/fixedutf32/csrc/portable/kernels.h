@@ -18,6 +18,7 @@ static const fu32_kernels fu32_portable_kernels = {
     fu32_portable_str_lengths,
     fu32_portable_utf32_to_utf8,
     fu32_portable_utf8_to_utf32,
+    fu32_portable_longest,
 };
 
 #endif /* FIXEDUTF32_PORTABLE_KERNELS_H */

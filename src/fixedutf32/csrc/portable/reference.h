@@ -173,4 +173,26 @@ static fu32_status fu32_finish_str_lengths(const uint8_t *src, ptrdiff_t n_elems
     return bad < 0 ? fu32_ok() : fu32_unit_error(resume * width + bad, width, seen);
 }
 
+/* The longest element through a level's str_lengths, a block of lengths at a
+ * time on the stack (elements too wide for a level's own longest pass). */
+typedef fu32_status (*fu32_str_lengths_fn)(const uint8_t *src, ptrdiff_t n_elems, ptrdiff_t width,
+                                           ptrdiff_t *lengths, int flags);
+
+static fu32_status fu32_longest_by_lengths(fu32_str_lengths_fn str_lengths, const uint8_t *src,
+                                           ptrdiff_t n_elems, ptrdiff_t width, ptrdiff_t *longest, int flags)
+{
+    ptrdiff_t lengths[256];
+    for (ptrdiff_t start = 0; start < n_elems; start += 256) {
+        ptrdiff_t count = n_elems - start < 256 ? n_elems - start : 256;
+        fu32_status status = str_lengths(src + 4 * start * width, count, width, lengths, flags);
+        if (status.kind != FU32_OK) {
+            status.element += start;
+            return status;
+        }
+        for (ptrdiff_t i = 0; i < count; i++)
+            if (lengths[i] > *longest) *longest = lengths[i];
+    }
+    return fu32_ok();
+}
+
 #endif /* FIXEDUTF32_PORTABLE_REFERENCE_H */
