@@ -413,23 +413,6 @@ def test_invalid_units_are_every_bad_unit(endian):
     assert len(ElementLayout(12, endian).invalid_units(data, 2)) == 2
 
 
-def test_convert_into_leaves_dst_as_it_was_on_error():
-    layout = ElementLayout(8, "big")
-    good = "abcd".encode("utf-32-be")
-    dst = bytearray(8 * 2)
-    layout.convert_into(good, dst, "little")
-    assert bytes(dst) == "abcd".encode("utf-32-le")
-    bad = bytearray(good[:-4] + struct.pack(">I", 0xD800))
-    before = bytes(dst)
-    with pytest.raises(InvalidCodePointError):
-        layout.convert_into(bytes(bad), dst, "little")
-    assert bytes(dst) == before
-    copy = bytes(bad)
-    with pytest.raises(InvalidCodePointError):
-        layout.convert_into(bad, bad, "little")  # in place
-    assert bytes(bad) == copy
-
-
 @pytest.mark.parametrize("stored", ["little", "big"])
 @pytest.mark.parametrize("endian", ["little", "big"])
 def test_place_and_store_are_inverse_in_every_byte_order(stored, endian):

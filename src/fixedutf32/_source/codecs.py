@@ -374,11 +374,6 @@ class CodecChain:
         """True when there is no codec: a stored chunk is its bytes as they are."""
         return not self.specs
 
-    @property
-    def decodes_into_out(self) -> bool:
-        """Whether :meth:`decode` writes straight into ``out`` (zstd, blosc or lz4 innermost)."""
-        return bool(self._stages) and self._stages[0].kind in _DECLARING
-
     def decode(self, data: Buffer, *, key: str, out: Buffer | None = None) -> memoryview:
         """Undo every codec of a stored chunk, each frame checked first (CorruptChunkError).
 

@@ -135,36 +135,6 @@ class ElementLayout:
             unit += 1
         return found
 
-    def convert_into(
-        self, src: Buffer, dst: Buffer, endian: Literal["little", "big"] = sys.byteorder
-    ) -> None:
-        """Check ``src``'s elements, write them to ``dst`` (may be ``src``) in ``endian`` order.
-
-        Examples
-        --------
-        >>> data = bytearray("ab".encode("utf-32-be"))
-        >>> ElementLayout(4, "big").convert_into(data, data, "little")
-        >>> bytes(data) == "ab".encode("utf-32-le")
-        True
-        """
-        # On an error dst is as it was (in place too).
-        swap = check_endian(endian) != self.swapped
-        flags = _VALIDATE | (_SRC_SWAPPED if self.swapped else 0) | (_SWAP if swap else 0)
-        relation = _kernels.overlap(src, dst)
-        if relation == 2:
-            raise ValueError("dst must be src itself or a separate buffer, not a part of it")
-        if relation == 1:
-            status = _kernels.convert(src, dst, self.units, flags) if swap else self._check(src)
-        else:
-            # Separate: check first, so that a bad unit late in src leaves dst as it was;
-            # the copy checks again what it writes (free in its one pass), so that a unit
-            # another thread changes in between cannot get through.
-            status = self._check(src)
-            if not status[0]:
-                status = _kernels.convert(src, dst, self.units, flags)
-        if status[0]:
-            raise status_error(status)
-
     def place(self, src: Buffer, dst: npt.NDArray[Any], endian: Literal["little", "big"]) -> None:
         """Copy elements already checked into contiguous ``dst`` in ``endian`` byte order."""
         # For a reader that validated src in cache: one pass, non-temporal stores for a large dst.
