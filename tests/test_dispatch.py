@@ -9,6 +9,8 @@ last vector.
 import numpy as np
 import pytest
 from conftest import SIMD_LEVELS, at_simd_level
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fixedutf32
 from fixedutf32 import InvalidCodePointError, StringTooLongError
@@ -368,3 +370,32 @@ def test_longest_string_names_the_first_bad_unit_everywhere(width, endian):
         )
         assert expected[0] == "InvalidCodePointError"
         assert assert_same_everywhere(lambda: longest_of(data, width, endian)) == expected
+
+
+@given(
+    width=st.integers(1, 70),
+    n_elements=st.integers(0, 300),
+    bad_at=st.none() | st.floats(0, 1, exclude_max=True),
+    endian=st.sampled_from(["little", "big"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+@settings(max_examples=300, deadline=None)
+def test_longest_string_matches_lengths_and_validate_at_every_level(
+    width, n_elements, bad_at, endian, seed
+):
+    units = random_text_units(np.random.default_rng(seed), n_elements, width)
+    if bad_at is not None and units.size:
+        units.flat[int(bad_at * units.size)] = 0xDFFF
+    data = to_bytes(units, endian)
+    try:
+        expected = fixedutf32.str_lengths(data, 4 * width, endian=endian)
+        expected = int(expected.max()) if n_elements else 0
+    except InvalidCodePointError as error:
+        expected = (error.index, error.position)
+    for level in SIMD_LEVELS:
+        with at_simd_level(level):
+            try:
+                got = longest_of(data, width, endian)
+            except InvalidCodePointError as error:
+                got = (error.index, error.position)
+            assert got == expected, level
