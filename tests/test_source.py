@@ -348,6 +348,44 @@ def test_key_reader_gives_each_inner_chunk_of_a_shard(tmp_path):
     assert "a/c/0" in str(error)
 
 
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_key_reader_reads_the_runs_a_selection_needs_and_checks_only_those(tmp_path, endian):
+    from fixedutf32._source.runs import element_runs
+
+    model = parse_model(
+        {
+            "zarr_format": 3,
+            "data_type": {"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}},
+            "codecs": [{"name": "bytes", "configuration": {"endian": endian}}],
+        }
+    )
+    reader = KeyReader.build(model, ChunkGrid((40, 40), (40, 40)), ChunkGrid((40, 40), (40, 40)))
+    values = np.array([f"{i:02}"[-2:] for i in range(1600)], "<U2").reshape(40, 40)
+    order = "<" if endian == "little" else ">"
+    units = values.astype(f"{order}U2").view(f"{order}u4").reshape(40, 40, 2).copy()
+    units[0, 0, 0] = 0xD800  # outside the selections below until the last one
+    (tmp_path / "c").write_bytes(units.tobytes())
+    selection = (slice(5, 7), slice(2, 9))
+    runs = element_runs((40, 40), "C", 8, selection)
+    assert runs is not None and runs.starts.tolist() == [202, 242]
+    got = reader.read_runs(str(tmp_path), "c", runs)
+    assert got.dtype.byteorder in ("=", "<" if endian == "little" else ">")
+    assert np.array_equal(got.astype("=U2"), values[selection])
+    assert reader.read_runs(str(tmp_path), "missing", runs) is None
+    bad = element_runs((40, 40), "C", 8, (slice(0, 1), slice(0, 3)))
+    with pytest.raises(InvalidCodePointError) as caught:
+        reader.read_runs(str(tmp_path), "c", bad)
+    assert (caught.value.index, caught.value.position) == (0, 0)
+    units[6, 4, 1] = 0x110000  # the element's index is the chunk's, not the runs' buffer's
+    (tmp_path / "c").write_bytes(units.tobytes())
+    with pytest.raises(InvalidCodePointError) as caught:
+        reader.read_runs(str(tmp_path), "c", runs)
+    assert (caught.value.index, caught.value.position) == (6 * 40 + 4, 1)
+    (tmp_path / "short").write_bytes(units.tobytes()[:-4])
+    with pytest.raises(ChunkSizeError):
+        reader.read_runs(str(tmp_path), "short", runs)
+
+
 # --- local files -----------------------------------------------------------------------------
 
 
