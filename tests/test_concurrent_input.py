@@ -160,9 +160,9 @@ def chunk_case(name, endian):
             lambda: fixedutf32.repad(data, lb, lb + 4, endian=endian, out=wide_out),
             lambda r: wider(r, prefix)[:, :WIDTH],
         ),
-        # The chunk-source layer's copy (the store tools and the pipeline use it).
-        "ElementLayout.convert_into": (
-            lambda: (ElementLayout(lb, endian).convert_into(data, out, other), out)[1],
+        # The one writer's checked copy (KeyWriter: chunk and whole-shard writes use it).
+        "ElementLayout.store": (
+            lambda: (ElementLayout(lb, other).store(data, out, endian), out)[1],
             lambda r: np.frombuffer(r, "<u4" if other == "little" else ">u4").reshape(
                 ELEMENTS, WIDTH
             ),
@@ -238,7 +238,7 @@ CHUNK_CASES = [
     "encode_chunk, wider into out",
     "repad, narrower",
     "repad, wider into out",
-    "ElementLayout.convert_into",
+    "ElementLayout.store",
 ]
 CASES = [
     (name, make, endian)
