@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _kernels
-from .._arguments import as_bytes, check_endian, check_length_bytes
+from .._arguments import as_bytes, check_endian, check_length_bytes, unicode_dtype
 from .._status import status_error
 from ..errors import InvalidCodePointError
 from .files import BLOCK_BYTES
@@ -63,6 +63,11 @@ class ElementLayout:
         object.__setattr__(self, "length_bytes", check_length_bytes(self.length_bytes))
         object.__setattr__(self, "swapped", check_endian(self.endian))
         object.__setattr__(self, "units", self.length_bytes // 4)
+
+    @property
+    def dtype(self) -> np.dtype[np.str_]:
+        """The NumPy ``U`` dtype of these elements as stored (their byte order)."""
+        return unicode_dtype(self.units, self.endian)
 
     def block_bytes(self, target: int = BLOCK_BYTES) -> int:
         """The largest whole number of elements in ``target`` bytes (at least one element)."""

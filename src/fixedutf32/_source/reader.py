@@ -363,9 +363,8 @@ class KeyReader:
                 runs.starts.tolist(), runs.lengths.tolist(), runs.bases.tolist()
             ):
                 file.read_at(start * size, stored[base * size : (base + length) * size])
-        dtype = np.dtype(f"{'<' if elements.endian == 'little' else '>'}U{size // 4}")
         # take(), not [...]: a 0-d selection would give a NumPy scalar, in native order
-        values = np.frombuffer(stored, dtype).take(runs.positions.reshape(-1))
+        values = np.frombuffer(stored, elements.dtype).take(runs.positions.reshape(-1))
         try:
             elements.validate(values)
         except InvalidCodePointError as exc:

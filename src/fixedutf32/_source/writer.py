@@ -166,9 +166,7 @@ class KeyWriter:
         self, data: npt.NDArray[np.uint8], slots: int, fill: Any
     ) -> npt.NDArray[np.bool_]:
         """Which of the ``slots`` stored inner chunks in ``data`` are not wholly ``fill``."""
-        endian = "<" if self.elements.endian == "little" else ">"
-        stored = np.dtype(f"{endian}U{self.elements.length_bytes // 4}")
-        units = np.array(fill, stored).reshape(1).view(np.uint32)
+        units = np.array(fill, self.elements.dtype).reshape(1).view(np.uint32)
         rows = data.view(np.uint32).reshape(slots, -1)
         # the usual answer from each chunk's first element; the rest checked whole
         keep: npt.NDArray[np.bool_] = (rows[:, : units.size] != units).any(axis=1)

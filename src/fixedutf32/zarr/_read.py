@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr import config
 
+from .._arguments import unicode_dtype
 from .._source import BLOCK_BYTES, ElementLayout, Index, thread_scratch
 from .._source.runs import ElementRuns, element_runs
 from ..errors import FixedUTF32Error, InvalidChunkCodePointError, InvalidCodePointError
@@ -47,8 +48,7 @@ _INLINE_BYTES = 4 * 1024 * 1024
 
 
 def _stored_dtype(layout: ChunkLayout, endian: str | None = None) -> np.dtype[Any]:
-    endian = endian or layout.endian
-    return np.dtype(f"{'<' if endian == 'little' else '>'}U{layout.length_bytes // 4}")
+    return unicode_dtype(layout.elements.units, endian or layout.endian)
 
 
 class BatchRead:
