@@ -1,16 +1,13 @@
 """A one-axis read of raw local chunk files straight to Arrow UTF-8, two runs meeting in the middle.
 
-The chunks are cut into as many runs as threads, taken in pairs.  Each pair
-has a region of one values buffer, sized for the worst case (4 bytes per
-code unit); its first run writes backward (last chunk first) so that its
-UTF-8 ends at a point ``middle``, and its second run writes forward from
-there.  Two threads thus fill one contiguous stretch without knowing each
-other's sizes, and the result needs no second copy of the values (the join
-of separate buffers cost a third of the read).  Later pairs, if any, are
-moved down behind the first.  A chunk not stored reads as the fill value's
-UTF-8, written in its place.  Anything unusual (another store, a file out of
-the ordinary, an invalid code unit) returns None: the caller reads the careful
-way, which names errors as the pipeline does.
+The chunks are cut into one run per thread, taken in pairs.  Each pair shares a region of one
+values buffer sized for the worst case (4 bytes per code unit): its first run writes backward so
+that its UTF-8 ends at ``middle``, its second forward from there.  Two threads thus fill one
+contiguous stretch without knowing each other's sizes, and the values need no second copy (joining
+separate buffers cost a third of the read); later pairs are moved down behind the first.  A chunk
+not stored reads as the fill value's UTF-8.  Anything unusual (another store, a file out of the
+ordinary, an invalid code unit) returns None: the caller reads the careful way, which names errors
+as the pipeline does.
 """
 
 from __future__ import annotations
@@ -56,12 +53,9 @@ def read_utf8_runs(
     mapper: Callable[[int], Map],
     fill: bytes | None,
 ) -> ArrowStrings | None:
-    """Elements ``selected[0]:selected[1]`` of a one-axis array of ``extent``-element chunks
-    as Arrow strings, or None for the careful way (see the module's docstring).
-
-    ``mapper(n)`` gives a ``map`` that runs ``n`` calls at once (a thread pool's); ``fill``
-    is the fill value's UTF-8, for chunks not stored (None: such a read goes the careful way).
-    """
+    """Elements ``selected[0]:selected[1]`` as Arrow strings, or None to read the careful way."""
+    # extent: elements per chunk; mapper(n): a map running n calls at once (a thread pool's);
+    # fill: the fill value's UTF-8 for chunks not stored (None: such a read goes the careful way).
     start, stop = selected
     if stop <= start:
         return None

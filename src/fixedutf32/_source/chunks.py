@@ -22,27 +22,7 @@ __all__ = ["ChunkDecoder"]
 
 @dataclass(frozen=True)
 class ChunkDecoder:
-    """How the stored chunks of one array become their bytes.
-
-    Parameters
-    ----------
-    elements : ElementLayout
-        The width and byte order of the elements.
-    count : int
-        Elements in one chunk (edge chunks too: they are stored whole).
-    chain : CodecChain
-        The codecs applied to a chunk's bytes; ``chain.decoded_nbytes`` must
-        be ``count * elements.length_bytes``.
-
-    Attributes
-    ----------
-    nbytes : int
-        Bytes of one decoded chunk.
-
-    Raises
-    ------
-    ValueError
-        If ``chain`` decodes to another size.
+    """How the stored chunks of one array become their bytes, ``nbytes`` each once decoded.
 
     Examples
     --------
@@ -58,7 +38,7 @@ class ChunkDecoder:
     """
 
     elements: ElementLayout
-    count: int
+    count: int  # elements in one chunk, edge chunks too: they are stored whole
     chain: CodecChain
     nbytes: int = field(init=False)
 

@@ -277,30 +277,6 @@ def open_chunk_file(
 ) -> ChunkFile | None:
     """Open a local chunk file if it is a regular file of at most ``max_nbytes`` bytes.
 
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The chunk's file.
-    key : str
-        Its store key, for errors.
-    max_nbytes : int
-        The most bytes the chunk may hold as stored.
-    within : str, optional
-        The real path of the store's root: the file opened (its links
-        resolved) must lie inside it.  None: links are followed anywhere.
-
-    Returns
-    -------
-    ChunkFile or None
-        None when there is no file there (or a directory): a missing chunk.
-
-    Raises
-    ------
-    CorruptChunkError
-        If the path is a FIFO, a device, a socket, or a file larger than
-        ``max_nbytes`` (nothing is read from it), lies outside ``within``,
-        or cannot be opened for another reason (permissions).
-
     Examples
     --------
     >>> import os, tempfile
@@ -318,6 +294,8 @@ def open_chunk_file(
     b'\\x00\\x00\\x00\\x00'
     >>> import shutil; shutil.rmtree(where)
     """
+    # None for no file (or a directory) there: a missing chunk. within: the store root's real path,
+    # which the opened file (links resolved) must lie in; None follows links anywhere.
     try:
         fd = os.open(path, _FLAGS)
     except OSError as exc:
@@ -354,31 +332,6 @@ def read_regular_file(
 ) -> bytes | None:
     """The bytes of a small local file (a metadata document, a record), read as a chunk file is.
 
-    Opened by :func:`open_chunk_file`: without blocking, a regular file of
-    at most ``max_nbytes`` bytes, inside ``within`` when given.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-    key : str
-        Its name in messages (a store key, or a file name).
-    max_nbytes : int
-        The most bytes it may hold.
-    within : str, optional
-        As for :func:`open_chunk_file`.
-
-    Returns
-    -------
-    bytes or None
-        None when there is no file (or a directory) there.
-
-    Raises
-    ------
-    CorruptChunkError
-        If it is a FIFO, a device, a socket, larger than ``max_nbytes``,
-        outside ``within``, or cannot be opened or read; ``exc.reason`` says
-        which in one line.
-
     Examples
     --------
     >>> import os, tempfile
@@ -389,6 +342,7 @@ def read_regular_file(
     fixedutf32.errors.CorruptChunkError: chunk fifo is corrupt: expected a regular file, got a FIFO
     >>> import shutil; shutil.rmtree(where)
     """
+    # None for no file (or a directory) there; any other problem is a CorruptChunkError.
     file = open_chunk_file(path, key=key, max_nbytes=max_nbytes, within=within)
     if file is None:
         return None

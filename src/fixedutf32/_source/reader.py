@@ -1,20 +1,11 @@
 """The one reader of an array's keys: a chunk, or the inner chunks of a shard, to their bytes.
 
-:class:`KeyReader` is built once per array (from its
-:class:`~fixedutf32.metadata._model.ArrayModel` and grids, or from a codec
-chain for chunks of no fixed size) and reads one key at a time, from a local
-directory (:func:`~fixedutf32._source.files.open_chunk_file`: regular files
-only, no larger than the key can be, inside ``within``) or from any store
-(``get(key)``).  Every frame is checked before it is inflated, every size
-against the metadata; each chunk goes to a sink, or why it cannot be read.
-
-A local shard (no codecs on the whole shard) is read index first, then only
-the inner chunks asked for (``needed``), neighbouring byte ranges coalesced
-into one read of at most :data:`RUN_BYTES`; a run of raw inner chunks goes
-with one ``preadv`` straight into the places a ``target`` gives, and a shard
-of raw chunks back to back straight into one ``span``, each block checked
-(``on_block``) while in cache.  :meth:`KeyReader.read_many` reads many small
-raw chunk files the short way (a directory opened once, each file under it).
+:class:`KeyReader` is built once per array and reads one key at a time, from a local directory
+(:func:`~fixedutf32._source.files.open_chunk_file`: regular files only, no larger than the key can
+be, inside ``within``) or from any store (``get(key)``).  Every frame is checked before it is
+inflated, every size against the metadata; each chunk goes to a sink, or why it cannot be read.
+A local shard is read index first, then only the inner chunks needed, neighbouring byte ranges
+coalesced into reads of at most :data:`RUN_BYTES`, each block checked while in cache.
 """
 
 from __future__ import annotations
@@ -102,22 +93,15 @@ def _as_error(key: str, exc: Exception) -> FixedUTF32Error:
 
 @dataclass(frozen=True)
 class KeyReader:
-    """Reads the keys of one array and hands each chunk they hold to a sink.
+    """Reads the keys of one array and hands each chunk they hold to a sink."""
 
-    ``grid`` is the grid of the chunks (inner chunks, when sharded) and
-    ``key_grid`` the grid of the keys; ``chain`` undoes a chunk's codecs and
-    ``decoder`` sizes it (None for chunks of no fixed size); ``shard`` and
-    ``shard_chain`` (the codecs applied to whole shards) for sharded arrays.
-    ``path`` is the array's path in the store, before each key.
-    """
-
-    grid: ChunkGrid
-    key_grid: ChunkGrid
-    chain: CodecChain
-    decoder: ChunkDecoder | None = None
+    grid: ChunkGrid  # of the chunks (the inner chunks, when sharded)
+    key_grid: ChunkGrid  # of the keys
+    chain: CodecChain  # undoes a chunk's codecs
+    decoder: ChunkDecoder | None = None  # sizes a chunk; None for chunks of no fixed size
     shard: ShardLayout | None = None
-    shard_chain: CodecChain | None = None
-    path: str = ""
+    shard_chain: CodecChain | None = None  # the codecs applied to whole shards
+    path: str = ""  # the array's path in the store, before each key
 
     @classmethod
     def build(
@@ -176,36 +160,10 @@ class KeyReader:
         in_cache: bool = False,
         key: str | None = None,
     ) -> int | None:
-        """Read the key at ``key_index`` and hand each chunk it holds to ``sink``.
-
-        ``source`` is a local store's directory or ``get(key)``; ``within``
-        the real path local files must lie in.  ``on_block`` sees the decoded
-        bytes of each chunk before ``sink`` does: block by block as a raw
-        local chunk is read (while in cache), else once on the whole chunk;
-        what it raises goes to ``sink`` as the chunk's error.  Chunks a shard
-        does not hold, or past the array's edge, are left out.  ``scratch``:
-        the buffers to reuse (default this thread's).
-
-        ``needed``: the flat C-order indices, in the shard, of the inner
-        chunks to read (None: all; ignored for unsharded keys).  ``target``
-        (:data:`Target`): where a chunk may be decoded straight into, so
-        that its bytes are written once; ``sink`` then gets a view of it.
-        ``span`` (:data:`Span`): for a whole local shard whose raw chunks are
-        stored back to back in C order, all of them needed, the memory its
-        bytes are read straight into, each block checked and put in native
-        order as it lands (in C, without ``on_block``).  ``on_longest``
-        (:data:`OnLongest`): such a shard, none of its chunks at the array's
-        edge, or such a raw local chunk file not at the edge, is only checked,
-        in C, and ``on_longest`` called instead of ``on_block`` and ``sink``;
-        one that fails is then read the usual way,
-        which hands each problem to ``sink``.  ``in_cache``: a span is a buffer
-        small enough to stay in cache, read in place (else through a block in
-        cache, written past it).  ``key``: the store key to read, when the
-        caller has it already (the grid then only places the chunks).
-
-        Returns the key's size as stored, 0 when it could not be read (the
-        error went to ``sink``), or None when the key is missing.
-        """
+        """Read the key at ``key_index`` and hand each chunk it holds to ``sink``."""
+        # Returns the key's stored size, 0 if unreadable (the error went to sink), None if missing.
+        # What on_block raises goes to sink as the chunk's error; chunks not held or past the edge
+        # are left out.  needed: flat C-order inner chunks (None: all); see Target, Span, OnLongest.
         scratch = thread_scratch() if scratch is None else scratch
         key = self.key(key_index) if key is None else key
         index = tuple(key_index)
@@ -258,27 +216,10 @@ class KeyReader:
         in_cache: bool = False,
         keys: Sequence[str] | None = None,
     ) -> list[int | None]:
-        """:meth:`read` of each key in turn: what each returned, in a list.
-
-        Raw local chunks of up to 4 MiB go a short way, for arrays of many
-        small chunks: each directory is opened once and checked to lie in
-        ``within``, each file opened under it without following a link,
-        read whole (into its ``target`` place, if any), then handed to
-        ``on_block`` and ``sink``; any file out of the ordinary (a link, not
-        a regular file, another size) goes through :meth:`read`, which says
-        what is wrong with it.
-
-        ``into`` and ``starts`` (one per key): the caller's memory, each key's
-        chunk at ``into[starts[i]:]``.  On the short way the files are then
-        read by runs in one call without the GIL, each block checked and
-        written there in native order: those keys go to neither ``on_block``
-        nor ``sink``.  A file that is invalid goes to ``sink`` with its error
-        (its place may then be partly written).  ``in_cache``: ``into`` is a
-        buffer small enough to stay in cache, read in place (else through a
-        block in cache, checked before it is written past it: a chunk of up to
-        :data:`BLOCK_BYTES` that fails leaves its place as it was).  ``keys``:
-        the store keys, when the caller has them (one per key index).
-        """
+        """:meth:`read` of each key in turn, raw local files the short way; what each returned."""
+        # The short way: each directory opened once, each file under it without following links, an
+        # unusual one through read.  into/starts: files read in C to into[starts[i]:], only errors
+        # to sink; unless in_cache, a failing chunk of up to BLOCK_BYTES leaves its place as it was.
         scratch = thread_scratch() if scratch is None else scratch
         decoder = self.decoder
         key_indices = list(key_indices)
@@ -342,13 +283,9 @@ class KeyReader:
         within: str | None = None,
         scratch: Scratch | None = None,
     ) -> npt.NDArray[np.str_] | None:
-        """The elements ``runs`` selects of a raw local chunk, read by byte range and checked.
-
-        Returns a new array in the stored byte order, shaped as the selection, or
-        None when the key is missing.  Raises what opening the file does (a file
-        of the wrong size, not regular, outside ``within``) and InvalidCodePointError
-        for a selected element, its index the element's in the chunk (stored order).
-        """
+        """The elements ``runs`` selects of a raw local chunk, read by byte range and checked."""
+        # None if the key is missing; else a new array in the stored byte order.  An invalid
+        # element's InvalidCodePointError counts it in the chunk (stored order), not the selection.
         decoder = self.decoder
         assert decoder is not None and self.chain.raw  # byte ranges of raw chunks only
         file = decoder.open_file(os.path.join(source, key), key=key, within=within)
@@ -444,21 +381,10 @@ class KeyReader:
         within: str | None = None,
         fill: bytes | None = None,
     ) -> int | None:
-        """Elements ``ranges[0][i]:ranges[1][i]`` of each key's chunk as Arrow UTF-8, in C.
-
-        For raw local chunk files only, each read through a block in cache,
-        checked whole and transcoded there (``ElementLayout.read_utf8``):
-        forward from ``bounds[0]`` (never reaching ``bounds[1]``), or
-        ``backward`` from the last key, ending at ``bounds[0]`` (never below
-        ``bounds[1]``); each element's start in ``values`` goes to
-        ``offsets`` from entry ``first``.  Returns where the UTF-8 ends
-        (backward: starts), or None when the store is not such, or a file
-        is out of the ordinary or invalid (or missing, without ``fill``):
-        the caller then reads the careful way, which names each chunk
-        (``values`` and ``offsets`` may hold anything written so far).  A
-        chunk not stored reads as ``fill`` (the UTF-8 of the fill value) for
-        each of its elements selected.
-        """
+        """Elements ``ranges[0][i]:ranges[1][i]`` of each key's chunk as Arrow UTF-8, in C."""
+        # Returns where the UTF-8 ends (backward: starts), never passing bounds[1]; None if the keys
+        # are not raw local files, or one is unusual, invalid or missing without fill: the caller
+        # then reads the careful way (values and offsets may hold partial output).
         decoder = self.decoder
         if decoder is None or not self._raw_files(source):
             return None
@@ -691,8 +617,7 @@ class KeyReader:
         scratch: Scratch,
         in_cache: bool,
     ) -> None:
-        """A dense shard's chunks straight into ``place``, checked and put in native order
-        block by block as they land, in C."""
+        """A dense shard's chunks straight into ``place``, checked and put in native order, in C."""
         assert self.decoder is not None  # dense shards only
         n, total = self.decoder.nbytes, self.decoder.nbytes * len(chunks)
         if place.nbytes != total:

@@ -25,14 +25,11 @@ _RANGE_FRACTION = 0.25
 
 @dataclass(frozen=True)
 class ElementRuns:
-    """The element runs of a chunk a selection needs, and where each selected element is.
+    """The element runs of a chunk a selection needs, and where each selected element is."""
 
-    ``selected``: the flat (stored order) index in the chunk of each selected
-    element, shaped as the selection's result; ``starts``, ``lengths``: the
-    runs to read, in elements; ``bases``: where each run goes in the buffer
-    read into; ``positions``: where each selected element is in that buffer.
-    """
-
+    # selected: each selected element's flat (stored order) index in the chunk, shaped as the
+    # result; starts, lengths: the runs to read, in elements; bases: where each run goes in the
+    # buffer read into; positions: where each selected element is in that buffer.
     selected: np.ndarray[Any, np.dtype[np.intp]]
     starts: np.ndarray[Any, np.dtype[np.intp]]
     lengths: np.ndarray[Any, np.dtype[np.intp]]
@@ -43,11 +40,7 @@ class ElementRuns:
 def _block_runs(
     shape: tuple[int, ...], order: Order, selection: tuple[slice, ...]
 ) -> ElementRuns | None:
-    """:func:`element_runs` for a block of plain slices, worked out without a per-element table.
-
-    The block is read run by run, each run a stretch of the chunk's fastest
-    axes, so the bytes read are the block itself, in the chunk's order.
-    """
+    """:func:`element_runs` for a block of plain slices, worked out without a per-element table."""
     bounds = [s.indices(n)[:2] for s, n in zip(selection, shape)]
     extents = [max(0, stop - start) for start, stop in bounds]
     total = math.prod(extents)

@@ -33,28 +33,16 @@ _CHECKSUM_BYTES = 4
 
 @dataclass(frozen=True)
 class ShardIndex:
-    """Where each inner chunk of one shard is.
+    """Where each inner chunk of one shard is, and which the shard holds."""
 
-    Attributes
-    ----------
-    offsets, nbytes : numpy.ndarray of uint64
-        One entry per inner chunk, in C order over the shard's chunks;
-        checked to lie inside the shard, clear of the index.
-    present : numpy.ndarray of bool
-        Which inner chunks the shard holds.
-    """
-
+    # One entry per inner chunk, in C order; offsets and nbytes checked to lie inside the shard,
+    # clear of the index.
     offsets: npt.NDArray[np.uint64]
     nbytes: npt.NDArray[np.uint64]
     present: npt.NDArray[np.bool_]
 
     def entries(self) -> Iterator[tuple[int, int, int]]:
-        """``(local, offset, nbytes)`` of each chunk the shard holds, ``local`` its flat C index.
-
-        Returns
-        -------
-        iterator of (int, int, int)
-        """
+        """``(local, offset, nbytes)`` of each chunk the shard holds, ``local`` its flat C index."""
         for local in np.flatnonzero(self.present).tolist():
             yield local, int(self.offsets[local]), int(self.nbytes[local])
 
@@ -62,23 +50,6 @@ class ShardIndex:
 @dataclass(frozen=True)
 class ShardLayout:
     """How the inner chunks of a sharded array sit in one shard.
-
-    Parameters
-    ----------
-    chunks_per_shard : tuple of int
-        Inner chunks along each axis of a shard.
-    index_endian : {"little", "big"}
-        Byte order of the index's uint64 values.
-    index_checksum : bool
-        Whether a crc32c of the index follows it.
-    index_location : {"end", "start"}
-
-    Attributes
-    ----------
-    count : int
-        Inner chunks per shard.
-    index_nbytes : int
-        Bytes of the index, checksum included.
 
     Examples
     --------
@@ -92,11 +63,11 @@ class ShardLayout:
     """
 
     chunks_per_shard: tuple[int, ...]
-    index_endian: Literal["little", "big"] = "little"
-    index_checksum: bool = False
+    index_endian: Literal["little", "big"] = "little"  # of the index's uint64 values
+    index_checksum: bool = False  # a crc32c of the index follows it
     index_location: Literal["end", "start"] = "end"
-    count: int = field(init=False)
-    index_nbytes: int = field(init=False)
+    count: int = field(init=False)  # inner chunks per shard
+    index_nbytes: int = field(init=False)  # checksum included
 
     def __post_init__(self) -> None:
         if self.index_endian not in ("little", "big"):
@@ -114,18 +85,7 @@ class ShardLayout:
         )
 
     def chunk_index(self, shard_index: Sequence[int], local: int) -> tuple[int, ...]:
-        """The grid index of inner chunk ``local`` (flat, C order) of the shard at ``shard_index``.
-
-        Parameters
-        ----------
-        shard_index : sequence of int
-            The shard's index in the grid of shards.
-        local : int
-
-        Returns
-        -------
-        tuple of int
-        """
+        """The grid index of inner chunk ``local`` (flat, C order) of shard ``shard_index``."""
         position = []
         for extent in reversed(self.chunks_per_shard):
             local, i = divmod(local, extent)
@@ -134,32 +94,8 @@ class ShardLayout:
         return tuple(s * n + i for s, n, i in zip(shard_index, self.chunks_per_shard, position))
 
     def read_index(self, shard: Buffer, *, key: str, max_chunk_nbytes: int) -> ShardIndex:
-        """Read and check the index of a shard.
-
-        Parameters
-        ----------
-        shard : buffer
-            The shard's bytes (with the codecs after sharding undone); read only.
-        key : str
-            The shard's store key, for errors.
-        max_chunk_nbytes : int
-            The most bytes one stored inner chunk may hold
-            (:attr:`CodecChain.max_stored_nbytes`).
-
-        Returns
-        -------
-        ShardIndex
-            New arrays; nothing refers to ``shard``.
-
-        Raises
-        ------
-        ChunkSizeError
-            If the shard is smaller than its index.
-        CorruptChunkError
-            If the index's checksum does not match, an entry is half empty,
-            points outside the shard or into its index, or is larger than an
-            inner chunk can be.
-        """
+        """Read and check the index of a shard (codecs after sharding undone) into new arrays."""
+        # max_chunk_nbytes: the most one stored inner chunk may hold (CodecChain.max_stored_nbytes).
         data = as_bytes(shard)
         size = data.nbytes
         index_nbytes = self.index_nbytes
@@ -171,46 +107,15 @@ class ShardLayout:
         )
 
     def index_offset(self, shard_nbytes: int) -> int:
-        """Where the index starts in a shard of ``shard_nbytes`` bytes.
-
-        Parameters
-        ----------
-        shard_nbytes : int
-            At least :attr:`index_nbytes`.
-
-        Returns
-        -------
-        int
-        """
+        """Where the index starts in a shard of ``shard_nbytes`` (>= :attr:`index_nbytes`) bytes."""
         return 0 if self.index_location == "start" else shard_nbytes - self.index_nbytes
 
     def parse_index(
         self, raw: Buffer, shard_nbytes: int, *, key: str, max_chunk_nbytes: int
     ) -> ShardIndex:
-        """Read and check an index read on its own (the :attr:`index_nbytes` of a shard).
-
-        For a reader that fetches the index first and then only the inner
-        chunks it needs: every entry is checked against the size of the whole
-        shard, as :meth:`read_index` checks it.
-
-        Parameters
-        ----------
-        raw : buffer
-            Exactly :attr:`index_nbytes` bytes, from :meth:`index_offset`.
-        shard_nbytes : int
-            The size of the whole shard.
-        key : str
-        max_chunk_nbytes : int
-
-        Returns
-        -------
-        ShardIndex
-
-        Raises
-        ------
-        ChunkSizeError, CorruptChunkError
-            As :meth:`read_index`.
-        """
+        """Read and check the index alone (:meth:`index_offset`), against the whole shard's size."""
+        # For a reader that fetches the index first, then only the inner chunks it needs: every
+        # entry is checked as read_index checks it.
         size = shard_nbytes
         index_nbytes = self.index_nbytes
         if size < index_nbytes:
@@ -265,28 +170,7 @@ class ShardLayout:
         return ShardIndex(offsets, nbytes, present)
 
     def encode_index(self, index: ShardIndex, out: Buffer) -> None:
-        """Write ``index`` as a shard stores it: :meth:`parse_index`'s counterpart.
-
-        Each inner chunk's ``(offset, nbytes)`` as two uint64 of
-        :attr:`index_endian`, ``(2**64 - 1, 2**64 - 1)`` for a chunk the
-        shard does not hold, in C order; then the crc32c of those bytes when
-        :attr:`index_checksum` (4 bytes, little endian, as zarr's ``crc32c``
-        codec appends it).
-
-        Parameters
-        ----------
-        index : ShardIndex
-            One entry per inner chunk (:attr:`count`); the offsets as they
-            are in the whole shard (past the index, when it is at the start).
-        out : writable buffer
-            Exactly :attr:`index_nbytes` bytes (the shard's own, at
-            :meth:`index_offset`).
-
-        Raises
-        ------
-        ValueError
-            If ``index`` has another number of entries than :attr:`count`, or
-            ``out`` another size than :attr:`index_nbytes`.
+        """Write ``index`` into ``out`` as a shard stores it: :meth:`parse_index`'s counterpart.
 
         Examples
         --------
@@ -298,6 +182,8 @@ class ShardLayout:
         >>> np.frombuffer(out, "<u8").tolist() == [0, 4, 2**64 - 1, 2**64 - 1]
         True
         """
+        # out: exactly index_nbytes, the shard's own at index_offset; offsets as in the whole shard
+        # (past the index when it is at the start); the crc32c appended as zarr's crc32c codec does.
         target = np.frombuffer(as_bytes(out), np.uint8)  # a view of out, which must be writable
         if target.nbytes != self.index_nbytes:
             raise ValueError(

@@ -1,34 +1,23 @@
 """Strict metadata helpers for the Zarr V3 ``fixed_length_utf32`` data type.
 
-This package turns array metadata (a V3 ``zarr.json`` or a V2 ``.zarray``) into
-the arguments that :func:`fixedutf32.decode_chunk` needs, and rejects what the
-specification forbids. Every rejection raises :class:`MetadataError` (a
-``ValueError``) whose message names the offending key, what was expected and
-what arrived.
-
-Nothing here touches chunk data; it is plain Python over small JSON documents.
-The only array work is :meth:`FixedLengthUTF32.fill_array`, which is one
-``numpy.full`` call.
+This package turns array metadata (a V3 ``zarr.json`` or a V2 ``.zarray``) into the arguments
+that :func:`fixedutf32.decode_chunk` needs, and rejects what the specification forbids with a
+:class:`MetadataError` (a ``ValueError``) naming the offending key, what was expected and what
+arrived.  It is plain Python over small JSON documents and never touches chunk data.
 
 Limits
 ------
-A document that parses can be used: what the rest of the package or NumPy
-could not hold is rejected here, with a :class:`MetadataError`.
+A document that parses can be used: what the rest of the package or NumPy could not hold is
+rejected here, with a :class:`MetadataError`.
 
-- Nesting: at most :data:`MAX_NESTING_DEPTH` (128) levels of JSON arrays
-  and objects, anywhere in the document (``attributes`` included), in JSON
-  text and in already-parsed dicts and lists alike. serde_json (used by the
-  Rust ``zarrs``) applies the same default limit.
-- ``length_bytes``: at most :data:`MAX_LENGTH_BYTES` (2147483644), NumPy's
-  largest ``U`` item (its item size is a C ``int``): ``"<U536870911"``.
+- Nesting: at most :data:`MAX_NESTING_DEPTH` (128) levels of JSON arrays and objects, anywhere
+  in the document (``attributes`` included), in JSON text and parsed dicts and lists alike
+  (serde_json, used by the Rust ``zarrs``, has the same default limit).
+- ``length_bytes``: at most :data:`MAX_LENGTH_BYTES` (2147483644), NumPy's largest ``U`` item
+  (its item size is a C ``int``): ``"<U536870911"``.
 - Array and chunk extents: at most ``2**63 - 1`` (int64).
-- One chunk, ``prod(chunk_shape) * length_bytes`` bytes, fits in one buffer:
-  at most ``sys.maxsize`` bytes.
-
-Layout: ``_json`` (the limits and the checks of single JSON values),
-``_dtype`` (the data type), ``_codecs`` (the codec chains), ``_grid`` (shapes
-and chunk grids), ``_array`` (:class:`ArrayMetadata`) and ``_parse`` (the V3
-and V2 parsers, which check each field once, as they read it).
+- One chunk, ``prod(chunk_shape) * length_bytes`` bytes, fits in one buffer: at most
+  ``sys.maxsize`` bytes.
 """
 
 from .._arguments import MAX_LENGTH_BYTES

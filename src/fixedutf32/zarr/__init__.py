@@ -1,19 +1,15 @@
 """zarr-python integration: a strict ``bytes`` codec and a codec pipeline.
 
-``enable()`` makes zarr-python read and write every ``fixed_length_utf32``
-array (and every Zarr V2 ``<U``/``>U`` array) through fixedutf32's kernels:
-chunks are validated, decoded with the GIL released, and metadata that
-breaks the specification raises :class:`fixedutf32.MetadataError`.
-
-Nothing changes in zarr-python until it is asked to: importing this module
-registers nothing.  zarr finds the classes through the entry points
-``zarr.codecs`` (``bytes``) and ``zarr.codec_pipeline`` and uses them when its
-configuration names them::
+``enable()`` makes zarr-python read and write every ``fixed_length_utf32`` array (and every
+Zarr V2 ``<U``/``>U`` array) through fixedutf32's kernels: chunks are validated, decoded with
+the GIL released, and metadata that breaks the specification raises
+:class:`fixedutf32.MetadataError`. Importing this module changes nothing in zarr-python: zarr
+finds the classes through the entry points ``zarr.codecs`` (``bytes``) and
+``zarr.codec_pipeline`` and uses them when its configuration names them, as :func:`enable`
+does (it also installs the strict data type)::
 
     zarr.config.set({"codecs.bytes": "fixedutf32.zarr.BytesCodec",
                      "codec_pipeline.path": "fixedutf32.zarr.CodecPipeline"})
-
-which is what :func:`enable` does (it also installs the strict data type).
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """Reading a batch of chunks (or shards) into the result.
 
-Every chunk is read, or decompressed, into a buffer of this thread's
-(:func:`fixedutf32._source.thread_scratch`), validated there while it is
-in cache, and only then converted into its place in the result: a chunk
-that fails leaves its part of the caller's result exactly as it was.  A
-local file is opened and read through :mod:`fixedutf32._source.files`
-(regular files no larger than the chunk can be, in blocks); a frame is
-checked before it is inflated (:mod:`fixedutf32._source.codecs`).
-
-Local chunks are read on a few threads, each looping over its share of the
-batch (one thread hop per share, not per chunk); chunks of other stores
-are fetched by zarr's store, concurrently, and decoded where they arrive
-(large or compressed ones on a thread).  A store whose requests may each
-wait (a directory on NFS, Lustre or GPFS; a wrapper store) has its
-synchronous reads made one chunk per thread, ``async.concurrency`` at once
-(``_compat.fan_out``), as zarr keeps its asynchronous requests in flight.
+Each chunk is read or decompressed into a buffer of this thread's (``_source.thread_scratch``;
+files and frames checked by :mod:`fixedutf32._source` first) and validated there, in cache,
+before it is converted into the result: a chunk that fails leaves its part of the result as it
+was. Local chunks are read on a few threads, a share of the batch each; other stores' chunks are
+fetched by zarr's store and decoded where they arrive (large or compressed ones on a thread). A
+store whose every request may wait (NFS, a wrapper store) gets one synchronous read per thread,
+``async.concurrency`` at once (``_compat.fan_out``), as zarr keeps its requests in flight.
 """
 
 from __future__ import annotations
@@ -52,17 +44,7 @@ def _stored_dtype(layout: ChunkLayout, endian: str | None = None) -> np.dtype[An
 
 
 class BatchRead:
-    """One ``read()`` of a batch: the result, what each chunk turned out to be.
-
-    Parameters
-    ----------
-    plan : ChunkPlan or ShardPlan
-    names : ChunkNames
-        Names the chunk of an error.
-    out : numpy.ndarray
-        The result; only the parts of chunks read successfully are written.
-    drop_axes : tuple of int
-    """
+    """One ``read()`` of a batch: chunks validated, then placed into ``out``; their statuses."""
 
     __slots__ = (
         "drop_axes",
@@ -318,11 +300,9 @@ class BatchRead:
     # ---- the batch ----------------------------------------------------
 
     def _small(self, jobs: Sequence[ChunkJob]) -> bool:
-        """Whether reading ``jobs`` costs less than handing them to a thread.
-
-        A raw chunk read in part by byte range counts its runs' bytes (the
-        runs are kept for :meth:`read_local`), any other its whole size.
-        """
+        """Whether reading ``jobs`` here costs less than handing them to a thread."""
+        # a raw chunk read in part counts only its runs' bytes; side effect: the runs are kept in
+        # self.ranges for read_local
         total = 0
         ranged = isinstance(self.plan, ChunkPlan) and self.plan.raw
         for job in jobs:
