@@ -6,8 +6,6 @@ its lying frames, bombs and hostile files are also run end to end through
 ``fixedutf32 check`` and ``convert`` in test_store_hostile.py.
 """
 
-import doctest
-import importlib
 import os
 import re
 import struct
@@ -37,16 +35,6 @@ from fixedutf32._source import (  # noqa: E402
 )
 from fixedutf32.errors import MetadataError  # noqa: E402
 from fixedutf32.metadata._model import parse_model  # noqa: E402
-
-MODULES = ["sizes", "frames", "codecs", "grid", "shard", "files", "elements", "scratch", "chunks"]
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples(name):
-    module = importlib.import_module(f"fixedutf32._source.{name}")
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
-
 
 # --- codec JSON ------------------------------------------------------------------------------
 

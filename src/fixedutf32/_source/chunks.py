@@ -22,20 +22,7 @@ __all__ = ["ChunkDecoder"]
 
 @dataclass(frozen=True)
 class ChunkDecoder:
-    """How the stored chunks of one array become their bytes, ``nbytes`` each once decoded.
-
-    Examples
-    --------
-    >>> import numcodecs
-    >>> decoder = ChunkDecoder.build(16, "little", 4, [])
-    >>> decoder.decode(bytes(60), key="c/0")
-    Traceback (most recent call last):
-    ...
-    fixedutf32.errors.ChunkSizeError: chunk c/0 holds 60 bytes; a chunk of 4 elements of ...
-    >>> zstd = ChunkDecoder.build(16, "little", 4, [{"name": "zstd"}])
-    >>> zstd.decode(numcodecs.Zstd().encode(bytes(64)), key="c/0").nbytes
-    64
-    """
+    """How the stored chunks of one array become their bytes, ``nbytes`` each once decoded."""
 
     elements: ElementLayout
     count: int  # elements in one chunk, edge chunks too: they are stored whole

@@ -74,27 +74,14 @@ def _fail(key: str, expected: str, value: object) -> MetadataError:
 
 @dataclass(frozen=True)
 class CodecSpec:
-    """One bytes-to-bytes codec as numcodecs runs it (id, config with DEFAULTS, blosc typesize).
-
-    Examples
-    --------
-    >>> spec = parse_codec({"name": "blosc", "configuration": {"shuffle": "shuffle"}}, 3)
-    >>> spec.id, spec.config["shuffle"], spec.to_v2()["id"]
-    ('blosc', 1, 'blosc')
-    """
+    """One bytes-to-bytes codec as numcodecs runs it (id, config with DEFAULTS, blosc typesize)."""
 
     id: str
     config: dict[str, JSON]
     typesize: int | None = None
 
     def to_v3(self) -> dict[str, JSON]:
-        """The codec as a new V3 metadata object (``numcodecs.<id>`` for non-core codecs).
-
-        Examples
-        --------
-        >>> parse_codec({"id": "gzip"}, 2).to_v3()
-        {'name': 'gzip', 'configuration': {'level': 5}}
-        """
+        """The codec as a new V3 metadata object (``numcodecs.<id>`` for non-core codecs)."""
         config = dict(self.config)
         if self.id == "blosc":
             shuffle = config.get("shuffle")
@@ -109,13 +96,7 @@ class CodecSpec:
         return {"name": f"numcodecs.{self.id}", "configuration": config}
 
     def to_v2(self) -> dict[str, JSON]:
-        """The codec as a new V2 numcodecs configuration (``{"id": ...}``).
-
-        Examples
-        --------
-        >>> parse_codec("zstd", 3).to_v2()
-        {'id': 'zstd', 'level': 0, 'checksum': False}
-        """
+        """The codec as a new V2 numcodecs configuration (``{"id": ...}``)."""
         return {"id": self.id, **self.config}
 
     def to_json(self, zarr_format: int) -> dict[str, JSON]:
@@ -134,15 +115,7 @@ def _typesize(value: JSON, key: str) -> int:
 
 
 def parse_codec(codec: object, zarr_format: int, key: str = "codecs[0]") -> CodecSpec:
-    """Read one V3 (object or name) or V2 codec into a new CodecSpec; MetadataError if not run here.
-
-    Examples
-    --------
-    >>> parse_codec({"name": "gzip"}, 3)
-    CodecSpec(id='gzip', config={'level': 5}, typesize=None)
-    >>> parse_codec({"id": "zstd", "level": 3}, 2).config
-    {'level': 3, 'checksum': False}
-    """
+    """Read a V3 (object or name) or V2 codec as a new CodecSpec; MetadataError if not run here."""
     # Values are checked only when numcodecs builds the codec (CodecChain).
     if zarr_format == 2:
         if not isinstance(codec, Mapping) or not isinstance(codec.get("id"), str):
@@ -194,13 +167,7 @@ def parse_codec(codec: object, zarr_format: int, key: str = "codecs[0]") -> Code
 def parse_codecs(
     codecs: Sequence[object], zarr_format: int, key: str = "codecs"
 ) -> tuple[CodecSpec, ...]:
-    """:func:`parse_codec` on each codec of a chain (``key[i]``), in the order applied.
-
-    Examples
-    --------
-    >>> [spec.id for spec in parse_codecs(["crc32c", "zstd"], 3)]
-    ['crc32c', 'zstd']
-    """
+    """:func:`parse_codec` on each codec of a chain (``key[i]``), in the order applied."""
     return tuple(parse_codec(c, zarr_format, f"{key}[{i}]") for i, c in enumerate(codecs))
 
 
@@ -330,19 +297,7 @@ def _decode_stage(stage: _Stage, data: memoryview, key: str, out: memoryview | N
 
 @dataclass(frozen=True)
 class CodecChain:
-    """One array's bytes-to-bytes codecs, built once; max_stored_nbytes bounds a sound stored chunk.
-
-    Examples
-    --------
-    >>> import numcodecs
-    >>> chain = CodecChain(parse_codecs(["zstd"], 3), 64)
-    >>> bytes(chain.decode(numcodecs.Zstd().encode(bytes(64)), key="c/0")) == bytes(64)
-    True
-    >>> chain.decode(numcodecs.Zstd().encode(bytes(65)), key="c/0")
-    Traceback (most recent call last):
-    ...
-    fixedutf32.errors.CorruptChunkError: chunk c/0 is corrupt: the zstd frame declares 65 bytes; ...
-    """
+    """One array's bytes-to-bytes codecs, built once."""
 
     # exact=False: decoded_nbytes is a bound (a whole shard under codecs applied after sharding).
 
@@ -350,7 +305,7 @@ class CodecChain:
     decoded_nbytes: int
     exact: bool = True
     element_size: int = DEFAULT_TYPESIZE
-    max_stored_nbytes: int = field(init=False)
+    max_stored_nbytes: int = field(init=False)  # bounds a sound stored chunk
     _stages: tuple[_Stage, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -375,17 +330,7 @@ class CodecChain:
         return not self.specs
 
     def decode(self, data: Buffer, *, key: str, out: Buffer | None = None) -> memoryview:
-        """Undo every codec of a stored chunk, each frame checked first (CorruptChunkError).
-
-        Examples
-        --------
-        >>> import numcodecs, numpy as np
-        >>> chain = CodecChain(parse_codecs([{"id": "lz4"}], 2), 8)
-        >>> out = np.zeros(8, np.uint8)
-        >>> view = chain.decode(numcodecs.LZ4().encode(b"abcdefgh"), key="0", out=out)
-        >>> bytes(out)
-        b'abcdefgh'
-        """
+        """Undo every codec of a stored chunk, each frame checked first (CorruptChunkError)."""
         # Without codecs the result is a view of data, unchecked in size. On error out may hold
         # part of the chunk: decode into scratch when the caller's memory must stay as it was.
         view = as_bytes(data)
@@ -413,15 +358,7 @@ class CodecChain:
         return view
 
     def encode(self, data: Buffer) -> memoryview:
-        """Apply every codec to a chunk's bytes, blosc with the element size as its typesize.
-
-        Examples
-        --------
-        >>> spec = parse_codec({"name": "blosc", "configuration": {"typesize": 4}}, 3)
-        >>> frame = CodecChain((spec,), 64).encode(bytes(64))
-        >>> frame[3]  # the blosc header's typesize
-        4
-        """
+        """Apply every codec to a chunk's bytes, blosc with the element size as its typesize."""
         view = as_bytes(data)
         for stage in self._stages:
             if stage.kind == "blosc":

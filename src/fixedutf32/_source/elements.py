@@ -39,20 +39,7 @@ FILE_MISSING, FILE_UNUSUAL, FILE_INVALID, FILE_SHORT = (
 
 @dataclass(frozen=True)
 class ElementLayout:
-    """How a chunk's elements are stored (width, byte order); ValueError for bad arguments, once.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> layout = ElementLayout(8, "little")
-    >>> lengths = np.empty(2, np.intp)
-    >>> layout.longest("ab\\x00\\x00c\\x00\\x00\\x00".encode("utf-32-le")[:16], lengths)
-    2
-    >>> layout.validate(b"\\x00\\xd8\\x00\\x00" * 2)
-    Traceback (most recent call last):
-    ...
-    fixedutf32.errors.InvalidCodePointError: invalid code point U+D800 (surrogate) at element 0, ...
-    """
+    """How a chunk's elements are stored (width, byte order); ValueError for bad arguments, once."""
 
     length_bytes: int
     endian: Literal["little", "big"]
@@ -80,14 +67,7 @@ class ElementLayout:
             raise status_error(status)
 
     def longest_string(self, data: Buffer) -> int:
-        """As :meth:`longest`, keeping only the maximum (no lengths buffer).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> ElementLayout(16, "little").longest_string(np.array(["ab", "", "xyz"], "<U4"))
-        3
-        """
+        """As :meth:`longest`, keeping only the maximum (no lengths buffer)."""
         flags = _VALIDATE | (_SRC_SWAPPED if self.swapped else 0)
         status, longest = _kernels.longest(data, self.units, flags)
         if status[0]:
@@ -116,15 +96,7 @@ class ElementLayout:
         return lengths
 
     def invalid_units(self, data: Buffer, limit: int) -> list[InvalidCodePointError]:
-        """Every invalid code unit of whole elements, up to ``limit``, in order.
-
-        Examples
-        --------
-        >>> bad = ElementLayout(8, "little").invalid_units(
-        ...     "a\\ud800\\U00010000\\udfff".encode("utf-32-le", "surrogatepass"), 10)
-        >>> [(e.index, e.position, hex(e.code_point)) for e in bad]
-        [(0, 1, '0xd800'), (1, 1, '0xdfff')]
-        """
+        """Every invalid code unit of whole elements, up to ``limit``, in order."""
         view = as_bytes(data)
         total = view.nbytes // 4
         found: list[InvalidCodePointError] = []

@@ -43,13 +43,7 @@ _MISSING = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EISDIR})
 
 
 def is_within(root: str, path: str) -> bool:
-    """Whether the real path ``path`` is ``root`` or lies below it (both real, absolute paths).
-
-    Examples
-    --------
-    >>> is_within("/data/a.zarr", "/data/a.zarr/c/0"), is_within("/data/a.zarr", "/data/a.zarr2")
-    (True, False)
-    """
+    """Whether the real path ``path`` is ``root`` or lies below it (both real, absolute paths)."""
     if os.name != "nt":  # a prefix test: commonpath costs more than reading a small chunk
         return path == root or path.startswith(root if root.endswith("/") else root + "/")
     try:
@@ -275,25 +269,7 @@ class ChunkDirectories:
 def open_chunk_file(
     path: str | os.PathLike[str], *, key: str, max_nbytes: int, within: str | None = None
 ) -> ChunkFile | None:
-    """Open a local chunk file if it is a regular file of at most ``max_nbytes`` bytes.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> where = tempfile.mkdtemp()
-    >>> print(open_chunk_file(os.path.join(where, "0"), key="0", max_nbytes=64))
-    None
-    >>> with open(os.path.join(where, "1"), "wb") as f:
-    ...     _ = f.write(bytes(100))
-    >>> open_chunk_file(os.path.join(where, "1"), key="1", max_nbytes=64)
-    Traceback (most recent call last):
-    ...
-    fixedutf32.errors.CorruptChunkError: chunk 1 is corrupt: the file holds 100 bytes; a chunk ...
-    >>> with open_chunk_file(os.path.join(where, "1"), key="1", max_nbytes=100) as chunk:
-    ...     bytes(chunk.read_into(bytearray(128)))[:4]
-    b'\\x00\\x00\\x00\\x00'
-    >>> import shutil; shutil.rmtree(where)
-    """
+    """Open a local chunk file if it is a regular file of at most ``max_nbytes`` bytes."""
     # None for no file (or a directory) there: a missing chunk. within: the store root's real path,
     # which the opened file (links resolved) must lie in; None follows links anywhere.
     try:
@@ -330,18 +306,7 @@ def open_chunk_file(
 def read_regular_file(
     path: str | os.PathLike[str], *, key: str, max_nbytes: int, within: str | None = None
 ) -> bytes | None:
-    """The bytes of a small local file (a metadata document, a record), read as a chunk file is.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> where = tempfile.mkdtemp(); os.mkfifo(os.path.join(where, "fifo"))
-    >>> read_regular_file(os.path.join(where, "fifo"), key="fifo", max_nbytes=64)
-    Traceback (most recent call last):
-    ...
-    fixedutf32.errors.CorruptChunkError: chunk fifo is corrupt: expected a regular file, got a FIFO
-    >>> import shutil; shutil.rmtree(where)
-    """
+    """The bytes of a small local file (a metadata document, a record), read as a chunk file is."""
     # None for no file (or a directory) there; any other problem is a CorruptChunkError.
     file = open_chunk_file(path, key=key, max_nbytes=max_nbytes, within=within)
     if file is None:

@@ -28,16 +28,7 @@ def _extents(value: Sequence[int], name: str, minimum: int) -> Index:
 
 @dataclass(frozen=True)
 class ChunkGrid:
-    """The regular chunk grid of one array, and how its chunks are named.
-
-    Examples
-    --------
-    >>> grid = ChunkGrid((5, 4), (2, 3))
-    >>> grid.grid_shape, grid.key((2, 1)), grid.parse_key("c/2/1")
-    ((3, 2), 'c/2/1', (2, 1))
-    >>> grid.coordinates((2, 1), 4), grid.is_edge((2, 1))
-    ((5, 4), True)
-    """
+    """The regular chunk grid of one array, and how its chunks are named."""
 
     # chunk_count is a Python int: 10**12 chunks is fine, nothing is listed.
 
@@ -79,27 +70,14 @@ class ChunkGrid:
         return len(self.shape)
 
     def key(self, index: Sequence[int]) -> str:
-        """The store key of the chunk at grid ``index``, relative to the array.
-
-        Examples
-        --------
-        >>> ChunkGrid((4, 4), (2, 2), "v2", ".").key((1, 0)), ChunkGrid((), ()).key(())
-        ('1.0', 'c')
-        """
+        """The store key of the chunk at grid ``index``, relative to the array."""
         parts = [str(int(i)) for i in index]
         if self.key_encoding == "default":
             return self.separator.join(["c", *parts])
         return self.separator.join(parts) if parts else "0"
 
     def parse_key(self, key: str) -> Index | None:
-        """The grid index a key names, or None unless it is exactly what :meth:`key` gives.
-
-        Examples
-        --------
-        >>> grid = ChunkGrid((4,), (2,))
-        >>> [grid.parse_key(key) for key in ("c/1", "c/2", "c/01", "x")]
-        [(1,), None, None, None]
-        """
+        """The grid index a key names, or None unless it is exactly what :meth:`key` gives."""
         parts = key.split(self.separator)
         if self.key_encoding == "default":
             if parts[0] != "c":
@@ -120,13 +98,7 @@ class ChunkGrid:
         return tuple(index)
 
     def indices(self) -> Iterator[Index]:
-        """Every grid index in C order, lazily (``()`` once for 0-d; nothing when an extent is 0).
-
-        Examples
-        --------
-        >>> list(ChunkGrid((3, 4), (2, 2)).indices())
-        [(0, 0), (0, 1), (1, 0), (1, 1)]
-        """
+        """Every grid index in C order, lazily (``()`` once for 0-d; none when an extent is 0)."""
         grid = self.grid_shape
         if 0 in grid:
             return
@@ -142,13 +114,7 @@ class ChunkGrid:
                 return
 
     def coordinates(self, index: Sequence[int], element: int) -> Index:
-        """The array coordinates of a chunk's flat ``element`` (past shape: padding).
-
-        Examples
-        --------
-        >>> ChunkGrid((4, 4), (2, 2), order="F").coordinates((1, 1), 1)
-        (3, 2)
-        """
+        """The array coordinates of a chunk's flat ``element`` (past shape: padding)."""
         local = []
         for extent in reversed(self.chunk_shape) if self.order == "C" else self.chunk_shape:
             element, i = divmod(element, extent)
@@ -158,13 +124,7 @@ class ChunkGrid:
         return tuple(i * c + j for i, c, j in zip(index, self.chunk_shape, local))
 
     def region(self, index: Sequence[int]) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
-        """The array's slices the chunk at ``index`` covers, and the decoded chunk's to put there.
-
-        Examples
-        --------
-        >>> ChunkGrid((5,), (2,)).region((2,))
-        ((slice(4, 5, None),), (slice(0, 1, None),))
-        """
+        """The array's slices the chunk at ``index`` covers, and the decoded chunk's for them."""
         target, source = [], []
         for i, s, c in zip(index, self.shape, self.chunk_shape):
             start = i * c
@@ -174,12 +134,5 @@ class ChunkGrid:
         return tuple(target), tuple(source)
 
     def is_edge(self, index: Sequence[int]) -> bool:
-        """Whether the chunk at ``index`` reaches past the array (holds padding).
-
-        Examples
-        --------
-        >>> grid = ChunkGrid((5,), (2,))
-        >>> grid.is_edge((1,)), grid.is_edge((2,))
-        (False, True)
-        """
+        """Whether the chunk at ``index`` reaches past the array (holds padding)."""
         return any((i + 1) * c > s for i, c, s in zip(index, self.chunk_shape, self.shape))

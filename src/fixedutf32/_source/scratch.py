@@ -15,15 +15,7 @@ __all__ = ["Scratch", "borrowed_scratch", "thread_scratch"]
 
 
 class Scratch:
-    """Named buffers that grow as needed and are reused.
-
-    Examples
-    --------
-    >>> scratch = Scratch()
-    >>> a = scratch.bytes("chunk", 16); b = scratch.bytes("chunk", 8)
-    >>> a.nbytes, b.nbytes, np.shares_memory(a, b)
-    (16, 8, True)
-    """
+    """Named buffers that grow as needed and are reused."""
 
     # A buffer given out stays valid until its name is asked for with a larger size.
 
@@ -66,14 +58,7 @@ _KEEP = 8
 
 @contextlib.contextmanager
 def borrowed_scratch() -> Iterator[Scratch]:
-    """A :class:`Scratch` for the block, taken from (and given back to) a shared pool.
-
-    Examples
-    --------
-    >>> with borrowed_scratch() as scratch:
-    ...     scratch.bytes("chunk", 8).nbytes
-    8
-    """
+    """A :class:`Scratch` for the block, taken from (and given back to) a shared pool."""
     # For threads made anew per run: the buffers outlive them, already allocated and faulted in.
     with _free_lock:
         scratch = _free.pop() if _free else Scratch()

@@ -49,18 +49,7 @@ class ShardIndex:
 
 @dataclass(frozen=True)
 class ShardLayout:
-    """How the inner chunks of a sharded array sit in one shard.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> layout = ShardLayout((2,))
-    >>> shard = b"abcd" + np.array([0, 4, 2**64 - 1, 2**64 - 1], "<u8").tobytes()
-    >>> [entry for entry in layout.read_index(shard, key="c/0", max_chunk_nbytes=8).entries()]
-    [(0, 0, 4)]
-    >>> layout.chunk_index((3,), 1)
-    (7,)
-    """
+    """How the inner chunks of a sharded array sit in one shard."""
 
     chunks_per_shard: tuple[int, ...]
     index_endian: Literal["little", "big"] = "little"  # of the index's uint64 values
@@ -170,18 +159,7 @@ class ShardLayout:
         return ShardIndex(offsets, nbytes, present)
 
     def encode_index(self, index: ShardIndex, out: Buffer) -> None:
-        """Write ``index`` into ``out`` as a shard stores it: :meth:`parse_index`'s counterpart.
-
-        Examples
-        --------
-        >>> layout = ShardLayout((2,))
-        >>> index = ShardIndex(np.array([0, 0], np.uint64), np.array([4, 0], np.uint64),
-        ...                    np.array([True, False]))
-        >>> out = bytearray(layout.index_nbytes)
-        >>> layout.encode_index(index, out)
-        >>> np.frombuffer(out, "<u8").tolist() == [0, 4, 2**64 - 1, 2**64 - 1]
-        True
-        """
+        """Write ``index`` into ``out`` as a shard stores it: :meth:`parse_index`'s counterpart."""
         # out: exactly index_nbytes, the shard's own at index_offset; offsets as in the whole shard
         # (past the index when it is at the start); the crc32c appended as zarr's crc32c codec does.
         target = np.frombuffer(as_bytes(out), np.uint8)  # a view of out, which must be writable

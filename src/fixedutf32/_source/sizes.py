@@ -16,25 +16,13 @@ _COMPRESS_SLACK = 64 * 1024
 
 
 def compress_bound(nbytes: int) -> int:
-    """A generous bound on what any supported compressor makes of ``nbytes`` bytes.
-
-    Examples
-    --------
-    >>> compress_bound(1 << 20)
-    1245184
-    """
+    """A generous bound on what any supported compressor makes of ``nbytes`` bytes."""
     return nbytes + nbytes // 8 + _COMPRESS_SLACK
 
 
 @dataclass(frozen=True, slots=True)
 class DecodedSize:
-    """The size a codec's decoded output must have: exactly, or at most (not exact), ``nbytes``.
-
-    Examples
-    --------
-    >>> DecodedSize(64).allows(64), DecodedSize(64).allows(60), DecodedSize(64, False).allows(60)
-    (True, False, True)
-    """
+    """The size a codec's decoded output must have: exactly, or at most (not exact), ``nbytes``."""
 
     nbytes: int
     exact: bool = True
@@ -49,13 +37,7 @@ class DecodedSize:
 
 
 def chunk_size_error(key: str, nbytes: int, elements: int, length_bytes: int) -> ChunkSizeError:
-    """The one error for a decoded chunk of ``nbytes`` where ``elements`` elements are expected.
-
-    Examples
-    --------
-    >>> print(chunk_size_error("c/0", 60, 4, 16))
-    chunk c/0 holds 60 bytes; a chunk of 4 elements of length_bytes 16 needs 64
-    """
+    """The one error for a decoded chunk of ``nbytes`` where ``elements`` elements are expected."""
     return ChunkSizeError(
         f"chunk {key} holds {nbytes} bytes; a chunk of {elements} elements of length_bytes "
         f"{length_bytes} needs {elements * length_bytes}"
@@ -63,13 +45,7 @@ def chunk_size_error(key: str, nbytes: int, elements: int, length_bytes: int) ->
 
 
 def shard_index_size_error(key: str, nbytes: int, chunks: int, index_nbytes: int) -> ChunkSizeError:
-    """The error for a shard too small to hold its index (the shard's :func:`chunk_size_error`).
-
-    Examples
-    --------
-    >>> print(shard_index_size_error("c/0", 20, 4, 68))
-    shard c/0 holds 20 bytes; the index of a shard of 4 chunks needs 68
-    """
+    """The error for a shard too small to hold its index (the shard's :func:`chunk_size_error`)."""
     return ChunkSizeError(
         f"shard {key} holds {nbytes} bytes; the index of a shard of {chunks} chunks needs "
         f"{index_nbytes}"
