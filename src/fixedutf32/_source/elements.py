@@ -235,14 +235,25 @@ class ElementLayout:
             raise status_error(status)
         return end
 
-    def store(self, src: Buffer, dst: Buffer, endian: Literal["little", "big"]) -> None:
+    def store(
+        self,
+        src: Buffer,
+        dst: Buffer,
+        endian: Literal["little", "big"],
+        from_units: int | None = None,
+    ) -> None:
         """Check elements held in ``endian`` order, write them to ``dst`` as stored (inverse)."""
-        # dst may be src (left as it was on an error) or scratch (then partly written).
+        # dst may be src (left as it was on an error) or scratch (then partly written); src of
+        # another width (from_units, not in place) is repadded in the same pass, a string too
+        # long for this width a StringTooLongError.
         held = endian != sys.byteorder
         flags = _VALIDATE | (_SRC_SWAPPED if held else 0) | (_SWAP if held != self.swapped else 0)
-        status = _kernels.convert(src, dst, self.units, flags)
+        if from_units is None or from_units == self.units:
+            status = _kernels.convert(src, dst, self.units, flags)
+        else:
+            status = _kernels.repad(src, dst, from_units, self.units, flags)
         if status[0]:
-            raise status_error(status)
+            raise status_error(status, capacity=self.units)
 
     def _check(self, data: Buffer) -> _kernels.Status:
         return _kernels.validate(data, self.units, self.swapped)

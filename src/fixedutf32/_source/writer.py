@@ -71,19 +71,21 @@ class KeyWriter:
         return np.frombuffer(self.chain.encode(data), _UINT8)
 
     def chunk(self, value: npt.NDArray[Any]) -> npt.NDArray[np.uint8]:
-        """A chunk-shaped ``U`` value (either byte order) as stored, before its codecs."""
-        # Shares the value's memory when it is laid out and ordered as stored; else a new buffer.
+        """A chunk-shaped ``U`` value (any byte order and width) as stored, before its codecs."""
+        # Shares the value's memory when it is laid out, ordered and as wide as stored; else a new
+        # buffer. A string too long for the stored width raises StringTooLongError.
         in_order = value.ndim <= 1 or (
             value.flags.c_contiguous if self.order == "C" else value.flags.f_contiguous
         )
         source = value if in_order else np.array(value, order=self.order)
         units = source.reshape(-1, order="A").view(_UINT8)
         held = value_endian(value)
-        if held == self.elements.endian:
+        width = value.dtype.itemsize // 4
+        if held == self.elements.endian and width == self.elements.units:
             self.elements.validate(units)
             return units
-        out = np.empty_like(units)
-        self.elements.store(units, out, held)
+        out = np.empty(value.size * self.elements.length_bytes, _UINT8)
+        self.elements.store(units, out, held, from_units=width)
         return out
 
     def whole_shard(
