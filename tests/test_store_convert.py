@@ -14,6 +14,7 @@ zarr = pytest.importorskip("zarr", reason="fixedutf32.store needs zarr-python (e
 
 from store_data import (  # noqa: E402
     CHUNKS,
+    LAYOUTS,
     PLANTED,
     expected_key,
     hierarchy,
@@ -97,6 +98,22 @@ def test_zip_and_memory_stores(tmp_path):
     store.close()
     again = f"memory://convert-{uuid.uuid4().hex}"
     assert convert(dest, again, length_bytes=16, verify=True).verified is True
+
+
+@pytest.mark.parametrize("length_bytes, endian", [(12, "big"), (24, "little")])
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_every_layout_to_a_new_width_and_byte_order(tmp_path, layout, length_bytes, endian):
+    # Through the one writer (KeyWriter): repadded, swapped and kept in the source's memory
+    # order in one checked pass; zarr reads back exactly the source's strings.
+    source, dest = str(tmp_path / "src"), str(tmp_path / "dst")
+    data = text()
+    write_array(source, data, layout)
+    report = convert(source, dest, length_bytes=length_bytes, endian=endian, verify=True)
+    assert report.verified is True and report.mismatches == []
+    converted = _read(dest, "")
+    assert converted.dtype.itemsize == length_bytes
+    assert converted[:].tolist() == data.tolist()
+    assert check(dest).arrays[0].endian == endian
 
 
 def test_v2_out_from_a_v2_source(tmp_path):

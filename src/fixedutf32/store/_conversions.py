@@ -6,11 +6,22 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from .._source import CodecChain
+from .._source import CodecChain, ElementLayout
+from .._source.writer import KeyWriter
 from ..metadata import ArrayMetadata, FixedLengthUTF32
-from ._arrays import FIXED, V2_ARRAY, V2_ATTRS, V3_DOC, ArrayPlan, Node, destination_chain, join
+from ._arrays import (
+    FIXED,
+    V2_ARRAY,
+    V2_ATTRS,
+    V3_DOC,
+    ArrayPlan,
+    Node,
+    destination_chain,
+    join,
+    memory_order,
+)
 from ._options import ConvertOptions
 
 __all__ = ["Conversion", "changes", "check_fits", "json_bytes", "plan_conversion"]
@@ -36,6 +47,14 @@ class Conversion:
 
     def key(self, index: Sequence[int]) -> str:
         return join(self.path, self.meta.chunk_key(index))
+
+    @property
+    def writer(self) -> KeyWriter:
+        """The one writer of a fixed_length_utf32 destination's chunks (the pipeline's too)."""
+        meta = self.meta
+        endian: Literal["little", "big"] = "big" if meta.endian == "big" else "little"
+        elements = ElementLayout(meta.data_type.length_bytes, endian)
+        return KeyWriter(elements, tuple(meta.chunk_shape), memory_order(meta), self.chain)
 
 
 def _dest_width(plan: ArrayPlan, length_bytes: int | str | None, longest: int) -> int:

@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arguments import ByteView
-from ..chunk import decode_chunk, encode_chunk
+from ..chunk import decode_chunk
 from ..errors import StringTooLongError
 from ..transcode import encode_vlen_utf8
 from ._arrays import FIXED, STRING, Index, memory_order
@@ -125,18 +125,11 @@ def convert_region(
         result["missing"] = 1
         drop_chunk(dst, conversion, conversion.key(index), result)
         return result
-    meta = conversion.meta
     try:
         if conversion.to == STRING:
             payload = encode_vlen_utf8(strings, validate=False)
         else:
-            payload = encode_chunk(
-                strings,
-                meta.data_type.length_bytes,
-                endian=meta.endian,
-                order=memory_order(meta),
-                validate=False,
-            )
+            payload = conversion.writer.chunk(strings)  # the width and byte order stored
     except StringTooLongError as exc:
         problem = Problem(
             "chunk",

@@ -10,11 +10,11 @@ from typing import Any, TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from .._arguments import ByteView, as_bytes
-from ..chunk import byteswap, decode_chunk, repad
+from .._arguments import ByteView, as_bytes, unicode_dtype
+from ..chunk import decode_chunk
 from ..errors import CorruptChunkError, FixedUTF32Error, StringTooLongError
 from ..transcode import decode_vlen_utf8, encode_vlen_utf8
-from ._arrays import STRING, ArrayPlan, Index, local_root
+from ._arrays import STRING, ArrayPlan, Index, local_root, memory_order
 from ._conversions import Conversion
 from ._plans import Problem, chunk_problem
 from ._resume import JournalEntry, fingerprint, read_key
@@ -64,15 +64,11 @@ def _fixed_to_dest(conversion: Conversion, view: npt.NDArray[np.uint8]) -> ByteV
             )
             return encode_vlen_utf8(strings, validate=False)
         return encode_vlen_utf8(view, src_width, endian=endian, validate=False)
-    dst = conversion.meta
-    width = dst.data_type.length_bytes
-    out: npt.NDArray[np.uint8] | bytearray = view
-    if width != src_width:
-        out = repad(view, src_width, width, endian=endian, validate=False)
-    if dst.endian != endian:
-        out = bytearray(out) if out is view else out
-        byteswap(out)
-    return out
+    # Through the writer the pipeline writes with: width, byte order and memory order as the
+    # destination stores them, every element checked as it is written.
+    values = view.view(unicode_dtype(src_width // 4, endian))
+    values = values.reshape(src.chunk_shape, order=memory_order(src))
+    return conversion.writer.chunk(values)
 
 
 def _source_strings(
@@ -139,7 +135,11 @@ def write_chunk(
                 result["kept"] += 1
                 result["keys"][key] = len(old)
                 return
-    data = conversion.chain.encode(payload)
+    data: ByteView = (
+        conversion.chain.encode(payload)
+        if conversion.to == STRING
+        else conversion.writer.compress(np.frombuffer(payload, np.uint8))
+    )
     dst.set(key, data)
     nbytes = as_bytes(data).nbytes
     result["written"] += 1
