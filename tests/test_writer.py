@@ -31,7 +31,9 @@ def test_any_width_byte_order_and_memory_order_is_stored_as_the_array_stores_it(
     value = np.array(strings, f"{value_endian}U{value_units}").reshape(2, 3)
     stored = writer(4 * stored_units, stored_endian, (2, 3), order).chunk(value)
     assert stored.nbytes == 6 * 4 * stored_units
-    decoded = decode_chunk(stored, 4 * stored_units, endian=stored_endian, shape=(2, 3), order=order)
+    decoded = decode_chunk(
+        stored, 4 * stored_units, endian=stored_endian, shape=(2, 3), order=order
+    )
     assert decoded.tolist() == value.tolist()
 
 

@@ -112,13 +112,10 @@ def arrow_schema(bint large):
     return _new_schema_capsule(large)
 
 
+# offsets: C-contiguous int32 (int64 with large), length + 1 entries; values: the UTF-8 bytes.
+# No copy: both are kept alive until the consumer releases the array.
 def arrow_export(offsets, values, Py_ssize_t length, bint large):
-    """``(arrow_schema, arrow_array)`` capsules of a string array over the buffers given.
-
-    ``offsets``: a C-contiguous int32 (int64 with ``large``) array of
-    ``length + 1`` entries; ``values``: the UTF-8 bytes.  No copy: both are
-    kept alive until the consumer releases the array.
-    """
+    """``(arrow_schema, arrow_array)`` capsules of a string array over the buffers given."""
     cdef Py_buffer off, val
     cdef ArrowArray *a
     cdef _Exported *e
@@ -221,10 +218,7 @@ cdef str _stream_error(ArrowArrayStream *stream, int code):
 
 
 def arrow_stream_arrays(stream_capsule):
-    """``(arrow_schema capsule, [arrow_array capsule, ...])``: every array of a stream.
-
-    The stream is consumed; each array lives in a capsule of its own.
-    """
+    """Consume a stream: ``(arrow_schema capsule, [arrow_array capsule, ...])``, one per array."""
     cdef ArrowArrayStream *stream = <ArrowArrayStream *>PyCapsule_GetPointer(
         stream_capsule, b"arrow_array_stream")
     cdef ArrowSchema *s

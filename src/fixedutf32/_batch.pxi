@@ -45,13 +45,10 @@ cdef inline bint _before(const _Span *a, const _Span *b) noexcept nogil:
     return a.start < b.start or (a.start == b.start and a.is_out < b.is_out)
 
 
+# A bottom-up merge sort, the comparison inlined (libc's qsort calls a function per comparison:
+# several times slower on a batch of small chunks); runs of 8 insertion-sorted first.
 cdef void _sort_spans(_Span *spans, _Span *scratch, Py_ssize_t m) noexcept nogil:
-    """Sort ``m`` spans by :func:`_before`, stably, with ``m`` spans of scratch space.
-
-    A bottom-up merge sort, the comparison inlined (libc's qsort calls a
-    function per comparison: several times slower on a batch of small chunks),
-    runs of 8 sorted by insertion first; two runs already in order are copied.
-    """
+    """Sort ``m`` spans by :func:`_before`, stably, with ``m`` spans of scratch space."""
     cdef Py_ssize_t lo, mid, hi, i, j, k, width = 8
     cdef _Span *src = spans
     cdef _Span *dst = scratch
@@ -71,7 +68,7 @@ cdef void _sort_spans(_Span *spans, _Span *scratch, Py_ssize_t m) noexcept nogil
             lo += 2 * width
             mid = lo + width if lo + width < m else m
             hi = lo + 2 * width if lo + 2 * width < m else m
-            if mid >= hi or not _before(&src[mid], &src[mid - 1]):
+            if mid >= hi or not _before(&src[mid], &src[mid - 1]):  # already in order: copied
                 memcpy(dst + lo, src + lo, (hi - lo) * sizeof(_Span))
                 continue
             i = lo
@@ -96,18 +93,12 @@ cdef void _sort_spans(_Span *spans, _Span *scratch, Py_ssize_t m) noexcept nogil
         memcpy(spans, src, m * sizeof(_Span))
 
 
+# Empty or NULL buffers are left out; sources may overlap, dst[i] may be exactly src[i].  Returns
+# 0, BATCH_OVERLAP (*first the destination, *second the source), BATCH_OUTS_OVERLAP (the two
+# destinations in order, *same: the same bytes) or _NO_MEMORY.
 cdef int find_overlap(const Py_buffer *src, const Py_buffer *dst, Py_ssize_t n,
                       Py_ssize_t *first, Py_ssize_t *second, int *same) noexcept nogil:
-    """The first conflict between the address ranges of a batch's buffers, in O(n log n).
-
-    ``src[i]`` is read and ``dst[i]`` written (an empty one, or one whose
-    ``buf`` is NULL, is left out).  Sources may overlap one another, and
-    ``dst[i]`` may be exactly ``src[i]`` (in place); any other overlap of a
-    destination is a conflict.  Returns 0, BATCH_OVERLAP (``*first`` the
-    destination, ``*second`` the source), BATCH_OUTS_OVERLAP (the two
-    destinations in order, ``*same`` whether they are the same bytes), or
-    _NO_MEMORY.
-    """
+    """The first conflict between the address ranges of a batch's buffers, in O(n log n)."""
     # Room for 2n spans and as many again to sort them.
     cdef _Span *spans = <_Span *>malloc(4 * n * sizeof(_Span) + 1)
     cdef Py_ssize_t i, m = 0, s, t, best_out = -1, top1 = -1, top2 = -1
@@ -182,15 +173,10 @@ cdef tuple overlap_status(int kind, Py_ssize_t first, Py_ssize_t second, int sam
     return (kind, first, second, same)
 
 
+# sources[i] is None when not read while the destinations are written; destinations[i] may be
+# exactly sources[i].  Returns (-1, OK_STATUS) or (index, BATCH_OVERLAP/_OUTS_OVERLAP status).
 def overlap_many(list sources, list destinations):
-    """Whether a batch's destinations overlap one another or another's source.
-
-    ``sources[i]`` (a buffer, or None when it is not read while the
-    destinations are written) and ``destinations[i]`` belong together;
-    ``destinations[i]`` may be exactly ``sources[i]``.  Returns ``(index,
-    status)`` as convert_many does: ``(-1, OK_STATUS)``, or a BATCH_OVERLAP
-    or BATCH_OUTS_OVERLAP status.
-    """
+    """Whether a batch's destinations overlap one another or another's source."""
     cdef Py_ssize_t n = len(destinations), i, got_src = 0, got_dst = 0, first = -1, second = -1
     cdef int kind, same = 0
     cdef Py_buffer *src = NULL
@@ -264,18 +250,11 @@ cdef fu32_status convert_all(const fu32_kernels *k, Py_buffer *src, Py_buffer *d
     return status
 
 
+# destinations: None (only check; flags VALIDATE, SRC_SWAPPED), a list of buffers each exactly its
+# source's size (or the source) overlapping no other, or one buffer for all back to back.  Returns
+# (-1, OK_STATUS) or the chunk at fault and its status (a BATCH_* kind for a size or an overlap).
 def convert_many(list sources, destinations, Py_ssize_t width, int flags, bint check_first):
-    """Convert each of ``sources`` by ``flags``, with the GIL released once.
-
-    ``destinations`` is None (only check: ``flags`` VALIDATE and
-    SRC_SWAPPED), a list of as many buffers, each exactly as large as its
-    source (it may be the source itself: in place) and overlapping no other
-    destination or source (checked before anything is written), or one
-    buffer holding all of them back to back.  ``check_first`` (with
-    VALIDATE) validates every source before anything is written.  Returns
-    ``(index, status)``: ``(-1, OK_STATUS)``, or the chunk at fault and its
-    status, whose kind is a BATCH_* value for a size or an overlap.
-    """
+    """Convert each of ``sources`` by ``flags``, with the GIL released once; ``(index, status)``."""
     check_units(width, "width")
     cdef Py_ssize_t n = len(sources), i, total = 0, bad = -1
     cdef Py_ssize_t got_src = 0, got_dst = 0, first = -1, second = -1
@@ -336,14 +315,10 @@ def convert_many(list sources, destinations, Py_ssize_t width, int flags, bint c
     return bad, status_tuple(status)
 
 
+# Returns (index, status, buffer, size): index and status as convert_many's, buffer a new uint8
+# array (pool memory when large; None on error), size every source's size if all alike, else -1.
 def converted_many(list sources, Py_ssize_t width, int flags):
-    """Convert all of ``sources`` by ``flags`` into one new buffer, back to back.
-
-    Returns ``(index, status, buffer, size)``: ``index`` and ``status`` as
-    convert_many's, ``buffer`` a new uint8 array (its memory from the pool
-    when large; None on error), ``size`` the size of every source when they are all alike,
-    else -1.
-    """
+    """Convert all of ``sources`` by ``flags`` into one new buffer, back to back."""
     check_units(width, "width")
     cdef Py_ssize_t n = len(sources), i, total = 0, size = -1, bad = -1
     cdef Py_ssize_t got_src = 0

@@ -24,16 +24,14 @@ FILE_INVALID = _FILE_INVALID
 FILE_SHORT = _FILE_SHORT
 
 
+# Each block is checked (and converted) in cache: in place, or via bounce (not NULL) into out with
+# non-temporal stores (a large cold result: its lines are not read before written).  check_first
+# (with bounce): a failing block leaves out as it was.  status.element counts from out.
 cdef int _read_blocks(int fd, uint64_t offset, uint8_t *out, Py_ssize_t nbytes,
                       Py_ssize_t block, uint8_t *bounce, Py_ssize_t width, int flags,
                       const fu32_kernels *k, fu32_status *status,
                       bint check_first=False) noexcept nogil:
-    """Read ``nbytes`` from ``offset`` into ``out`` a block at a time, each checked (and
-    converted) while in cache: in place, or (``bounce`` not NULL) read into ``bounce`` and
-    written to ``out`` in the same pass, with non-temporal stores (a large cold result: its
-    lines are not read before they are written).  ``check_first`` (with ``bounce``): each
-    block is checked before any of it is written, so a block that fails leaves ``out`` as it
-    was.  A status's element counts from ``out``."""
+    """Read ``nbytes`` from ``offset`` into ``out`` a block at a time, checked (and converted)."""
     cdef Py_ssize_t at = 0, size
     cdef uint8_t *land
     while at < nbytes:
@@ -74,22 +72,12 @@ cdef Py_ssize_t _take_bounce(object bounce, Py_buffer *spare, Py_ssize_t width) 
     return block - block % (4 * width)
 
 
+# bounce (its size the block; None: 256 KiB in place) and check_first as for _read_blocks.
+# Returns (count, outcome, status): the files done before the first missing, unusual, short or
+# invalid one, its FILE_* outcome (0: all done), the kernel's status (element from its start).
 def read_files(int dir_fd, list names, destination, const Py_ssize_t[::1] starts,
                Py_ssize_t nbytes, bounce, Py_ssize_t width, int flags, bint check_first=False):
-    """Read file ``names[i]`` (bytes, under ``dir_fd``) into ``destination[starts[i]:][:nbytes]``.
-
-    Each file must be a regular file of exactly ``nbytes`` bytes (links not
-    followed); it is read a block at a time, each block checked and converted
-    by ``flags`` (convert's) while in cache: in place, or through ``bounce``
-    (a writable buffer: its size is the block; None: blocks of 256 KiB in
-    place), written on with non-temporal stores (``check_first``: each block checked
-    before any of it is written, as for :func:`read_checked`).  Stops at the
-    first file that is missing, out of the ordinary or invalid.  Returns
-    ``(count, outcome, status)``: the files done before that one (``count ==
-    len(names)``: all), ``FILE_MISSING``, ``FILE_UNUSUAL``, ``FILE_SHORT`` or
-    ``FILE_INVALID`` (0 when all were done), and the kernel's status for an
-    invalid one (its element counted from the file's start).
-    """
+    """Read file ``names[i]`` (under ``dir_fd``) into ``destination[starts[i]:][:nbytes]``."""
     check_units(width, "width")
     cdef Py_ssize_t count = len(names), i, done = 0, block
     cdef int outcome = FU32_FILE_READ, fd
@@ -119,6 +107,7 @@ def read_files(int dir_fd, list names, destination, const Py_ssize_t[::1] starts
             paths[i] = <const char *>(<bytes>names[i])  # names holds them for the call
         with nogil:
             for i in range(count):
+                # Only a regular file of exactly nbytes bytes opens (links not followed).
                 outcome = fu32_open_at(dir_fd, paths[i], <size_t>nbytes, &fd)
                 if outcome != FU32_FILE_READ:
                     break
@@ -137,17 +126,11 @@ def read_files(int dir_fd, list names, destination, const Py_ssize_t[::1] starts
     return done, outcome, status_tuple(status)
 
 
+# bounce and check_first as for read_files.  Returns (outcome, status): 0 (all read and checked),
+# FILE_SHORT or FILE_INVALID with the kernel's status (element from the destination's start).
 def read_checked(int fd, Py_ssize_t offset, destination, bounce, Py_ssize_t width, int flags,
                  bint check_first=False):
-    """Read ``len(destination)`` bytes of the open file ``fd`` from ``offset`` into it, a block
-    at a time, each checked and converted by ``flags`` while in cache (``bounce`` as for
-    :func:`read_files`; ``check_first``: a block through it is checked before any of it is
-    written).
-
-    Returns ``(outcome, status)``: 0 (all read and checked), ``FILE_SHORT`` or
-    ``FILE_INVALID`` with the kernel's status (its element counted from the
-    destination's start).
-    """
+    """Read ``len(destination)`` bytes of the open file ``fd`` from ``offset``, block by block."""
     check_units(width, "width")
     cdef Py_buffer dst, spare
     cdef const fu32_kernels *k = fu32_active_table()
@@ -176,14 +159,11 @@ def read_checked(int fd, Py_ssize_t offset, destination, bounce, Py_ssize_t widt
     return outcome, status_tuple(status)
 
 
+# Read through bounce (its size the block), each block checked in cache.  outcome is 0,
+# FILE_SHORT or FILE_INVALID with the kernel's status (element counted from offset).
 def read_longest(int fd, Py_ssize_t offset, Py_ssize_t nbytes, bounce, Py_ssize_t width,
                  int flags):
-    """Read ``nbytes`` of the open file ``fd`` from ``offset`` through ``bounce`` (its size the
-    block), each block checked while in cache and only the longest string kept.
-
-    Returns ``(outcome, status, longest)``: outcome 0, ``FILE_SHORT`` or
-    ``FILE_INVALID`` with the kernel's status (element counted from ``offset``).
-    """
+    """Return ``(outcome, status, longest)`` over ``nbytes`` of the file ``fd`` from ``offset``."""
     check_units(width, "width")
     cdef Py_buffer spare
     cdef const fu32_kernels *k = fu32_active_table()
@@ -268,8 +248,7 @@ cdef int _utf8_block(const uint8_t *src, Py_ssize_t n, Py_ssize_t width, int fla
 cdef int _utf8_file(int fd, Py_ssize_t nbytes, Py_ssize_t low, Py_ssize_t high,
                     Py_ssize_t block, uint8_t *bounce, Py_ssize_t width, int flags,
                     const fu32_kernels *k, _Utf8Out *out, fu32_status *status) noexcept nogil:
-    """Read an open chunk file a block at a time (last block first when backward), each
-    checked in cache and its elements ``low .. high`` transcoded to ``out``."""
+    """Read a chunk file by blocks (backward: last first), checked; transcode ``low .. high``."""
     cdef Py_ssize_t item = 4 * width, blocks = (nbytes + block - 1) // block, j, at, size
     cdef Py_ssize_t first, last, a, z
     cdef int outcome
@@ -304,25 +283,13 @@ cdef int _utf8_file(int fd, Py_ssize_t nbytes, Py_ssize_t low, Py_ssize_t high,
     return FU32_FILE_READ
 
 
+# Files and bounce as for read_files; every code unit checked.  Returns (done, outcome, status,
+# pos): the files done (backward: from the last), why the next stopped (0: none did, else FILE_*),
+# the kernel's status (element from the file's start), where the UTF-8 ends (backward: starts).
 def read_utf8(int dir_fd, list names, const Py_ssize_t[::1] lows, const Py_ssize_t[::1] highs,
               Py_ssize_t nbytes, bounce, Py_ssize_t width, bint swapped, offsets, bint wide,
               Py_ssize_t first, values, Py_ssize_t pos, Py_ssize_t limit, bint backward):
-    """Transcode elements ``lows[i]:highs[i]`` of each chunk file ``names[i]`` (bytes, under
-    ``dir_fd``, each a regular file of exactly ``nbytes``) to Arrow UTF-8, every code unit of
-    every file checked, with the GIL released.
-
-    Each block is read into ``bounce`` (its size the block) and transcoded while in cache.
-    Forward, the files in order, their UTF-8 written to ``values`` from ``pos``, never at or
-    past ``limit``; ``backward``, from the last file and block to the first, the UTF-8 ending
-    at ``pos`` and never before ``limit``, so that a forward run from ``pos`` continues it.
-    Each selected element's start in ``values`` goes to ``offsets`` (``wide``: int64, else
-    int32) at entry ``first`` on, in array order; no end entry is written.
-
-    Returns ``(done, outcome, status, pos)``: the files done (backward: counted from the
-    last), why the next stopped (0: none did; ``FILE_MISSING``, ``FILE_UNUSUAL``,
-    ``FILE_SHORT``, ``FILE_INVALID``), the kernel's status for an invalid one (its element
-    counted from the file's start) and where the UTF-8 written so far ends (backward: starts).
-    """
+    """Transcode elements ``lows[i]:highs[i]`` of each chunk file ``names[i]`` to Arrow UTF-8."""
     check_units(width, "width")
     cdef Py_ssize_t count = len(names), i, j, block, total = 0, per_file
     cdef int outcome = FU32_FILE_READ, fd, done = 0
@@ -363,6 +330,9 @@ def read_utf8(int dir_fd, list names, const Py_ssize_t[::1] lows, const Py_ssize
         if first < 0 or first > off.len // (8 if wide else 4) - total:
             raise ValueError(f"offsets hold {off.len} bytes, too few for entries {first} to "
                              f"{first + total}")
+        # Backward: last file and block first, the UTF-8 ending at pos (never before limit), so
+        # that a forward run from pos continues it.  offsets get each selected element's start
+        # from entry first on, in array order; no end entry is written.
         out.values = <uint8_t *>dst.buf
         out.pos = pos
         out.limit = limit

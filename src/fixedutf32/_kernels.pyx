@@ -322,10 +322,7 @@ cdef int acquire(object obj, Py_buffer *view, bint writable) except -1:
 
 
 def validate(data, Py_ssize_t width, bint swapped):
-    """Check that every code unit of ``data`` (elements of ``width`` units) is a scalar value.
-
-    A status.
-    """
+    """Check that every code unit of ``data`` is a scalar value; a status."""
     check_units(width, "width")
     cdef Py_buffer src
     cdef const fu32_kernels *k = fu32_active_table()
@@ -340,12 +337,9 @@ def validate(data, Py_ssize_t width, bint swapped):
     return status_tuple(status)
 
 
+# destination may be source itself (in place); it is then left as it was on error.
 def convert(source, destination, Py_ssize_t width, int flags):
-    """Copy the code units of ``source`` into ``destination`` by ``flags``; a status.
-
-    ``destination`` may be ``source`` itself (in place), which is left as it
-    was on error.
-    """
+    """Copy the code units of ``source`` into ``destination`` by ``flags``; a status."""
     return _convert(source, destination, width, flags, False)
 
 
@@ -424,12 +418,10 @@ def str_lengths(source, Py_ssize_t[::1] lengths, Py_ssize_t width, int flags):
     return status_tuple(status)
 
 
+# One pass, no array of lengths written (what check needs of a chunk).  On error longest
+# covers only some of the elements before the failing one.
 def longest(source, Py_ssize_t width, int flags):
-    """The longest string of whole elements in code points, and a status: ``(status, longest)``.
-
-    One pass, no array of lengths written (what ``check`` needs of a chunk).
-    On error ``longest`` covers only some of the elements before the failing one.
-    """
+    """Return ``(status, longest)``: the longest element of ``source`` in code points."""
     check_units(width, "width")
     cdef Py_buffer src
     cdef const fu32_kernels *k = fu32_active_table()
@@ -532,11 +524,9 @@ cdef class PooledBuffer:
         self.data = NULL
 
 
+# The caller holds _pool_lock and pops the address from _pool[capacity].
 cdef Py_ssize_t _pool_take(Py_ssize_t nbytes) except -2:
-    """Capacity of a pooled buffer for ``nbytes`` (taken out of the pool), or -1.
-
-    The caller holds ``_pool_lock`` and pops the address from ``_pool[capacity]``.
-    """
+    """Capacity of a pooled buffer for ``nbytes`` (taken out of the pool), or -1."""
     global _pool_bytes, _pool_count
     cdef Py_ssize_t capacity = nbytes, best = -1
     if not _pool_count:
@@ -582,11 +572,9 @@ cdef PooledBuffer _new_buffer(Py_ssize_t nbytes):
     return buffer
 
 
+# The public one, documented: fixedutf32.chunk.set_buffer_pool_limit.
 def set_buffer_pool_limit(Py_ssize_t nbytes):
-    """Keep at most ``nbytes`` of freed buffers (see fixedutf32.set_buffer_pool_limit).
-
-    Returns the previous limit.
-    """
+    """Keep at most ``nbytes`` of freed buffers; return the previous limit."""
     global _pool_limit, _pool_bytes, _pool_count
     if nbytes < 0:
         raise ValueError(f"bad pool limit {nbytes}")
@@ -615,16 +603,11 @@ cdef object _np_empty = numpy.empty
 cdef object _np_frombuffer = numpy.frombuffer
 
 
+# decode_chunk's and encode_chunk's common case in one call.  The caller passes both sizes (no
+# attribute of dtype is read): count items, nbytes in all, exactly source's size (else ValueError).
+# Pool memory from POOL_MIN_BYTES, non-temporal stores from STREAM_MIN_BYTES.
 def converted(source, dtype, count, Py_ssize_t nbytes, Py_ssize_t width, int flags):
-    """``(status, array)``: ``source``'s units converted by ``flags`` into a new array.
-
-    The array holds ``count`` items of the NumPy ``dtype``, ``nbytes`` in
-    all, exactly the size of ``source`` (else ValueError).  From
-    POOL_MIN_BYTES its memory comes from the pool, and from STREAM_MIN_BYTES
-    it is written with non-temporal stores.  One call for the whole of
-    decode_chunk's and encode_chunk's common case (the caller has both
-    sizes: no attribute of ``dtype`` is read here).
-    """
+    """Return ``(status, array)``: ``source``'s units converted by ``flags`` into a new array."""
     if nbytes < _POOL_MIN:
         result = _np_empty(count, dtype)
     else:

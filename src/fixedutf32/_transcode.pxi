@@ -23,20 +23,12 @@ UTF8_SLACK = FU32_UTF8_SLACK
 # ``fixedutf32.transcode`` has checked types, sizes and dtypes already.
 
 
+# Returns (status, nbytes, done): the end of the bytes written and the elements transcoded, both
+# counted from the start of their buffers.  offsets (int64, n + 1 entries) gets each element's
+# start (offsets[start] = pos), or is None with vlen (the vlen-utf8 layout; start and pos 0).
 def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, destination,
                   bint vlen, Py_ssize_t start=0, Py_ssize_t pos=0):
-    """Transcode elements ``start ..`` of ``source`` (``len(source) // (4 * width)``
-    elements) to UTF-8 in ``destination``, from byte ``pos`` on.
-
-    ``offsets`` (an int64 buffer of n + 1 entries) receives each element's start
-    (``offsets[start] = pos``), or is None with ``vlen`` (the vlen-utf8 layout,
-    ``start`` and ``pos`` 0).  With ``vlen``, ``destination`` must hold the worst
-    case plus ``UTF8_SLACK`` bytes; otherwise the kernel stops before the first
-    element that might not fit and the caller continues from there with more
-    room.  Returns ``(status, nbytes, done)``: ``nbytes`` the end of the bytes
-    written, ``done`` the elements transcoded (both counted from the start of
-    their buffers).
-    """
+    """Transcode elements ``start ..`` of ``source`` to UTF-8 in ``destination``, from ``pos``."""
     cdef Py_buffer src, dst, off
     cdef Py_ssize_t n, out_len = 0, done = 0
     cdef int64_t *offs = NULL
@@ -53,6 +45,8 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
             n = src.len // (4 * width)
             if start < 0 or start > n or pos < 0 or pos > dst.len or (vlen and (start or pos)):
                 raise ValueError(f"bad start {start} or pos {pos}")
+            # vlen needs room for the worst case plus UTF8_SLACK; otherwise the kernel stops
+            # before the first element that might not fit and the caller resumes with more room.
             if vlen and dst.len < 4 * n * width + 4 * n + 4 + FU32_UTF8_SLACK:
                 raise ValueError(f"destination holds {dst.len} bytes, too few for {n} elements")
             if have_offsets:
@@ -80,11 +74,9 @@ def utf32_to_utf8(source, Py_ssize_t width, bint swap, bint validate, offsets, d
 
 def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t width,
                   bint swap, destination):
-    """Decode ``n`` UTF-8 strings into ``destination`` (n * width code units, zero padded).
-
-    String ``i`` is ``values[positions[i * stride]:positions[i * stride + 1]]``
-    (``positions`` an int64 buffer); ``destination`` None only checks.  A status.
-    """
+    """Decode ``n`` UTF-8 strings into ``destination`` (n * width units, zero padded); a status."""
+    # String i is values[positions[i * stride]:positions[i * stride + 1]] (int64 positions);
+    # destination None only checks.
     cdef Py_buffer pos, val, dst
     cdef fu32_status r
     cdef const fu32_kernels *k = fu32_active_table()
@@ -125,10 +117,7 @@ def utf8_to_utf32(positions, Py_ssize_t stride, Py_ssize_t n, values, Py_ssize_t
 
 
 def utf8_vlen_parse(chunk, Py_ssize_t n, positions):
-    """Fill ``positions`` (int64, 2 * n entries) with each item's (start, end) in a vlen-utf8 chunk.
-
-    A status.
-    """
+    """Fill ``positions`` (int64) with each item's (start, end) in a vlen-utf8 chunk; a status."""
     cdef Py_buffer buf, pos
     cdef fu32_status r
     if n < 0:
@@ -162,10 +151,8 @@ cdef Py_ssize_t bad_fixed_offsets(const int64_t *offsets, Py_ssize_t n, Py_ssize
 
 
 def utf8_scatter_fixed(offsets, values, destination, Py_ssize_t stride):
-    """Copy string ``i`` (int64 ``offsets``) to ``destination[i * stride:(i + 1) * stride]``.
-
-    The rest of each ``stride``-byte slot is zero padding.
-    """
+    """Copy each string into its ``stride``-byte slot of ``destination``, zero padded."""
+    # String i (int64 offsets) goes to destination[i * stride:(i + 1) * stride].
     cdef Py_buffer off, val, dst
     cdef Py_ssize_t n, bad = -1
     if stride <= 0:
