@@ -195,6 +195,11 @@ def test_bad_arguments_touch_nothing(tmp_path):
         (dict(to="string", zarr_format=2), "zarr_format"),
         (dict(length_bytes=6), "multiple of 4"),
         (dict(chunks=(2,)), "1 dimensions"),
+        # integers only: not cut to 2, not read as 4
+        (dict(chunks=(2.5, 3)), "sequence of positive ints, got \\(2.5, 3\\)"),
+        (dict(chunks=("4", 4)), "sequence of positive ints"),
+        (dict(chunks=(True, 4)), "positive ints, one per dimension"),
+        (dict(chunks=(0, 4)), "positive ints, one per dimension"),
         (dict(compressors=[{"name": "nope"}]), "codec"),
         (dict(overwrite=True, resume=True), "exclude each other"),
         (dict(endian="middle"), "endian"),

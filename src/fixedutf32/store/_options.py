@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,12 +79,13 @@ def compressor_json(compressors: Any, zarr_format: int) -> tuple[dict[str, Any],
 def check_chunk_shape(chunks: Sequence[int] | None) -> Index | None:
     if chunks is None:
         return None
+    # Integers only (operator.index): 2.5 or "4" is refused, not cut to 2 or read as 4.
     try:
-        checked = tuple(int(c) for c in chunks)
-    except (TypeError, ValueError):
+        checked = tuple(operator.index(c) for c in chunks)
+    except TypeError:
         raise ValueError(f"chunks must be a sequence of positive ints, got {chunks!r}") from None
-    if any(c < 1 for c in checked):
-        raise ValueError(f"chunks must be positive, got {list(checked)}")
+    if any(type(c) is bool or c < 1 for c in chunks):
+        raise ValueError(f"chunks must be positive ints, one per dimension, got {chunks!r}")
     return checked
 
 
