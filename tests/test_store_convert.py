@@ -200,6 +200,7 @@ def test_bad_arguments_touch_nothing(tmp_path):
         (dict(chunks=("4", 4)), "sequence of positive ints"),
         (dict(chunks=(True, 4)), "positive ints, one per dimension"),
         (dict(chunks=(0, 4)), "positive ints, one per dimension"),
+        (dict(chunks=iter((True, 4))), "positive ints, one per dimension, got \\[True, 4\\]"),
         (dict(compressors=[{"name": "nope"}]), "codec"),
         (dict(overwrite=True, resume=True), "exclude each other"),
         (dict(endian="middle"), "endian"),

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .._source import CodecChain, ElementLayout
 from .._source.writer import KeyWriter
@@ -48,11 +49,12 @@ class Conversion:
     def key(self, index: Sequence[int]) -> str:
         return join(self.path, self.meta.chunk_key(index))
 
-    @property
+    @functools.cached_property
     def writer(self) -> KeyWriter:
         """The one writer of a fixed_length_utf32 destination's chunks (the pipeline's too)."""
+        # Built once per array (each task's copy, on Dask); ElementLayout checks the byte order.
         meta = self.meta
-        endian: Literal["little", "big"] = "big" if meta.endian == "big" else "little"
+        endian = cast(Literal["little", "big"], meta.endian)
         elements = ElementLayout(meta.data_type.length_bytes, endian)
         return KeyWriter(elements, tuple(meta.chunk_shape), memory_order(meta), self.chain)
 

@@ -81,11 +81,12 @@ def check_chunk_shape(chunks: Sequence[int] | None) -> Index | None:
         return None
     # Integers only (operator.index): 2.5 or "4" is refused, not cut to 2 or read as 4.
     try:
-        checked = tuple(operator.index(c) for c in chunks)
+        given = tuple(chunks)  # once: chunks may be an iterator
+        checked = tuple(operator.index(c) for c in given)
     except TypeError:
         raise ValueError(f"chunks must be a sequence of positive ints, got {chunks!r}") from None
-    if any(type(c) is bool or c < 1 for c in chunks):
-        raise ValueError(f"chunks must be positive ints, one per dimension, got {chunks!r}")
+    if any(type(c) is bool or c < 1 for c in given):
+        raise ValueError(f"chunks must be positive ints, one per dimension, got {list(given)}")
     return checked
 
 

@@ -135,11 +135,7 @@ def write_chunk(
                 result["kept"] += 1
                 result["keys"][key] = len(old)
                 return
-    data: ByteView = (
-        conversion.chain.encode(payload)
-        if conversion.to == STRING
-        else conversion.writer.compress(np.frombuffer(payload, np.uint8))
-    )
+    data = conversion.chain.encode(payload)  # the writer's codecs: the same chain
     dst.set(key, data)
     nbytes = as_bytes(data).nbytes
     result["written"] += 1
