@@ -27,7 +27,7 @@ from store_data import (  # noqa: E402
     write_array,
 )
 
-from fixedutf32.store import StoreError, check  # noqa: E402
+from fixedutf32.store import StoreError, check, convert  # noqa: E402
 
 
 def _where(kind, tmp_path):
@@ -250,3 +250,67 @@ def test_whole_shards_checked_at_once_agree_with_chunk_by_chunk(tmp_path, endian
     assert sharded.chunk == unsharded.chunk == (25,) and sharded.coordinates == (253,)
     assert (sharded.key, unsharded.key) == ("c/3", "c/25") and "U+D800" in sharded.message
     assert sharded.message == unsharded.message
+
+
+@pytest.mark.parametrize(
+    ("order", "gap"), [([3, 2, 1, 0], 0), ([0, 2, 1, 3], 0), ([0, 1, 2, 3], 8), ([2, 0, 3, 1], 100)]
+)
+def test_shards_not_back_to_back_in_grid_order_are_read_as_stored(tmp_path, order, gap):
+    # Inner chunks all present and of a chunk's size, but stored in another order, or with
+    # unused bytes after each (the sharding spec allows both): no reader may take the shard for
+    # one run of chunks, nor refuse it for its size; zarr-python reads the same.
+    from zarr.core.buffer import cpu
+
+    data = np.array([f"s{i}" + "é" * (i % 7) for i in range(80)], "<U12")
+    path = tmp_path / "a"
+    with quiet():
+        zarr.create_array(str(path), data=data, chunks=(10,), shards=(40,), compressors=None)
+    n, count = 10 * 48, 4
+    for shard in sorted((path / "c").iterdir()):
+        stored = shard.read_bytes()
+        chunks = [stored[i * n : (i + 1) * n] for i in range(count)]
+        body = b"".join(chunks[local] + b"\xff" * gap for local in order)
+        index = [v for local in range(count) for v in (order.index(local) * (n + gap), n)]
+        encoded = numcodecs.CRC32C(location="end").encode(np.array(index, "<u8"))
+        shard.write_bytes(body + bytes(encoded))
+    files = {str(f.relative_to(path)): f.read_bytes() for f in path.rglob("*") if f.is_file()}
+    memory = zarr.storage.MemoryStore({k: cpu.Buffer.from_bytes(v) for k, v in files.items()})
+    pipeline = {"codec_pipeline.path": "fixedutf32.zarr.CodecPipeline"}
+    with quiet():
+        assert np.array_equal(zarr.open_array(str(path), mode="r")[...], data)  # stock zarr
+        with zarr.config.set(pipeline):
+            assert np.array_equal(zarr.open_array(str(path), mode="r")[...], data)
+            assert np.array_equal(zarr.open_array(memory, mode="r")[...], data)
+            assert np.array_equal(zarr.open_array(str(path), mode="r")[15:65], data[15:65])
+    with fixedutf32.open_array(str(path)) as stored_array:
+        assert np.array_equal(stored_array.read(), data)
+    report = check(str(path))
+    assert report.ok and report.arrays[0].longest == max(len(s) for s in data.tolist())
+    converted = convert(str(path), str(tmp_path / "out"), verify=True)
+    assert converted.verified and not converted.skipped
+    with quiet():
+        assert np.array_equal(zarr.open_array(str(tmp_path / "out"), mode="r")[...], data)
+
+
+def test_a_shard_with_gigabytes_unused_is_read_by_its_index_alone(tmp_path):
+    # 4 GiB of unused (sparse) bytes before the index: the local readers read the index and the
+    # chunks it points at, never the whole file.
+    data = np.array([f"v{i}" for i in range(40)], "<U4")
+    path = tmp_path / "a"
+    with quiet():
+        zarr.create_array(str(path), data=data, chunks=(10,), shards=(40,), compressors=None)
+    shard = path / "c" / "0"
+    stored = shard.read_bytes()
+    index, body = stored[-68:], stored[:-68]
+    with open(shard, "wb") as file:
+        file.write(body)
+        file.seek(4 << 30, 1)
+        file.write(index)
+    assert shard.stat().st_size > 4 << 30
+    pipeline = {"codec_pipeline.path": "fixedutf32.zarr.CodecPipeline"}
+    with quiet(), zarr.config.set(pipeline):
+        assert np.array_equal(zarr.open_array(str(path), mode="r")[...], data)
+    with fixedutf32.open_array(str(path)) as stored_array:
+        assert np.array_equal(stored_array.read(), data)
+    report = check(str(path))
+    assert report.ok and report.arrays[0].chunks_present == 4

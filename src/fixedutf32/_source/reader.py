@@ -14,6 +14,7 @@ import functools
 import itertools
 import math
 import os
+import sys
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias, TypeGuard
@@ -80,6 +81,9 @@ _UTF8_FILES = 64
 # cache when it is checked.
 RUN_BYTES = 512 << 10
 _GAP_BYTES = 64 << 10
+
+# The bound of a raw shard's stored size: none (the sharding spec allows unused bytes in a shard).
+_ANY_SIZE = sys.maxsize
 
 # What reading a chunk may raise on hostile bytes: reported, never a traceback.
 _READ_ERRORS = (FixedUTF32Error, OSError, ValueError)
@@ -188,7 +192,11 @@ class KeyReader:
                 in_cache,
             )
         try:
-            stored = self._stored(source, key, chain.max_stored_nbytes, within, scratch)
+            # Held in memory already (a store's bytes): a raw shard may be any size, as unused
+            # bytes between its chunks are allowed; one under codecs of its own is read whole
+            # and inflated, so its stored size is bounded.
+            bound = _ANY_SIZE if chain.raw else chain.max_stored_nbytes
+            stored = self._stored(source, key, bound, within, scratch)
             if stored is None:
                 return None
             data = chain.decode(stored, key=key)
@@ -516,11 +524,10 @@ class KeyReader:
         assert self.shard is not None and self.shard_chain is not None  # sharded arrays only
         layout = self.shard
         try:
+            # Any size: only the index and the ranges it points at (each at most an inner
+            # chunk's bound) are read, and unused bytes between chunks are allowed.
             file = open_chunk_file(
-                os.path.join(root, key),
-                key=key,
-                max_nbytes=self.shard_chain.max_stored_nbytes,
-                within=within,
+                os.path.join(root, key), key=key, max_nbytes=_ANY_SIZE, within=within
             )
         except _READ_ERRORS as exc:
             sink(index, None, _as_error(key, exc))
