@@ -17,6 +17,8 @@ import zlib
 import numpy as np
 import pytest
 from conftest import ADDRESS_SPACE_LIMITS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 numcodecs = pytest.importorskip("numcodecs", reason="codec chains need numcodecs (extra [zarr])")
 
@@ -301,6 +303,60 @@ def test_shard_index_at_the_start_with_a_checksum():
     )
     with pytest.raises(CorruptChunkError, match=r"lie in bytes 36\.\.40"):
         layout.read_index(pointing_into_index, key="c/0", max_chunk_nbytes=4)
+
+
+_EMPTY = 2**64 - 1
+
+
+def _index_reference(pairs, size, index_nbytes, at_start, max_chunk):
+    """What parse_index must find, entry by entry: an error's kind and entry, or the entries."""
+    low, high = (index_nbytes, size) if at_start else (0, size - index_nbytes)
+    for local, (offset, nbytes) in enumerate(pairs):
+        if (offset == _EMPTY) != (nbytes == _EMPTY):
+            return "marks the chunk empty", local
+    for local, (offset, nbytes) in enumerate(pairs):
+        held = not (offset == _EMPTY and nbytes == _EMPTY)
+        if held and not (low <= offset <= high and nbytes <= high - offset and nbytes <= max_chunk):
+            return "points at bytes", local
+    return [(i, o, n) for i, (o, n) in enumerate(pairs) if o != _EMPTY]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    at_start=st.booleans(),
+    checksum=st.booleans(),
+    endian=st.sampled_from(["little", "big"]),
+    body=st.integers(0, 64),
+    max_chunk=st.sampled_from([0, 4, 16, 64, 2**62]),
+)
+def test_shard_index_parse_matches_entry_by_entry_checks(
+    data, at_start, checksum, endian, body, max_chunk
+):
+    # Every index of 4 entries, valid or not (the few-reductions path for whole valid indices
+    # included), is judged as the entry-by-entry rules judge it, with the same entry named.
+    layout = ShardLayout((4,), endian, checksum, "start" if at_start else "end")
+    size = layout.index_nbytes + body
+    low, high = (layout.index_nbytes, size) if at_start else (0, body)
+    near = [0, 1, 4, low, high, high - 1, high + 1, size, _EMPTY, _EMPTY - 1, 2**63]
+    edges = st.sampled_from([v for v in near if 0 <= v <= _EMPTY])
+    value = st.one_of(edges, st.integers(0, _EMPTY))
+    pairs = data.draw(st.lists(st.tuples(value, value), min_size=4, max_size=4))
+    if data.draw(st.booleans()):  # a dense shard: chunks back to back from some start
+        step, start = data.draw(st.integers(0, 16)), data.draw(st.sampled_from([low, 0, 3]))
+        pairs = [(start + i * step, step) for i in range(4)]
+    raw = np.array(pairs, ">u8" if endian == "big" else "<u8").tobytes()
+    if checksum:
+        raw = bytes(numcodecs.CRC32C(location="end").encode(raw))
+    expected = _index_reference(pairs, size, layout.index_nbytes, at_start, max_chunk)
+    if isinstance(expected, tuple):
+        what, local = expected
+        with pytest.raises(CorruptChunkError, match=f"shard index entry {local} {what}"):
+            layout.parse_index(raw, size, key="c/0", max_chunk_nbytes=max_chunk)
+        return
+    found = layout.parse_index(raw, size, key="c/0", max_chunk_nbytes=max_chunk)
+    assert list(found.entries()) == expected
+    assert found.present.tolist() == [o != _EMPTY for o, _ in pairs]
 
 
 def test_key_reader_gives_each_inner_chunk_of_a_shard(tmp_path):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 import os
 import sys
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -142,6 +141,12 @@ class KeyReader:
         bound = layout.count * decoder.max_stored_nbytes + layout.index_nbytes
         outer = CodecChain(tuple(specs), bound, exact=False)
         return cls(grid, key_grid, decoder.chain, decoder, layout, outer, path)
+
+    @functools.cached_property
+    def _dense_steps(self) -> npt.NDArray[np.uint64]:
+        # where each inner chunk of a dense shard starts, from the first (C order)
+        assert self.shard is not None and self.decoder is not None  # dense shards only
+        return np.arange(self.shard.count, dtype=np.uint64) * np.uint64(self.decoder.nbytes)
 
     def key(self, key_index: Sequence[int]) -> str:
         """The store key of the key at grid ``key_index``."""
@@ -585,18 +590,27 @@ class KeyReader:
             return None
         per = self.shard.chunks_per_shard
         inside = [min(p, g - i * p) for i, p, g in zip(index, per, self.grid.grid_shape)]
-        local: slice | npt.NDArray[np.intp] = slice(0, math.prod(inside))
-        if inside != list(per):  # an edge shard: its chunks inside the grid
+        n = decoder.nbytes
+        if inside == list(per):  # the whole shard inside the grid: one comparison for all
+            offsets = found.offsets
+            if not (
+                offsets.size
+                and found.present.all()
+                and (offsets == offsets[0] + self._dense_steps).all()
+                and (found.nbytes == n).all()
+            ):
+                return None
+        else:  # an edge shard: its chunks inside the grid
             axes = np.meshgrid(*[np.arange(k) for k in inside], indexing="ij")
             local = np.ravel_multi_index(axes, per).ravel()
-        offsets, n = found.offsets[local], decoder.nbytes
-        if not (
-            offsets.size
-            and found.present[local].all()
-            and (found.nbytes[local] == n).all()
-            and (np.diff(offsets) == n).all()
-        ):
-            return None
+            offsets = found.offsets[local]
+            if not (
+                offsets.size
+                and found.present[local].all()
+                and (found.nbytes[local] == n).all()
+                and (np.diff(offsets) == n).all()
+            ):
+                return None
         ranges = [range(i * p, i * p + k) for i, p, k in zip(index, per, inside)]
         return list(itertools.product(*ranges)), int(offsets[0])
 

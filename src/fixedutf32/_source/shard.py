@@ -9,10 +9,11 @@ Every pair is checked against the shard's size before any chunk is read.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -114,10 +115,8 @@ class ShardLayout:
             raise ValueError(f"raw holds {raw.nbytes} bytes; the index holds {index_nbytes}")
         at_start = self.index_location == "start"
         if self.index_checksum:
-            from numcodecs import CRC32C
-
             try:
-                raw = as_bytes(CRC32C(location="end").decode(raw))
+                raw = as_bytes(_crc32c().decode(raw))
             except Exception as exc:  # noqa: BLE001 - numcodecs' error: the index is corrupt
                 raise CorruptChunkError(
                     key, f"the shard index's crc32c does not match ({exc})"
@@ -125,6 +124,19 @@ class ShardLayout:
         dtype = np.dtype("<u8" if self.index_endian == "little" else ">u8")
         pairs = np.frombuffer(raw, dtype, count=2 * self.count).reshape(-1, 2)
         offsets, nbytes = pairs[:, 0].astype(np.uint64), pairs[:, 1].astype(np.uint64)
+        low = index_nbytes if at_start else 0
+        high = size if at_start else size - index_nbytes
+        # The common shard, every chunk held and inside, in a few reductions (a shard is checked
+        # per read); anything else is sorted out below, entry by entry.  No sum can wrap: both
+        # fields are at most high, a file's size.
+        if (
+            self.count
+            and int(offsets.min()) >= low
+            and int(offsets.max()) <= high
+            and int(nbytes.max()) <= min(high, max_chunk_nbytes)
+            and int((offsets + nbytes).max()) <= high
+        ):
+            return ShardIndex(offsets, nbytes, np.ones(self.count, np.bool_))
         empty_offset, empty_nbytes = offsets == _EMPTY, nbytes == _EMPTY
         present = ~(empty_offset & empty_nbytes)
         half = np.flatnonzero(empty_offset != empty_nbytes)
@@ -135,8 +147,6 @@ class ShardLayout:
                 f"shard index entry {local} marks the chunk empty in one field only "
                 f"(offset {int(offsets[local])}, nbytes {int(nbytes[local])})",
             )
-        low = index_nbytes if at_start else 0
-        high = size if at_start else size - index_nbytes
         # uint64 arithmetic cannot wrap here: both fields are below 2**64 - 1 and
         # compared one at a time before they are added.
         bad = present & (
@@ -177,9 +187,15 @@ class ShardLayout:
         pairs[:, 0] = np.where(index.present, index.offsets, _EMPTY)
         pairs[:, 1] = np.where(index.present, index.nbytes, _EMPTY)
         if self.index_checksum:
-            from numcodecs import CRC32C
-
-            encoded = as_bytes(CRC32C(location="end").encode(target[: _ENTRY_BYTES * self.count]))
+            encoded = as_bytes(_crc32c().encode(target[: _ENTRY_BYTES * self.count]))
             target[_ENTRY_BYTES * self.count :] = np.frombuffer(
                 encoded[-_CHECKSUM_BYTES:], np.uint8
             )
+
+
+@functools.cache
+def _crc32c() -> Any:
+    # numcodecs' crc32c codec keeps no state between calls: one serves every shard and thread.
+    from numcodecs import CRC32C
+
+    return CRC32C(location="end")
