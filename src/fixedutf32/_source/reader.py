@@ -678,9 +678,10 @@ class KeyReader:
         decoder = self.decoder
         places = None
         if target is not None and decoder is not None and self.chain.raw:
-            dense = all(n == decoder.nbytes for _, _, n in run) and end - begin == sum(
-                n for _, _, n in run
-            )
+            # Read in one scatter only when each chunk starts where the one before it ends: chunks
+            # that share bytes beside a gap of the same size add up to the run's length too.
+            size = decoder.nbytes
+            dense = all(n == size and at == begin + i * size for i, (_, at, n) in enumerate(run))
             places = [target(chunk) for chunk, _, _ in run] if dense else None
         try:
             if places is not None and all(p is not None for p in places):
