@@ -254,6 +254,3 @@ class ElementLayout:
             status = _kernels.repad(src, dst, from_units, self.units, flags)
         if status[0]:
             raise status_error(status, capacity=self.units)
-
-    def _check(self, data: Buffer) -> _kernels.Status:
-        return _kernels.validate(data, self.units, self.swapped)
